@@ -1,0 +1,105 @@
+//! Finding the PostgreSQL server binaries (`initdb`, `postgres`) on this machine.
+//!
+//! Distributions keep them off `PATH` (Debian: `/usr/lib/postgresql/<major>/bin`), so the search
+//! goes `PATH` → `pg_config --bindir` → the highest `/usr/lib/postgresql/*/bin`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::SandboxError;
+
+/// A directory holding both `initdb` and `postgres`.
+#[derive(Debug, Clone)]
+pub struct ServerBinaries {
+    bindir: PathBuf,
+}
+
+impl ServerBinaries {
+    /// Searches the usual places; the error tells the user what to install.
+    pub fn locate() -> Result<Self, SandboxError> {
+        let candidates = path_dirs()
+            .into_iter()
+            .chain(pg_config_bindir())
+            .chain(debian_bindirs());
+        for dir in candidates {
+            if let Some(found) = Self::in_dir(&dir) {
+                return Ok(found);
+            }
+        }
+        Err(SandboxError::NoServerBinaries)
+    }
+
+    /// Uses `dir` if it holds the server binaries.
+    pub fn in_dir(dir: &Path) -> Option<Self> {
+        let complete = ["initdb", "postgres"]
+            .iter()
+            .all(|name| dir.join(name).is_file());
+        complete.then(|| Self {
+            bindir: dir.to_path_buf(),
+        })
+    }
+
+    pub fn bindir(&self) -> &Path {
+        &self.bindir
+    }
+
+    pub fn initdb(&self) -> PathBuf {
+        self.bindir.join("initdb")
+    }
+
+    pub fn postgres(&self) -> PathBuf {
+        self.bindir.join("postgres")
+    }
+}
+
+fn path_dirs() -> Vec<PathBuf> {
+    std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).collect())
+        .unwrap_or_default()
+}
+
+fn pg_config_bindir() -> Option<PathBuf> {
+    let output = Command::new("pg_config").arg("--bindir").output().ok()?;
+    if !output.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(output.stdout).ok()?;
+    Some(PathBuf::from(text.trim()))
+}
+
+/// `/usr/lib/postgresql/<major>/bin`, newest major first.
+fn debian_bindirs() -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir("/usr/lib/postgresql") else {
+        return Vec::new();
+    };
+    let mut majors: Vec<(u32, PathBuf)> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let major = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            Some((major, entry.path().join("bin")))
+        })
+        .collect();
+    majors.sort_by(|a, b| b.0.cmp(&a.0));
+    majors.into_iter().map(|(_, dir)| dir).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_without_the_server_is_not_accepted() {
+        let empty = tempfile::tempdir().expect("temp dir");
+        assert!(ServerBinaries::in_dir(empty.path()).is_none());
+    }
+
+    #[test]
+    fn a_directory_with_initdb_and_postgres_is_accepted() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        for name in ["initdb", "postgres"] {
+            std::fs::write(dir.path().join(name), b"").expect("write");
+        }
+        let found = ServerBinaries::in_dir(dir.path()).expect("accepted");
+        assert_eq!(found.postgres(), dir.path().join("postgres"));
+    }
+}

@@ -1,0 +1,420 @@
+//! A private, throwaway PostgreSQL cluster: the embedded default for `demo`, `sandbox` and tests.
+//!
+//! The cluster lives in a fresh directory under `/tmp` and listens only on a Unix socket inside
+//! it (`listen_addresses` is empty), so there is no TCP port and two clusters never collide.
+//! PostgreSQL refuses to run as root, so when this process is root the server runs as the
+//! unprivileged `postgres` user.
+//!
+//! Cleanup, from the most to the least orderly exit:
+//! * drop (normal exit, `?`, a panicking test unwinding): fast shutdown, then the directory goes;
+//! * process exit without drop (a cluster kept for a whole test binary): an `atexit` hook does
+//!   the same;
+//! * the process is killed: the server gets `SIGQUIT` through the parent-death signal, and the
+//!   next cluster started on this machine sweeps the directory left behind.
+
+use std::fs;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::{Pid, User, geteuid};
+use sqlx::postgres::PgConnectOptions;
+
+use super::SandboxError;
+use super::binaries::ServerBinaries;
+use super::reaper;
+
+/// The port only names the socket file inside the private directory; it never binds TCP.
+const SOCKET_PORT: u16 = 5432;
+/// Unix socket paths are limited to 107 bytes, so the cluster sits directly under `/tmp`.
+const PARENT_DIR: &str = "/tmp";
+pub(super) const DIR_PREFIX: &str = "bc-pg-";
+pub(super) const OWNER_FILE: &str = "owner.pid";
+const SUPERUSER: &str = "postgres";
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A running private cluster. Dropping it stops the server and deletes its directory.
+pub struct PrivateCluster {
+    dir: Option<tempfile::TempDir>,
+    socket_dir: PathBuf,
+    server_pid: u32,
+    keeper: Option<Keeper>,
+}
+
+/// The thread that spawned the server. The parent-death signal fires when the *spawning thread*
+/// exits, so this thread must outlive the server: it parks until asked to stop.
+struct Keeper {
+    stop: mpsc::Sender<()>,
+    thread: JoinHandle<()>,
+}
+
+/// The unprivileged account the server runs as, when we are root.
+#[derive(Clone)]
+struct RunAs {
+    uid: u32,
+    gid: u32,
+    name: String,
+    home: PathBuf,
+}
+
+impl PrivateCluster {
+    /// Finds the server binaries and starts a cluster with them.
+    pub fn start() -> Result<Self, SandboxError> {
+        Self::start_with(&ServerBinaries::locate()?)
+    }
+
+    /// Creates, starts and waits for a cluster using `binaries`.
+    pub fn start_with(binaries: &ServerBinaries) -> Result<Self, SandboxError> {
+        reaper::sweep_abandoned(Path::new(PARENT_DIR));
+        let run_as = unprivileged_account()?;
+        let dir = tempfile::Builder::new()
+            .prefix(DIR_PREFIX)
+            .tempdir_in(PARENT_DIR)
+            .map_err(|e| SandboxError::io("create the cluster directory", e))?;
+        let socket_dir = dir.path().to_path_buf();
+        prepare_directory(&socket_dir, run_as.as_ref())?;
+        run_initdb(binaries, &socket_dir, run_as.as_ref())?;
+        let (server_pid, keeper) = spawn_server(binaries, &socket_dir, run_as)?;
+        Ok(Self {
+            dir: Some(dir),
+            socket_dir,
+            server_pid,
+            keeper: Some(keeper),
+        })
+    }
+
+    /// The directory holding the data, the log and the socket.
+    pub fn socket_dir(&self) -> &Path {
+        &self.socket_dir
+    }
+
+    pub fn port(&self) -> u16 {
+        SOCKET_PORT
+    }
+
+    /// Process id of the postmaster.
+    pub fn server_pid(&self) -> u32 {
+        self.server_pid
+    }
+
+    /// Connection options for `database` as the superuser, over the private socket.
+    pub fn connect_options(&self, database: &str) -> PgConnectOptions {
+        PgConnectOptions::new()
+            .host(&self.socket_dir.to_string_lossy())
+            .port(SOCKET_PORT)
+            .username(SUPERUSER)
+            .database(database)
+    }
+
+    /// A `postgres://` URL for `database` (the socket directory percent-encoded as the host),
+    /// accepted by sqlx, `psql` and `DATABASE_URL`.
+    pub fn url(&self, database: &str) -> String {
+        let host = self.socket_dir.to_string_lossy().replace('/', "%2F");
+        format!("postgres://{SUPERUSER}@{host}:{SOCKET_PORT}/{database}")
+    }
+
+    /// Stops the server and deletes the directory now, reporting what went wrong.
+    pub fn stop(mut self) -> Result<(), SandboxError> {
+        self.shutdown()
+    }
+
+    /// Keeps the cluster running until this process exits, then stops it and deletes its
+    /// directory from an `atexit` hook. For a cluster shared by a whole test binary, which no
+    /// destructor would ever stop (Rust runs no destructors for statics).
+    pub fn keep_until_exit(mut self) -> KeptCluster {
+        let dir = self.dir.take().map(tempfile::TempDir::keep);
+        let keeper = self.keeper.take();
+        let kept = KeptCluster {
+            socket_dir: self.socket_dir.clone(),
+            server_pid: self.server_pid,
+        };
+        if let Some(dir) = dir {
+            reaper::stop_at_exit(self.server_pid, dir);
+        }
+        // The keeper thread must stay parked for the rest of the process (its exit would fire
+        // the parent-death signal), so its stop channel is leaked on purpose.
+        if let Some(keeper) = keeper {
+            std::mem::forget(keeper.stop);
+            drop(keeper.thread);
+        }
+        kept
+    }
+
+    fn shutdown(&mut self) -> Result<(), SandboxError> {
+        let mut outcome = Ok(());
+        if let Some(keeper) = self.keeper.take() {
+            // A send error means the keeper is already gone; joining still reaps it.
+            let _ = keeper.stop.send(());
+            if keeper.thread.join().is_err() {
+                outcome = Err(SandboxError::Stop(
+                    "the server keeper thread panicked".into(),
+                ));
+            }
+        }
+        if let Some(dir) = self.dir.take() {
+            let path = dir.path().to_path_buf();
+            if let Err(e) = dir.close() {
+                outcome = outcome.and(Err(SandboxError::io(
+                    &format!("delete {}", path.display()),
+                    e,
+                )));
+            }
+        }
+        outcome
+    }
+}
+
+impl Drop for PrivateCluster {
+    fn drop(&mut self) {
+        if let Err(e) = self.shutdown() {
+            tracing::warn!("private PostgreSQL cleanup: {e}");
+        }
+    }
+}
+
+/// A cluster that lives until the process exits (see [`PrivateCluster::keep_until_exit`]).
+#[derive(Debug, Clone)]
+pub struct KeptCluster {
+    socket_dir: PathBuf,
+    server_pid: u32,
+}
+
+impl KeptCluster {
+    pub fn socket_dir(&self) -> &Path {
+        &self.socket_dir
+    }
+
+    pub fn server_pid(&self) -> u32 {
+        self.server_pid
+    }
+
+    pub fn connect_options(&self, database: &str) -> PgConnectOptions {
+        PgConnectOptions::new()
+            .host(&self.socket_dir.to_string_lossy())
+            .port(SOCKET_PORT)
+            .username(SUPERUSER)
+            .database(database)
+    }
+}
+
+fn unprivileged_account() -> Result<Option<RunAs>, SandboxError> {
+    if !geteuid().is_root() {
+        return Ok(None);
+    }
+    let user = User::from_name(SUPERUSER)
+        .ok()
+        .flatten()
+        .ok_or(SandboxError::NoUnprivilegedUser)?;
+    Ok(Some(RunAs {
+        uid: user.uid.as_raw(),
+        gid: user.gid.as_raw(),
+        name: user.name,
+        home: user.dir,
+    }))
+}
+
+/// Records who owns the directory (for the sweep) and hands it to the server's account.
+fn prepare_directory(dir: &Path, run_as: Option<&RunAs>) -> Result<(), SandboxError> {
+    fs::write(dir.join(OWNER_FILE), std::process::id().to_string())
+        .map_err(|e| SandboxError::io("write the owner file", e))?;
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+        .map_err(|e| SandboxError::io("restrict the cluster directory", e))?;
+    if let Some(account) = run_as {
+        std::os::unix::fs::chown(dir, Some(account.uid), Some(account.gid))
+            .map_err(|e| SandboxError::io("hand the cluster directory to postgres", e))?;
+    }
+    Ok(())
+}
+
+/// A command for a server binary, run as the unprivileged account when there is one.
+fn server_command(program: &Path, dir: &Path, run_as: Option<&RunAs>) -> Command {
+    let mut command = Command::new(program);
+    command
+        .current_dir(dir)
+        .env("LC_ALL", "C")
+        .env_remove("PGDATA")
+        .stdin(Stdio::null());
+    if let Some(account) = run_as {
+        command
+            .uid(account.uid)
+            .gid(account.gid)
+            .env("USER", &account.name)
+            .env("HOME", &account.home);
+    }
+    command
+}
+
+fn run_initdb(
+    binaries: &ServerBinaries,
+    dir: &Path,
+    run_as: Option<&RunAs>,
+) -> Result<(), SandboxError> {
+    let output = server_command(&binaries.initdb(), dir, run_as)
+        .args(["-D", "data", "-A", "trust", "-U", SUPERUSER, "-E", "UTF8"])
+        .args(["--locale=C", "--no-sync", "--no-instructions"])
+        .output()
+        .map_err(|e| SandboxError::io("run initdb", e))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    Err(SandboxError::Initdb(
+        String::from_utf8_lossy(&output.stderr).trim().to_string(),
+    ))
+}
+
+fn spawn_server(
+    binaries: &ServerBinaries,
+    dir: &Path,
+    run_as: Option<RunAs>,
+) -> Result<(u32, Keeper), SandboxError> {
+    let log = fs::File::create(dir.join("server.log"))
+        .map_err(|e| SandboxError::io("create server.log", e))?;
+    if let Some(account) = &run_as {
+        // Best effort: only for reading the log as the server's own user.
+        let _ = std::os::unix::fs::chown(dir.join("server.log"), Some(account.uid), None);
+    }
+    let mut command = server_command(&binaries.postgres(), dir, run_as.as_ref());
+    command
+        .args(["-D", "data", "-p", &SOCKET_PORT.to_string()])
+        .arg("-k")
+        .arg(dir)
+        .args(["-c", "listen_addresses="])
+        .args(["-c", "fsync=off", "-c", "synchronous_commit=off"])
+        .args(["-c", "full_page_writes=off", "-c", "max_connections=200"])
+        .stdout(Stdio::null())
+        .stderr(log)
+        // Its own process group: a Ctrl-C on our terminal must not reach the server directly;
+        // we stop it ourselves, in order.
+        .process_group(0);
+    die_with_spawning_thread(&mut command);
+
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let (stop_tx, stop_rx) = mpsc::channel::<()>();
+    let data_dir = dir.join("data");
+    let log_path = dir.join("server.log");
+    let thread = std::thread::Builder::new()
+        .name("private-postgres".into())
+        .spawn(move || {
+            let mut child = match command.spawn() {
+                Ok(child) => child,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(SandboxError::io("start postgres", e)));
+                    return;
+                }
+            };
+            match wait_until_ready(&mut child, &data_dir, &log_path) {
+                Ok(()) => {
+                    let _ = ready_tx.send(Ok(child.id()));
+                }
+                Err(e) => {
+                    stop_server(&mut child);
+                    let _ = ready_tx.send(Err(e));
+                    return;
+                }
+            }
+            // Either a stop request or the handle going away ends the wait.
+            let _ = stop_rx.recv();
+            stop_server(&mut child);
+        })
+        .map_err(|e| SandboxError::io("start the server keeper thread", e))?;
+
+    let pid = ready_rx
+        .recv()
+        .map_err(|_| SandboxError::Stop("the server keeper thread died".into()))??;
+    Ok((
+        pid,
+        Keeper {
+            stop: stop_tx,
+            thread,
+        },
+    ))
+}
+
+/// Makes the kernel send `SIGQUIT` (immediate shutdown) to the server when the thread that
+/// spawned it dies, so a killed console never leaves a server running.
+#[allow(unsafe_code)]
+fn die_with_spawning_thread(command: &mut Command) {
+    // SAFETY: the closure runs in the forked child before exec and only makes the prctl
+    // system call, which is async-signal-safe; it allocates nothing and takes no lock.
+    unsafe {
+        command.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGQUIT).map_err(std::io::Error::from)
+        });
+    }
+}
+
+/// Waits until `postmaster.pid` reports `ready`, failing early (with the log) if the server dies.
+fn wait_until_ready(child: &mut Child, data_dir: &Path, log: &Path) -> Result<(), SandboxError> {
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                return Err(SandboxError::Start(format!(
+                    "postgres exited ({status}): {}",
+                    log_tail(log)
+                )));
+            }
+            Ok(None) => {}
+            Err(e) => return Err(SandboxError::io("watch postgres", e)),
+        }
+        if server_status(data_dir).as_deref() == Some("ready") {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(SandboxError::Start(format!(
+                "postgres was not ready after {}s: {}",
+                READY_TIMEOUT.as_secs(),
+                log_tail(log)
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Line 8 of `postmaster.pid`: `starting`, `ready`, `stopping`, …
+fn server_status(data_dir: &Path) -> Option<String> {
+    let text = fs::read_to_string(data_dir.join("postmaster.pid")).ok()?;
+    text.lines().nth(7).map(|line| line.trim().to_string())
+}
+
+fn log_tail(log: &Path) -> String {
+    let mut text = String::new();
+    if let Ok(mut file) = fs::File::open(log) {
+        let _ = file.read_to_string(&mut text);
+    }
+    let lines: Vec<&str> = text.lines().rev().take(8).collect();
+    let tail: Vec<&str> = lines.into_iter().rev().collect();
+    if tail.is_empty() {
+        "(server.log is empty)".into()
+    } else {
+        tail.join(" | ")
+    }
+}
+
+/// Fast shutdown (`SIGINT`), escalating to immediate (`SIGQUIT`) and then `SIGKILL`.
+fn stop_server(child: &mut Child) {
+    let pid = Pid::from_raw(child.id() as i32);
+    for (signal, patience) in [
+        (Signal::SIGINT, Duration::from_secs(15)),
+        (Signal::SIGQUIT, Duration::from_secs(5)),
+        (Signal::SIGKILL, Duration::from_secs(5)),
+    ] {
+        if kill(pid, signal).is_err() {
+            break;
+        }
+        let deadline = Instant::now() + patience;
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+    let _ = child.wait();
+}

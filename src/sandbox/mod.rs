@@ -1,0 +1,44 @@
+//! The sandbox: a private PostgreSQL for `demo`, `sandbox` and the tests.
+
+mod binaries;
+mod cluster;
+mod reaper;
+
+pub use binaries::ServerBinaries;
+pub use cluster::{KeptCluster, PrivateCluster};
+
+/// Why a private cluster could not be started or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error(
+        "no PostgreSQL server binaries (initdb, postgres) were found in PATH, `pg_config --bindir` \
+         or /usr/lib/postgresql/*/bin: install the PostgreSQL server package \
+         (for example `apt-get install postgresql`) or pass --database-url"
+    )]
+    NoServerBinaries,
+    #[error(
+        "PostgreSQL refuses to run as root and there is no `postgres` user to run it as: \
+         install the PostgreSQL server package (it creates that user) or run as another user"
+    )]
+    NoUnprivilegedUser,
+    #[error("initdb failed: {0}")]
+    Initdb(String),
+    #[error("the private PostgreSQL did not start: {0}")]
+    Start(String),
+    #[error("the private PostgreSQL did not stop cleanly: {0}")]
+    Stop(String),
+    #[error("could not {action}: {source}")]
+    Io {
+        action: String,
+        source: std::io::Error,
+    },
+}
+
+impl SandboxError {
+    fn io(action: &str, source: std::io::Error) -> Self {
+        Self::Io {
+            action: action.to_string(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,3 @@
+//! Every SQL statement the console runs lives under this module.
+
+pub mod schema;

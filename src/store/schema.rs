@@ -1,0 +1,139 @@
+//! The schema units the console embeds, and the code that applies them.
+//!
+//! Two kinds, kept apart on purpose:
+//! * the **platform** units — the stand-in for the platform's own tables and a verbatim copy of
+//!   migration 0009. Only the sandbox and the tests apply them; a real platform database gets
+//!   them from the platform's own migration tooling.
+//! * the **console** units — the console's own audit schema (`bootstrap_console`), applied by
+//!   `bootstrap-console migrate` to any database, idempotently, and recorded in
+//!   `bootstrap_console.schema_migrations`. sqlx's migrator is not used for them because it
+//!   would write its `_sqlx_migrations` ledger into the platform's database, which may be the
+//!   platform's own migration ledger.
+
+use sqlx::{Connection, PgConnection};
+
+/// One SQL file, applied in a single transaction.
+#[derive(Debug, Clone, Copy)]
+pub struct SchemaUnit {
+    pub version: i32,
+    pub name: &'static str,
+    pub sql: &'static str,
+}
+
+/// Stand-in for the platform tables 0009 references (sandbox and tests only).
+pub const PLATFORM_STANDIN: SchemaUnit = SchemaUnit {
+    version: 1,
+    name: "0001_platform_standin",
+    sql: include_str!("../../migrations/platform/0001_platform_standin.sql"),
+};
+
+/// Platform migration 0009, unchanged: the three ledger tables and the marker INSERT.
+pub const LEGACY_SPACE_BOOTSTRAP: SchemaUnit = SchemaUnit {
+    version: 9,
+    name: "0009_legacy_space_bootstrap",
+    sql: include_str!("../../migrations/platform/0009_legacy_space_bootstrap.sql"),
+};
+
+/// The console's own schema, in order.
+pub const CONSOLE_UNITS: &[SchemaUnit] = &[SchemaUnit {
+    version: 1,
+    name: "0001_audit_log",
+    sql: include_str!("../../migrations/console/0001_audit_log.sql"),
+}];
+
+/// Serialises concurrent `migrate` runs against one database.
+const CONSOLE_MIGRATE_LOCK: &str =
+    "SELECT pg_advisory_xact_lock(hashtext('bootstrap_console.migrate'))";
+
+/// A schema unit that could not be applied.
+#[derive(Debug, thiserror::Error)]
+#[error("could not apply schema unit {unit}: {source}")]
+pub struct SchemaError {
+    pub unit: &'static str,
+    #[source]
+    pub source: sqlx::Error,
+}
+
+impl SchemaError {
+    fn at(unit: &'static str) -> impl FnOnce(sqlx::Error) -> Self {
+        move |source| Self { unit, source }
+    }
+}
+
+/// What `migrate_console` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConsoleMigration {
+    /// Units applied by this call.
+    pub applied: Vec<&'static str>,
+    /// Units the database already had.
+    pub already_present: Vec<&'static str>,
+}
+
+/// Applies one unit in its own transaction.
+pub async fn apply_unit(conn: &mut PgConnection, unit: &SchemaUnit) -> Result<(), SchemaError> {
+    let fail = SchemaError::at;
+    let mut tx = conn.begin().await.map_err(fail(unit.name))?;
+    sqlx::raw_sql(unit.sql)
+        .execute(&mut *tx)
+        .await
+        .map_err(fail(unit.name))?;
+    tx.commit().await.map_err(fail(unit.name))
+}
+
+/// Applies the console's own schema units that the database does not have yet, all in one
+/// transaction. Never touches a platform table.
+pub async fn migrate_console(conn: &mut PgConnection) -> Result<ConsoleMigration, SchemaError> {
+    let fail = SchemaError::at("console schema");
+    let mut tx = conn.begin().await.map_err(fail)?;
+    sqlx::query(CONSOLE_MIGRATE_LOCK)
+        .execute(&mut *tx)
+        .await
+        .map_err(SchemaError::at("console schema"))?;
+    let ledger: Option<String> =
+        sqlx::query_scalar("SELECT to_regclass('bootstrap_console.schema_migrations')::text")
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(SchemaError::at("console schema"))?;
+    let present: Vec<i32> = match ledger {
+        Some(_) => sqlx::query_scalar("SELECT version FROM bootstrap_console.schema_migrations")
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(SchemaError::at("console schema"))?,
+        None => Vec::new(),
+    };
+    let mut report = ConsoleMigration::default();
+    for unit in CONSOLE_UNITS {
+        if present.contains(&unit.version) {
+            report.already_present.push(unit.name);
+            continue;
+        }
+        let fail = SchemaError::at(unit.name);
+        sqlx::raw_sql(unit.sql)
+            .execute(&mut *tx)
+            .await
+            .map_err(fail)?;
+        sqlx::query(
+            "INSERT INTO bootstrap_console.schema_migrations (version, name) VALUES ($1, $2) \
+             ON CONFLICT (version) DO NOTHING",
+        )
+        .bind(unit.version)
+        .bind(unit.name)
+        .execute(&mut *tx)
+        .await
+        .map_err(SchemaError::at(unit.name))?;
+        report.applied.push(unit.name);
+    }
+    tx.commit()
+        .await
+        .map_err(SchemaError::at("console schema"))?;
+    Ok(report)
+}
+
+/// Everything a sandbox or test database needs: the platform stand-in, 0009 (which creates the
+/// markers for whatever spaces exist at that moment) and the console schema.
+pub async fn apply_sandbox_schema(conn: &mut PgConnection) -> Result<(), SchemaError> {
+    apply_unit(conn, &PLATFORM_STANDIN).await?;
+    apply_unit(conn, &LEGACY_SPACE_BOOTSTRAP).await?;
+    migrate_console(conn).await?;
+    Ok(())
+}
