@@ -1,1 +1,27 @@
-fn main() {}
+//! The `bootstrap-console` binary: parse the command line, install the error hooks, dispatch.
+
+use std::process::ExitCode;
+
+use bootstrap_console::cli::{self, Cli};
+use clap::Parser;
+
+fn main() -> ExitCode {
+    if let Err(e) = color_eyre::install() {
+        eprintln!("bootstrap-console: could not install the error reporter: {e}");
+    }
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("bootstrap-console: could not start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(cli::run(cli)) {
+        Ok(code) => code,
+        Err(failure) => {
+            eprintln!("bootstrap-console: {failure}");
+            failure.exit_code()
+        }
+    }
+}

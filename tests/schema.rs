@@ -248,10 +248,17 @@ async fn a_valid_bootstrap_row_is_accepted_in_every_run_state() {
         .expect("an empty succeeded row is valid");
 }
 
+/// (constraint, base run state, column overrides)
+type CheckCase = (
+    &'static str,
+    &'static str,
+    &'static [(&'static str, &'static str)],
+);
+
 #[tokio::test]
 async fn every_bootstrap_check_constraint_rejects_a_violating_row() {
     // (constraint, base run state, column overrides)
-    let cases: &[(&str, &str, &[(&str, &str)])] = &[
+    let cases: &[CheckCase] = &[
         (
             "legacy_space_bootstraps_checkpoint_ck",
             "queued",
@@ -550,6 +557,19 @@ async fn seed_marker_case(pool: &PgPool, case: &MarkerCase) -> Uuid {
     space.id
 }
 
+#[derive(sqlx::FromRow)]
+struct Marker {
+    id: Uuid,
+    tenant_id: String,
+    checkpoint: String,
+    run_state: String,
+    total_documents: i32,
+    completed_documents: i32,
+    row_version: i32,
+    idempotency_key: String,
+    snapshot_metadata: serde_json::Value,
+}
+
 #[tokio::test]
 async fn the_marker_insert_queues_exactly_the_spaces_without_head_that_have_legacy_state() {
     let db = TestDb::empty().await;
@@ -568,20 +588,10 @@ async fn the_marker_insert_queues_exactly_the_spaces_without_head_that_have_lega
         .expect("0009");
 
     for (case, space) in cases.iter().zip(&spaces) {
-        let marker: Option<(
-            Uuid,
-            String,
-            String,
-            String,
-            i32,
-            i32,
-            i32,
-            String,
-            serde_json::Value,
-        )> = sqlx::query_as(
+        let marker: Option<Marker> = sqlx::query_as(
             "SELECT id, tenant_id, checkpoint, run_state, total_documents, \
-                        completed_documents, row_version, idempotency_key, snapshot_metadata \
-                 FROM legacy_space_publication_bootstraps WHERE knowledge_space_id = $1",
+                    completed_documents, row_version, idempotency_key, snapshot_metadata \
+             FROM legacy_space_publication_bootstraps WHERE knowledge_space_id = $1",
         )
         .bind(space)
         .fetch_optional(&db.pool)
@@ -591,19 +601,25 @@ async fn the_marker_insert_queues_exactly_the_spaces_without_head_that_have_lega
             (false, None) => {}
             (false, Some(_)) => panic!("{}: unexpected marker", case.label),
             (true, None) => panic!("{}: missing marker", case.label),
-            (
-                true,
-                Some((id, tenant, checkpoint, run_state, total, completed, version, key, meta)),
-            ) => {
-                assert_eq!(id, *space, "{}: the marker id is the space id", case.label);
-                assert_eq!(tenant, case.tenant, "{}", case.label);
+            (true, Some(m)) => {
                 assert_eq!(
-                    (checkpoint.as_str(), run_state.as_str()),
+                    m.id, *space,
+                    "{}: the marker id is the space id",
+                    case.label
+                );
+                assert_eq!(m.tenant_id, case.tenant, "{}", case.label);
+                assert_eq!(
+                    (m.checkpoint.as_str(), m.run_state.as_str()),
                     ("pending_snapshot", "queued")
                 );
-                assert_eq!((total, completed, version), (0, 0, 0), "{}", case.label);
-                assert_eq!(key, "legacy-space-publication-bootstrap-v1");
-                assert_eq!(meta["source"], "migration-marker");
+                assert_eq!(
+                    (m.total_documents, m.completed_documents, m.row_version),
+                    (0, 0, 0),
+                    "{}",
+                    case.label
+                );
+                assert_eq!(m.idempotency_key, "legacy-space-publication-bootstrap-v1");
+                assert_eq!(m.snapshot_metadata["source"], "migration-marker");
             }
         }
     }

@@ -8,6 +8,9 @@ use std::process::Command;
 
 use super::SandboxError;
 
+/// Names the one directory to take the server binaries from, skipping the search.
+pub const BINDIR_OVERRIDE: &str = "BOOTSTRAP_CONSOLE_PG_BINDIR";
+
 /// A directory holding both `initdb` and `postgres`.
 #[derive(Debug, Clone)]
 pub struct ServerBinaries {
@@ -15,8 +18,12 @@ pub struct ServerBinaries {
 }
 
 impl ServerBinaries {
-    /// Searches the usual places; the error tells the user what to install.
+    /// `BOOTSTRAP_CONSOLE_PG_BINDIR` when set (for unusual installs), otherwise the usual
+    /// places; the error tells the user what to install.
     pub fn locate() -> Result<Self, SandboxError> {
+        if let Some(dir) = std::env::var_os(BINDIR_OVERRIDE).filter(|d| !d.is_empty()) {
+            return Self::in_dir(Path::new(&dir)).ok_or(SandboxError::NoServerBinaries);
+        }
         let candidates = path_dirs()
             .into_iter()
             .chain(pg_config_bindir())
@@ -79,7 +86,7 @@ fn debian_bindirs() -> Vec<PathBuf> {
             Some((major, entry.path().join("bin")))
         })
         .collect();
-    majors.sort_by(|a, b| b.0.cmp(&a.0));
+    majors.sort_by_key(|(major, _)| std::cmp::Reverse(*major));
     majors.into_iter().map(|(_, dir)| dir).collect()
 }
 

@@ -2,10 +2,12 @@
 
 mod binaries;
 mod cluster;
+mod database;
 mod reaper;
 
-pub use binaries::ServerBinaries;
+pub use binaries::{BINDIR_OVERRIDE, ServerBinaries};
 pub use cluster::{KeptCluster, PrivateCluster};
+pub use database::{SANDBOX_DATABASE, SandboxDatabase, SandboxFailure, SandboxSchema};
 
 /// Why a private cluster could not be started or stopped.
 #[derive(Debug, thiserror::Error)]

@@ -79,10 +79,10 @@ pub(super) fn sweep_abandoned(parent: &Path) {
             .to_str()
             .is_some_and(|name| name.starts_with(DIR_PREFIX));
         if is_cluster && is_abandoned(&entry.path()) {
-            if let Some(server) = read_pid(&entry.path().join("data/postmaster.pid")) {
-                if is_alive(server) {
-                    let _ = kill(server, Signal::SIGQUIT);
-                }
+            if let Some(server) = read_pid(&entry.path().join("data/postmaster.pid"))
+                && is_alive(server)
+            {
+                let _ = kill(server, Signal::SIGQUIT);
             }
             let _ = std::fs::remove_dir_all(entry.path());
         }

@@ -1,3 +1,4 @@
 //! Every SQL statement the console runs lives under this module.
 
+pub mod connect;
 pub mod schema;

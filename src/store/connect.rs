@@ -1,0 +1,196 @@
+//! Where the console connects, and how it introduces itself there.
+//!
+//! The target comes from `--database-url`, else `DATABASE_URL`, else the standard libpq `PG*`
+//! variables (`PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, `PGSSLMODE`, …) and
+//! `~/.pgpass`, the way PostgreSQL users expect. Every connection announces itself as
+//! `application_name=bootstrap-console`, so a DBA finds it in `pg_stat_activity`, and carries a
+//! `statement_timeout`, so a console can never hold the database hostage.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+use sqlx::{ConnectOptions, PgConnection, PgPool};
+
+pub const APPLICATION_NAME: &str = "bootstrap-console";
+pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A database to connect to. Its `Display` never shows the password.
+#[derive(Clone)]
+pub struct Target {
+    options: PgConnectOptions,
+}
+
+impl Target {
+    /// From an explicit URL when there is one, otherwise from the `PG*` environment.
+    pub fn from_url_or_env(url: Option<&str>) -> Result<Self, ConnectError> {
+        let options = match url.map(str::trim).filter(|u| !u.is_empty()) {
+            Some(url) => PgConnectOptions::from_str(url).map_err(|e| ConnectError::BadUrl {
+                reason: redact_reason(&e.to_string(), url),
+            })?,
+            None => PgConnectOptions::new(),
+        };
+        Ok(Self::from_options(options))
+    }
+
+    pub fn from_options(options: PgConnectOptions) -> Self {
+        Self { options }
+    }
+
+    /// The options with the console's session settings applied.
+    pub fn options(&self, statement_timeout: Duration) -> PgConnectOptions {
+        let timeout_ms = statement_timeout.as_millis().to_string();
+        self.options
+            .clone()
+            .application_name(APPLICATION_NAME)
+            .options([("statement_timeout", timeout_ms.as_str())])
+    }
+
+    /// One connection (for `migrate` and other one-shot commands).
+    pub async fn connect(&self) -> Result<PgConnection, ConnectError> {
+        let options = self.options(DEFAULT_STATEMENT_TIMEOUT);
+        match tokio::time::timeout(CONNECT_TIMEOUT, options.connect()).await {
+            Ok(result) => result.map_err(|e| ConnectError::classify(self, e)),
+            Err(_) => Err(ConnectError::Unreachable {
+                target: self.to_string(),
+                reason: format!("no answer within {}s", CONNECT_TIMEOUT.as_secs()),
+            }),
+        }
+    }
+
+    /// A small pool: the console is an observer and keeps its footprint small.
+    pub async fn pool(&self, max_connections: u32) -> Result<PgPool, ConnectError> {
+        PgPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_with(self.options(DEFAULT_STATEMENT_TIMEOUT))
+            .await
+            .map_err(|e| ConnectError::classify(self, e))
+    }
+}
+
+impl fmt::Display for Target {
+    /// `user@host:port/database`, with a socket directory shown as the host.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let o = &self.options;
+        let host = match o.get_socket() {
+            Some(socket) => socket.display().to_string(),
+            None => o.get_host().to_string(),
+        };
+        let database = o.get_database().unwrap_or(o.get_username());
+        write!(
+            f,
+            "{}@{}:{}/{}",
+            o.get_username(),
+            host,
+            o.get_port(),
+            database
+        )
+    }
+}
+
+impl fmt::Debug for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Target({self})")
+    }
+}
+
+/// Why the console could not reach the database, as one sentence for the operator.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("the database URL is not valid: {reason}")]
+    BadUrl { reason: String },
+    #[error("cannot reach the database at {target}: {reason}")]
+    Unreachable { target: String, reason: String },
+    #[error("the database at {target} refused the login: {reason}")]
+    Login { target: String, reason: String },
+    #[error("the database at {target} does not exist")]
+    NoSuchDatabase { target: String },
+}
+
+impl ConnectError {
+    fn classify(target: &Target, error: sqlx::Error) -> Self {
+        let target_text = target.to_string();
+        if let sqlx::Error::Database(db) = &error {
+            let code = db.code().unwrap_or_default();
+            return match code.as_ref() {
+                "3D000" => Self::NoSuchDatabase {
+                    target: target_text,
+                },
+                // invalid_password, invalid_authorization_specification, insufficient_privilege
+                "28P01" | "28000" | "42501" => Self::Login {
+                    target: target_text,
+                    reason: db.message().to_string(),
+                },
+                _ => Self::Unreachable {
+                    target: target_text,
+                    reason: db.message().to_string(),
+                },
+            };
+        }
+        Self::Unreachable {
+            target: target_text,
+            reason: error.to_string(),
+        }
+    }
+}
+
+/// Parser errors may quote the URL; never echo its password.
+fn redact_reason(reason: &str, url: &str) -> String {
+    match password_in(url) {
+        Some(password) if !password.is_empty() => reason.replace(password, "***"),
+        _ => reason.to_string(),
+    }
+}
+
+fn password_in(url: &str) -> Option<&str> {
+    let rest = url.split_once("://")?.1;
+    let userinfo = rest.split('@').next().filter(|_| rest.contains('@'))?;
+    userinfo.split_once(':').map(|(_, password)| password)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_target_is_shown_without_its_password() {
+        let target =
+            Target::from_url_or_env(Some("postgres://ops:s3cret@db.internal:6432/platform"))
+                .expect("valid");
+        let shown = target.to_string();
+        assert_eq!(shown, "ops@db.internal:6432/platform");
+        assert!(!format!("{target:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn a_socket_directory_is_shown_as_the_host() {
+        let target =
+            Target::from_url_or_env(Some("postgres://postgres@%2Ftmp%2Fbc-pg-x:5432/sandbox"))
+                .expect("valid");
+        assert_eq!(target.to_string(), "postgres@/tmp/bc-pg-x:5432/sandbox");
+    }
+
+    #[test]
+    fn a_malformed_url_is_a_sentence_without_the_password() {
+        let error = Target::from_url_or_env(Some("postgres://ops:s3cret@db:notaport/x"))
+            .expect_err("invalid");
+        let text = error.to_string();
+        assert!(text.starts_with("the database URL is not valid"), "{text}");
+        assert!(!text.contains("s3cret"), "{text}");
+    }
+
+    #[test]
+    fn the_session_identifies_itself() {
+        let target = Target::from_url_or_env(Some("postgres://a@b/c")).expect("valid");
+        let options = target.options(Duration::from_secs(5));
+        assert_eq!(options.get_application_name(), Some(APPLICATION_NAME));
+        assert!(
+            options
+                .get_options()
+                .is_some_and(|o| o.contains("statement_timeout=5000"))
+        );
+    }
+}
