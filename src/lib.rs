@@ -3,9 +3,11 @@
 //!
 //! Module map:
 //! * [`cli`] — the command line, dispatching to the modules below;
+//! * [`domain`] — ledger types, signals and the actions; the only code that writes;
 //! * [`store`] — every SQL statement the console runs, and the embedded schema units;
 //! * [`sandbox`] — a private PostgreSQL cluster for `demo`, `sandbox` and the tests.
 
 pub mod cli;
+pub mod domain;
 pub mod sandbox;
 pub mod store;

@@ -16,6 +16,8 @@ use sqlx::{ConnectOptions, PgConnection, PgPool};
 pub const APPLICATION_NAME: &str = "bootstrap-console";
 pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const LOCK_TIMEOUT: Duration = Duration::from_secs(5);
+const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A database to connect to. Its `Display` never shows the password.
 #[derive(Clone)]
@@ -41,11 +43,27 @@ impl Target {
 
     /// The options with the console's session settings applied.
     pub fn options(&self, statement_timeout: Duration) -> PgConnectOptions {
-        let timeout_ms = statement_timeout.as_millis().to_string();
+        self.session_options(statement_timeout, false)
+    }
+
+    /// `observer` sessions default to read-only transactions: a read can never write by
+    /// mistake, and a write must open its transaction with `BEGIN READ WRITE` on purpose.
+    /// Every session waits at most `LOCK_TIMEOUT` for a row lock (a worker holding a row must
+    /// not freeze the console) and is cut off if it sits idle inside a transaction.
+    fn session_options(&self, statement_timeout: Duration, observer: bool) -> PgConnectOptions {
+        let statement_ms = statement_timeout.as_millis().to_string();
+        let lock_ms = LOCK_TIMEOUT.as_millis().to_string();
+        let idle_ms = IDLE_IN_TRANSACTION_TIMEOUT.as_millis().to_string();
+        let read_only = if observer { "on" } else { "off" };
         self.options
             .clone()
             .application_name(APPLICATION_NAME)
-            .options([("statement_timeout", timeout_ms.as_str())])
+            .options([
+                ("statement_timeout", statement_ms.as_str()),
+                ("lock_timeout", lock_ms.as_str()),
+                ("idle_in_transaction_session_timeout", idle_ms.as_str()),
+                ("default_transaction_read_only", read_only),
+            ])
     }
 
     /// One connection (for `migrate` and other one-shot commands).
@@ -60,12 +78,12 @@ impl Target {
         }
     }
 
-    /// A small pool: the console is an observer and keeps its footprint small.
-    pub async fn pool(&self, max_connections: u32) -> Result<PgPool, ConnectError> {
+    /// A small pool of observer sessions (see `session_options`).
+    pub async fn observer_pool(&self, max_connections: u32) -> Result<PgPool, ConnectError> {
         PgPoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(CONNECT_TIMEOUT)
-            .connect_with(self.options(DEFAULT_STATEMENT_TIMEOUT))
+            .connect_with(self.session_options(DEFAULT_STATEMENT_TIMEOUT, true))
             .await
             .map_err(|e| ConnectError::classify(self, e))
     }

@@ -1,4 +1,100 @@
 //! Every SQL statement the console runs lives under this module.
+//!
+//! [`Store`] is the handle the domain uses: a small pool whose sessions default to read-only
+//! transactions, plus the table layout found at connect. Writes happen only inside
+//! [`write::WriteTx`], which the domain's actions open explicitly.
 
+pub mod capabilities;
 pub mod connect;
+pub mod read;
+pub mod rows;
 pub mod schema;
+pub mod write;
+
+use sqlx::PgPool;
+
+pub use capabilities::Capabilities;
+use connect::{ConnectError, Target};
+
+/// Which optional parts of the schema the queries may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layout {
+    /// The lease table has `heartbeat_at` and `expires_at`.
+    pub lease_heartbeats: bool,
+    /// `bootstrap_console.audit_log` exists.
+    pub audit_table: bool,
+}
+
+impl From<&Capabilities> for Layout {
+    fn from(caps: &Capabilities) -> Self {
+        Self {
+            lease_heartbeats: caps.lease_heartbeats,
+            audit_table: caps.has_audit_table,
+        }
+    }
+}
+
+/// A failed query.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("unreadable JSON from the database: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("the database returned no clock reading")]
+    NoClock,
+}
+
+impl StoreError {
+    /// The SQLSTATE, when the database itself refused.
+    pub fn sqlstate(&self) -> Option<String> {
+        match self {
+            Self::Database(sqlx::Error::Database(e)) => e.code().map(|c| c.to_string()),
+            _ => None,
+        }
+    }
+}
+
+/// The connection pool and the schema layout it was opened against.
+#[derive(Clone)]
+pub struct Store {
+    pool: PgPool,
+    target: Target,
+    layout: Layout,
+}
+
+/// The console keeps its footprint small: a couple of sessions are enough for polling and one
+/// action at a time.
+const POOL_SIZE: u32 = 3;
+
+impl Store {
+    /// Connects as an observer: every session's transactions are read-only unless a write
+    /// transaction asks otherwise.
+    pub async fn connect(target: &Target) -> Result<(Self, Capabilities), ConnectError> {
+        let pool = target.observer_pool(POOL_SIZE).await?;
+        let caps = Capabilities::detect(&pool)
+            .await
+            .map_err(|e| ConnectError::Unreachable {
+                target: target.to_string(),
+                reason: e.to_string(),
+            })?;
+        let store = Self {
+            pool,
+            target: target.clone(),
+            layout: Layout::from(&caps),
+        };
+        Ok((store, caps))
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    pub fn target(&self) -> &Target {
+        &self.target
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+}

@@ -1,0 +1,12 @@
+//! The shared domain: ledger types, operator signals and the race-safe actions. No terminal
+//! code lives here, so the TUI, the command line and the tests all call the same functions.
+//! It is the only code in the console that writes to the database (through `store::write`).
+
+pub mod actions;
+pub mod actor;
+pub mod board;
+pub mod model;
+pub mod progress;
+pub mod session;
+pub mod signals;
+pub mod text;

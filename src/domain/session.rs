@@ -1,0 +1,286 @@
+//! A session: the store, what the database offers, the tenant scope and the access mode.
+//! Scope and read-only are enforced here, for the TUI and the CLI alike — not only in a UI.
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::actions::Refusal;
+use super::actor::Actor;
+use super::model::{AuditRecord, Bootstrap, Item, MutationLease, RowError};
+use crate::store::connect::{ConnectError, Target};
+use crate::store::read::{self, AUDIT_RECORDS_SHOWN};
+use crate::store::write::NewAudit;
+use crate::store::{Capabilities, Store, StoreError};
+
+/// How a session is opened.
+#[derive(Debug, Clone, Default)]
+pub struct SessionOptions {
+    /// Restrict everything shown and done to this tenant.
+    pub tenant: Option<String>,
+    /// Refuse every action, whatever the role may do.
+    pub read_only: bool,
+}
+
+/// Whether this session may act, and if not, why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    ReadWrite,
+    ReadOnly { reason: String },
+}
+
+impl Access {
+    pub fn read_only_reason(&self) -> Option<&str> {
+        match self {
+            Self::ReadWrite => None,
+            Self::ReadOnly { reason } => Some(reason),
+        }
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        matches!(self, Self::ReadOnly { .. })
+    }
+}
+
+/// Why a session could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+    #[error(
+        "the database at {target} has no bootstrap ledger (missing {}): is platform migration \
+         0009 applied, and is this the right database?",
+        missing.join(", ")
+    )]
+    MissingLedger {
+        target: String,
+        missing: Vec<&'static str>,
+    },
+}
+
+/// An open console session. Cheap to clone; clones share the pool.
+#[derive(Clone)]
+pub struct Session {
+    store: Store,
+    capabilities: Capabilities,
+    tenant: Option<String>,
+    access: Access,
+    actor: Actor,
+}
+
+impl Session {
+    /// Connects, finds the capabilities, and refuses to open on a database without a ledger.
+    pub async fn open(target: &Target, options: SessionOptions) -> Result<Self, OpenError> {
+        let (store, capabilities) = Store::connect(target).await?;
+        let missing = capabilities.missing_ledger_tables();
+        if !missing.is_empty() {
+            return Err(OpenError::MissingLedger {
+                target: target.to_string(),
+                missing,
+            });
+        }
+        let access = if options.read_only {
+            Access::ReadOnly {
+                reason: "started with --read-only".into(),
+            }
+        } else if let Some(blocker) = capabilities.write_blocker() {
+            Access::ReadOnly { reason: blocker }
+        } else {
+            Access::ReadWrite
+        };
+        Ok(Self {
+            store,
+            capabilities,
+            tenant: options.tenant.filter(|t| !t.is_empty()),
+            access,
+            actor: Actor::from_environment(),
+        })
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn capabilities(&self) -> &Capabilities {
+        &self.capabilities
+    }
+
+    pub fn access(&self) -> &Access {
+        &self.access
+    }
+
+    pub fn tenant_scope(&self) -> Option<&str> {
+        self.tenant.as_deref()
+    }
+
+    pub fn actor(&self) -> &Actor {
+        &self.actor
+    }
+
+    /// Replaces the actor recorded in audit records (tests, and tools acting for someone).
+    pub fn with_actor(mut self, actor: Actor) -> Self {
+        self.actor = actor;
+        self
+    }
+
+    /// A row of `tenant` may be acted on only inside the scope.
+    pub fn check_scope(&self, tenant: &str, space: Uuid) -> Result<(), Refusal> {
+        match &self.tenant {
+            Some(scope) if scope != tenant => Err(Refusal::OutsideScope {
+                space,
+                tenant: tenant.to_string(),
+                scope: scope.clone(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    pub async fn database_now(&self) -> Result<DateTime<Utc>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT now()")
+            .fetch_one(self.store.pool())
+            .await?)
+    }
+
+    /// The raw board snapshot (assess it with [`super::board::Board::assess`]).
+    pub async fn board_rows(&self) -> Result<read::BoardRows, StoreError> {
+        read::board(self.store.pool(), self.store.layout(), self.tenant_scope()).await
+    }
+
+    /// One bootstrap in depth; `None` when it does not exist in scope.
+    pub async fn detail(&self, bootstrap_id: Uuid) -> Result<Option<Detail>, DetailError> {
+        let rows = read::detail(
+            self.store.pool(),
+            self.store.layout(),
+            bootstrap_id,
+            self.tenant_scope(),
+        )
+        .await?;
+        rows.map(Detail::try_from).transpose()
+    }
+
+    /// Every mutation lease in scope.
+    pub async fn leases(&self) -> Result<read::LeaseRows, StoreError> {
+        read::leases(self.store.pool(), self.store.layout(), self.tenant_scope()).await
+    }
+
+    /// The most recent audit records in scope (empty when there is no audit table).
+    pub async fn recent_audit(&self, limit: i64) -> Result<Vec<AuditRecord>, StoreError> {
+        if !self.capabilities.has_audit_table {
+            return Ok(Vec::new());
+        }
+        let rows = read::recent_audit(self.store.pool(), self.tenant_scope(), limit).await?;
+        Ok(rows.into_iter().map(AuditRecord::from).collect())
+    }
+
+    /// The bootstrap named by `id`, which may be a bootstrap id or a space id, in scope.
+    pub async fn find_bootstrap(&self, id: Uuid) -> Result<Option<Bootstrap>, DetailError> {
+        let pool = self.store.pool();
+        let row = match read::bootstrap(pool, id).await? {
+            Some(row) => Some(row),
+            None => read::bootstrap_of_space(pool, id).await?,
+        };
+        let Some(row) = row else { return Ok(None) };
+        let bootstrap = Bootstrap::try_from(row)?;
+        let in_scope = self
+            .tenant
+            .as_deref()
+            .is_none_or(|t| t == bootstrap.tenant_id);
+        Ok(in_scope.then_some(bootstrap))
+    }
+
+    /// The audit record for an action applied in this session.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn audit_record<'a>(
+        &'a self,
+        action: &'a str,
+        tenant_id: &'a str,
+        knowledge_space_id: Uuid,
+        bootstrap_id: Option<Uuid>,
+        lease_id: Option<Uuid>,
+        reason: &'a str,
+        before: &'a serde_json::Value,
+        after: Option<&'a serde_json::Value>,
+        outcome: &'a str,
+    ) -> NewAudit<'a> {
+        NewAudit {
+            actor: &self.actor.user,
+            host: &self.actor.host,
+            ssh_client: self.actor.ssh_client.as_deref(),
+            action,
+            tenant_id,
+            knowledge_space_id,
+            bootstrap_id,
+            lease_id,
+            reason,
+            row_before: Some(before),
+            row_after: after,
+            outcome,
+        }
+    }
+}
+
+/// A detail view could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum DetailError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Row(#[from] RowError),
+}
+
+/// One bootstrap in depth (the detail view and `status` of one space).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Detail {
+    pub db_now: DateTime<Utc>,
+    pub bootstrap: Bootstrap,
+    pub lease: Option<MutationLease>,
+    /// (status, count), in lifecycle order, only statuses that have items.
+    pub item_counts: Vec<(super::model::ItemStatus, i64)>,
+    pub failed_items: Vec<Item>,
+    pub running_item: Option<Item>,
+    /// `None` when the database has no audit table.
+    pub audit: Option<Vec<AuditRecord>>,
+}
+
+impl Detail {
+    pub const AUDIT_SHOWN: i64 = AUDIT_RECORDS_SHOWN;
+
+    pub fn count(&self, status: super::model::ItemStatus) -> i64 {
+        self.item_counts
+            .iter()
+            .find(|(s, _)| *s == status)
+            .map_or(0, |(_, n)| *n)
+    }
+}
+
+impl TryFrom<read::DetailRows> for Detail {
+    type Error = DetailError;
+
+    fn try_from(rows: read::DetailRows) -> Result<Self, DetailError> {
+        let bootstrap = Bootstrap::try_from(rows.bootstrap)?;
+        let mut item_counts = Vec::new();
+        for (status, n) in rows.item_counts {
+            let parsed = super::model::ItemStatus::parse(&status).ok_or_else(|| RowError {
+                table: "item",
+                id: format!("{} (one of {n})", bootstrap.id),
+                problem: format!("unknown status {:?}", super::text::clip(&status, 40)),
+            })?;
+            item_counts.push((parsed, n));
+        }
+        item_counts.sort();
+        Ok(Self {
+            db_now: rows.db_now,
+            lease: rows.lease.map(MutationLease::from),
+            item_counts,
+            failed_items: rows
+                .failed_items
+                .into_iter()
+                .map(Item::try_from)
+                .collect::<Result<_, _>>()?,
+            running_item: rows.running_item.map(Item::try_from).transpose()?,
+            audit: rows
+                .audit
+                .map(|records| records.into_iter().map(AuditRecord::from).collect()),
+            bootstrap,
+        })
+    }
+}

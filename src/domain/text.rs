@@ -1,0 +1,235 @@
+//! Untrusted text (SPEC §4). Error messages, worker ids, tenant ids, operations and metadata are
+//! written by other programs; before any of it reaches a terminal it passes through here.
+//!
+//! Terminal escape sequences (7-bit `ESC …` and their 8-bit C1 forms: CSI, OSC, DCS, SOS, PM,
+//! APC) are removed whole and shown as `␛`, so a hostile value can neither retitle, clear nor
+//! recolour the operator's terminal, and the operator can still see that something was there.
+//! Other control characters and bidirectional overrides become `�`. Line breaks and tabs
+//! become spaces (or separate lines in the multi-line form). Lengths are bounded.
+
+/// Shown where an escape sequence was removed.
+pub const ESCAPE_MARK: char = '␛';
+/// Shown instead of any other control or bidi character.
+pub const CONTROL_MARK: char = '\u{FFFD}';
+/// Appended when a value was cut short.
+pub const ELLIPSIS: char = '…';
+
+/// One line of display-safe text, at most `max_chars` characters (including the ellipsis).
+pub fn clean(text: &str, max_chars: usize) -> String {
+    let mut out = String::with_capacity(text.len().min(max_chars * 4));
+    for piece in Pieces::new(text) {
+        let ch = match piece {
+            Piece::Char('\n' | '\r' | '\t') => ' ',
+            Piece::Char(ch) => ch,
+            Piece::Escape => ESCAPE_MARK,
+            Piece::Control => CONTROL_MARK,
+        };
+        out.push(ch);
+    }
+    bound(out, max_chars)
+}
+
+/// Display-safe lines: at most `max_lines`, each at most `max_chars` characters.
+pub fn clean_lines(text: &str, max_lines: usize, max_chars: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    for piece in Pieces::new(text) {
+        match piece {
+            Piece::Char('\n') => lines.push(std::mem::take(&mut current)),
+            Piece::Char('\r') => {}
+            Piece::Char('\t') => current.push_str("    "),
+            Piece::Char(ch) => current.push(ch),
+            Piece::Escape => current.push(ESCAPE_MARK),
+            Piece::Control => current.push(CONTROL_MARK),
+        }
+    }
+    lines.push(current);
+    let truncated = lines.len() > max_lines;
+    lines.truncate(max_lines);
+    let mut lines: Vec<String> = lines.into_iter().map(|l| bound(l, max_chars)).collect();
+    if truncated && let Some(last) = lines.last_mut() {
+        last.push(ELLIPSIS);
+    }
+    lines
+}
+
+/// A short, quoted-safe excerpt for error messages (`Debug` formatting escapes the rest).
+pub fn clip(text: &str, max_chars: usize) -> String {
+    bound(text.chars().take(max_chars + 1).collect(), max_chars)
+}
+
+fn bound(mut text: String, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        return text;
+    }
+    let keep = max_chars.saturating_sub(1);
+    let cut = text.char_indices().nth(keep).map_or(text.len(), |(i, _)| i);
+    text.truncate(cut);
+    if max_chars > 0 {
+        text.push(ELLIPSIS);
+    }
+    text
+}
+
+enum Piece {
+    Char(char),
+    Escape,
+    Control,
+}
+
+/// Splits text into printable characters, whole escape sequences and stray controls.
+struct Pieces<'a> {
+    chars: std::iter::Peekable<std::str::Chars<'a>>,
+}
+
+impl<'a> Pieces<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            chars: text.chars().peekable(),
+        }
+    }
+
+    /// After a CSI introducer: parameters and intermediates, up to the final byte.
+    fn skip_csi(&mut self) {
+        for ch in self.chars.by_ref() {
+            if ('\u{40}'..='\u{7e}').contains(&ch) {
+                return;
+            }
+        }
+    }
+
+    /// After an OSC/DCS/SOS/PM/APC introducer: everything up to BEL, ST (`ESC \`) or 8-bit ST.
+    fn skip_string(&mut self) {
+        while let Some(ch) = self.chars.next() {
+            match ch {
+                '\u{07}' | '\u{9c}' => return,
+                '\u{1b}' => {
+                    if self.chars.peek() == Some(&'\\') {
+                        self.chars.next();
+                    }
+                    return;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// After ESC: the rest of the sequence, whatever its kind.
+    fn skip_after_escape(&mut self) {
+        match self.chars.next() {
+            Some('[') => self.skip_csi(),
+            Some(']' | 'P' | 'X' | '^' | '_') => self.skip_string(),
+            // nF sequences: intermediates (0x20–0x2F) then one final character.
+            Some(ch) if ('\u{20}'..='\u{2f}').contains(&ch) => {
+                for next in self.chars.by_ref() {
+                    if !('\u{20}'..='\u{2f}').contains(&next) {
+                        break;
+                    }
+                }
+            }
+            // Two-character sequences (ESC c resets the terminal, ESC 7/8, …) or a lone ESC.
+            _ => {}
+        }
+    }
+}
+
+impl Iterator for Pieces<'_> {
+    type Item = Piece;
+
+    fn next(&mut self) -> Option<Piece> {
+        let ch = self.chars.next()?;
+        Some(match ch {
+            '\u{1b}' => {
+                self.skip_after_escape();
+                Piece::Escape
+            }
+            '\u{9b}' => {
+                self.skip_csi();
+                Piece::Escape
+            }
+            '\u{9d}' | '\u{90}' | '\u{98}' | '\u{9e}' | '\u{9f}' => {
+                self.skip_string();
+                Piece::Escape
+            }
+            '\n' | '\r' | '\t' => Piece::Char(ch),
+            c if c.is_control() || is_bidi_control(c) || is_invisible_format(c) => Piece::Control,
+            c => Piece::Char(c),
+        })
+    }
+}
+
+/// Characters that reorder the text around them (the "Trojan Source" family).
+fn is_bidi_control(ch: char) -> bool {
+    matches!(ch, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
+}
+
+/// Zero-width characters that hide content or break alignment.
+fn is_invisible_format(ch: char) -> bool {
+    matches!(ch, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_passes_unchanged() {
+        assert_eq!(
+            clean("compile failed: größe 3", 100),
+            "compile failed: größe 3"
+        );
+    }
+
+    #[test]
+    fn csi_sequences_are_removed_whole() {
+        assert_eq!(clean("a\u{1b}[2J\u{1b}[31mred\u{1b}[0m", 100), "a␛␛red␛");
+    }
+
+    #[test]
+    fn an_osc_title_change_is_removed_whole() {
+        assert_eq!(clean("x\u{1b}]0;pwned\u{7}y", 100), "x␛y");
+        assert_eq!(clean("x\u{1b}]52;c;ZXZpbA==\u{1b}\\y", 100), "x␛y");
+    }
+
+    #[test]
+    fn eight_bit_c1_sequences_are_removed_whole() {
+        assert_eq!(clean("a\u{9b}31mb", 100), "a␛b");
+        assert_eq!(clean("a\u{9d}0;t\u{9c}b", 100), "a␛b");
+        assert_eq!(clean("a\u{85}b", 100), "a\u{FFFD}b");
+    }
+
+    #[test]
+    fn a_reset_sequence_and_stray_controls_are_neutralised() {
+        assert_eq!(clean("\u{1b}cok\u{7}\u{8}", 100), "␛ok\u{FFFD}\u{FFFD}");
+    }
+
+    #[test]
+    fn bidi_overrides_are_replaced() {
+        assert_eq!(clean("abc\u{202e}fed", 100), "abc\u{FFFD}fed");
+        assert_eq!(clean("a\u{2067}b\u{200b}", 100), "a\u{FFFD}b\u{FFFD}");
+    }
+
+    #[test]
+    fn line_breaks_cannot_break_a_single_line() {
+        assert_eq!(clean("one\ntwo\r\tthree", 100), "one two  three");
+    }
+
+    #[test]
+    fn long_values_are_bounded_with_an_ellipsis() {
+        assert_eq!(clean("abcdefgh", 5), "abcd…");
+        assert_eq!(clean("abcde", 5), "abcde");
+        assert_eq!(clean(&"é".repeat(10_000), 3).chars().count(), 3);
+    }
+
+    #[test]
+    fn multi_line_text_is_split_and_bounded() {
+        let lines = clean_lines("first\nsecond \u{1b}[1mbold\nthird\nfourth", 3, 8);
+        assert_eq!(lines, vec!["first", "second …", "third…"]);
+    }
+
+    #[test]
+    fn an_unterminated_sequence_swallows_only_itself() {
+        assert_eq!(clean("ok\u{1b}]0;never ends", 100), "ok␛");
+        assert_eq!(clean("ok\u{1b}", 100), "ok␛");
+    }
+}

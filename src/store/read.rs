@@ -1,0 +1,372 @@
+//! The read model: each view of the ledger in one round trip, with the database clock.
+//!
+//! Every query selects `now()` alongside the data, so ages and expiries are computed against
+//! the database clock of the very same snapshot (SPEC §2). The `(SELECT now()) clock LEFT JOIN
+//! (…) ON true` shape returns one row even when nothing matches, so the clock is never missing.
+//! The pool's sessions default to read-only transactions (see `connect`), so these statements
+//! cannot write.
+
+use chrono::{DateTime, Utc};
+use sqlx::postgres::PgRow;
+use sqlx::{FromRow, PgPool, Row};
+use uuid::Uuid;
+
+use super::rows::{AuditRow, BootstrapRow, ItemRow, LeaseRow};
+use super::{Layout, StoreError};
+
+/// Bootstrap columns, qualified with `b.`.
+pub(super) const BOOTSTRAP_COLUMNS: &str = "b.id, b.tenant_id, b.knowledge_space_id, b.idempotency_key, \
+    b.checkpoint, b.run_state, b.total_documents, b.completed_documents, b.worker_id, \
+    b.lease_token, b.lease_expires_at, b.heartbeat_at, b.last_error_code, b.last_error_message, \
+    b.row_version, b.published_publication_id, b.published_fingerprint, \
+    b.published_head_revision, b.snapshot_metadata, b.created_at, b.updated_at, b.completed_at";
+
+/// The lease columns of `l`, renamed with a `lease_` prefix; NULL where the table predates the
+/// heartbeat columns.
+fn prefixed_lease_columns(layout: &Layout) -> String {
+    let (heartbeat, expires) = heartbeat_columns(layout);
+    format!(
+        "l.id AS lease_id, l.operation AS lease_operation, l.acquired_at AS lease_acquired_at, \
+         {heartbeat} AS lease_heartbeat_at, {expires} AS lease_expires_at_"
+    )
+}
+
+pub(super) fn heartbeat_columns(layout: &Layout) -> (&'static str, &'static str) {
+    if layout.lease_heartbeats {
+        ("l.heartbeat_at", "l.expires_at")
+    } else {
+        ("NULL::timestamptz", "NULL::timestamptz")
+    }
+}
+
+/// Lease columns under their own names, for `LeaseRow`.
+pub(super) fn lease_columns(layout: &Layout) -> String {
+    let (heartbeat, expires) = heartbeat_columns(layout);
+    format!(
+        "l.id, l.tenant_id, l.knowledge_space_id, l.operation, l.acquired_at, \
+         {heartbeat} AS heartbeat_at, {expires} AS expires_at"
+    )
+}
+
+/// One bootstrap and the mutation lease on its space, if any.
+#[derive(Debug, Clone)]
+pub struct BoardLine {
+    pub bootstrap: BootstrapRow,
+    pub lease: Option<LeaseRow>,
+}
+
+/// All bootstraps in scope at one instant of the database clock.
+#[derive(Debug, Clone)]
+pub struct BoardRows {
+    pub db_now: DateTime<Utc>,
+    pub lines: Vec<BoardLine>,
+}
+
+/// The SQL of the board query (public so a test can `EXPLAIN` it).
+pub fn board_sql(layout: &Layout) -> String {
+    format!(
+        "SELECT clock.db_now, x.* \
+         FROM (SELECT now() AS db_now) clock \
+         LEFT JOIN ( \
+           SELECT {BOOTSTRAP_COLUMNS}, {lease} \
+           FROM legacy_space_publication_bootstraps b \
+           LEFT JOIN knowledge_space_mutation_leases l \
+             ON l.tenant_id = b.tenant_id AND l.knowledge_space_id = b.knowledge_space_id \
+           WHERE ($1::text IS NULL OR b.tenant_id = $1) \
+         ) x ON true",
+        lease = prefixed_lease_columns(layout)
+    )
+}
+
+/// The board: every bootstrap in scope, its space's lease and `now()`, without touching items.
+pub async fn board(
+    pool: &PgPool,
+    layout: &Layout,
+    tenant: Option<&str>,
+) -> Result<BoardRows, StoreError> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(board_sql(layout)))
+        .bind(tenant)
+        .fetch_all(pool)
+        .await?;
+    let mut db_now = None;
+    let mut lines = Vec::with_capacity(rows.len());
+    for row in &rows {
+        db_now = Some(row.try_get("db_now")?);
+        if let Some(line) = board_line(row)? {
+            lines.push(line);
+        }
+    }
+    Ok(BoardRows {
+        db_now: db_now.ok_or(StoreError::NoClock)?,
+        lines,
+    })
+}
+
+/// `None` for the placeholder row of an empty result.
+fn board_line(row: &PgRow) -> Result<Option<BoardLine>, sqlx::Error> {
+    if row.try_get::<Option<Uuid>, _>("id")?.is_none() {
+        return Ok(None);
+    }
+    let bootstrap = BootstrapRow::from_row(row)?;
+    let lease = prefixed_lease(row, &bootstrap)?;
+    Ok(Some(BoardLine { bootstrap, lease }))
+}
+
+fn prefixed_lease(row: &PgRow, owner: &BootstrapRow) -> Result<Option<LeaseRow>, sqlx::Error> {
+    let Some(id) = row.try_get::<Option<Uuid>, _>("lease_id")? else {
+        return Ok(None);
+    };
+    Ok(Some(LeaseRow {
+        id,
+        tenant_id: owner.tenant_id.clone(),
+        knowledge_space_id: owner.knowledge_space_id,
+        operation: row.try_get("lease_operation")?,
+        acquired_at: row.try_get("lease_acquired_at")?,
+        heartbeat_at: row.try_get("lease_heartbeat_at")?,
+        expires_at: row.try_get("lease_expires_at_")?,
+    }))
+}
+
+/// Everything the detail view shows about one bootstrap.
+#[derive(Debug, Clone)]
+pub struct DetailRows {
+    pub db_now: DateTime<Utc>,
+    pub bootstrap: BootstrapRow,
+    pub lease: Option<LeaseRow>,
+    /// (status, count) for every status that has items.
+    pub item_counts: Vec<(String, i64)>,
+    /// Failed items, lowest ordinal first, at most [`FAILED_ITEMS_SHOWN`].
+    pub failed_items: Vec<ItemRow>,
+    pub running_item: Option<ItemRow>,
+    /// Most recent first; `None` when the database has no audit table.
+    pub audit: Option<Vec<AuditRow>>,
+}
+
+pub const FAILED_ITEMS_SHOWN: i64 = 100;
+pub const AUDIT_RECORDS_SHOWN: i64 = 20;
+
+const ITEM_JSON: &str = "json_build_object('bootstrap_id', i.bootstrap_id, \
+    'document_asset_id', i.document_asset_id, 'document_version', i.document_version, \
+    'document_sha256', i.document_sha256, 'ordinal', i.ordinal, \
+    'compilation_attempt_id', i.compilation_attempt_id, 'status', i.status, \
+    'last_error', i.last_error, 'updated_at', i.updated_at)";
+
+/// The SQL of the detail query (public so a test can `EXPLAIN` it).
+pub fn detail_sql(layout: &Layout) -> String {
+    let audit = if layout.audit_table {
+        format!(
+            "(SELECT coalesce(json_agg(a ORDER BY a.at DESC, a.id DESC), '[]'::json) FROM ( \
+               SELECT * FROM bootstrap_console.audit_log \
+               WHERE tenant_id = b.tenant_id AND knowledge_space_id = b.knowledge_space_id \
+               ORDER BY at DESC, id DESC LIMIT {AUDIT_RECORDS_SHOWN}) a)"
+        )
+    } else {
+        "NULL::json".to_string()
+    };
+    format!(
+        "SELECT now() AS db_now, {BOOTSTRAP_COLUMNS}, {lease}, \
+           (SELECT coalesce(json_agg(json_build_array(c.status, c.n)), '[]'::json) FROM ( \
+              SELECT i.status, count(*) AS n FROM legacy_space_publication_bootstrap_items i \
+              WHERE i.bootstrap_id = b.id GROUP BY i.status) c) AS item_counts, \
+           (SELECT coalesce(json_agg({ITEM_JSON} ORDER BY i.ordinal), '[]'::json) FROM ( \
+              SELECT * FROM legacy_space_publication_bootstrap_items i \
+              WHERE i.bootstrap_id = b.id AND i.status = 'failed' \
+              ORDER BY i.ordinal LIMIT {FAILED_ITEMS_SHOWN}) i) AS failed_items, \
+           (SELECT {ITEM_JSON} FROM legacy_space_publication_bootstrap_items i \
+              WHERE i.bootstrap_id = b.id AND i.status = 'running' \
+              ORDER BY i.ordinal LIMIT 1) AS running_item, \
+           {audit} AS audit \
+         FROM legacy_space_publication_bootstraps b \
+         LEFT JOIN knowledge_space_mutation_leases l \
+           ON l.tenant_id = b.tenant_id AND l.knowledge_space_id = b.knowledge_space_id \
+         WHERE b.id = $1 AND ($2::text IS NULL OR b.tenant_id = $2)",
+        lease = prefixed_lease_columns(layout)
+    )
+}
+
+/// One bootstrap in depth, or `None` when there is no such bootstrap in scope.
+pub async fn detail(
+    pool: &PgPool,
+    layout: &Layout,
+    bootstrap_id: Uuid,
+    tenant: Option<&str>,
+) -> Result<Option<DetailRows>, StoreError> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(detail_sql(layout)))
+        .bind(bootstrap_id)
+        .bind(tenant)
+        .fetch_optional(pool)
+        .await?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    let bootstrap = BootstrapRow::from_row(&row)?;
+    let lease = prefixed_lease(&row, &bootstrap)?;
+    let counts: serde_json::Value = row.try_get("item_counts")?;
+    let item_counts: Vec<(String, i64)> = serde_json::from_value(counts)?;
+    let failed: serde_json::Value = row.try_get("failed_items")?;
+    let running: Option<serde_json::Value> = row.try_get("running_item")?;
+    let audit: Option<serde_json::Value> = row.try_get("audit")?;
+    Ok(Some(DetailRows {
+        db_now: row.try_get("db_now")?,
+        bootstrap,
+        lease,
+        item_counts,
+        failed_items: serde_json::from_value(failed)?,
+        running_item: running.map(serde_json::from_value).transpose()?,
+        audit: audit.map(serde_json::from_value).transpose()?,
+    }))
+}
+
+/// A mutation lease and the bootstrap of its space, if that space has one.
+#[derive(Debug, Clone)]
+pub struct LeaseLine {
+    pub lease: LeaseRow,
+    pub bootstrap_id: Option<Uuid>,
+    pub bootstrap_run_state: Option<String>,
+    pub bootstrap_checkpoint: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct LeaseRows {
+    pub db_now: DateTime<Utc>,
+    pub lines: Vec<LeaseLine>,
+}
+
+/// Every mutation lease in scope, oldest first.
+pub async fn leases(
+    pool: &PgPool,
+    layout: &Layout,
+    tenant: Option<&str>,
+) -> Result<LeaseRows, StoreError> {
+    let sql = format!(
+        "SELECT clock.db_now, x.* \
+         FROM (SELECT now() AS db_now) clock \
+         LEFT JOIN ( \
+           SELECT {lease}, b.id AS bootstrap_id, b.run_state AS bootstrap_run_state, \
+                  b.checkpoint AS bootstrap_checkpoint \
+           FROM knowledge_space_mutation_leases l \
+           LEFT JOIN legacy_space_publication_bootstraps b \
+             ON b.tenant_id = l.tenant_id AND b.knowledge_space_id = l.knowledge_space_id \
+           WHERE ($1::text IS NULL OR l.tenant_id = $1) \
+         ) x ON true \
+         ORDER BY x.acquired_at, x.id",
+        lease = lease_columns(layout)
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(tenant)
+        .fetch_all(pool)
+        .await?;
+    let mut db_now = None;
+    let mut lines = Vec::with_capacity(rows.len());
+    for row in &rows {
+        db_now = Some(row.try_get("db_now")?);
+        if row.try_get::<Option<Uuid>, _>("id")?.is_some() {
+            lines.push(LeaseLine {
+                lease: LeaseRow::from_row(row)?,
+                bootstrap_id: row.try_get("bootstrap_id")?,
+                bootstrap_run_state: row.try_get("bootstrap_run_state")?,
+                bootstrap_checkpoint: row.try_get("bootstrap_checkpoint")?,
+            });
+        }
+    }
+    Ok(LeaseRows {
+        db_now: db_now.ok_or(StoreError::NoClock)?,
+        lines,
+    })
+}
+
+/// The most recent audit records in scope, newest first.
+pub async fn recent_audit(
+    pool: &PgPool,
+    tenant: Option<&str>,
+    limit: i64,
+) -> Result<Vec<AuditRow>, StoreError> {
+    let rows = sqlx::query_as::<_, AuditRow>(
+        "SELECT id, at, actor, host, ssh_client, action, tenant_id, knowledge_space_id, \
+                bootstrap_id, lease_id, reason, row_before, row_after, outcome \
+         FROM bootstrap_console.audit_log \
+         WHERE ($1::text IS NULL OR tenant_id = $1) \
+         ORDER BY at DESC, id DESC LIMIT $2",
+    )
+    .bind(tenant)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows)
+}
+
+/// Items of one bootstrap counted by status (for an action's plan).
+pub async fn item_counts(
+    pool: &PgPool,
+    bootstrap_id: Uuid,
+) -> Result<Vec<(String, i64)>, StoreError> {
+    let rows = sqlx::query_as::<_, (String, i64)>(
+        "SELECT status, count(*) FROM legacy_space_publication_bootstrap_items \
+         WHERE bootstrap_id = $1 GROUP BY status",
+    )
+    .bind(bootstrap_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows)
+}
+
+/// One bootstrap by id, without locking (for an action's plan).
+pub async fn bootstrap(pool: &PgPool, id: Uuid) -> Result<Option<BootstrapRow>, StoreError> {
+    let sql = format!(
+        "SELECT {BOOTSTRAP_COLUMNS} FROM legacy_space_publication_bootstraps b WHERE b.id = $1"
+    );
+    Ok(sqlx::query_as::<_, BootstrapRow>(sqlx::AssertSqlSafe(sql))
+        .bind(id)
+        .fetch_optional(pool)
+        .await?)
+}
+
+/// The bootstrap of a space, for commands that name a space instead of a bootstrap.
+pub async fn bootstrap_of_space(
+    pool: &PgPool,
+    space_id: Uuid,
+) -> Result<Option<BootstrapRow>, StoreError> {
+    let sql = format!(
+        "SELECT {BOOTSTRAP_COLUMNS} FROM legacy_space_publication_bootstraps b \
+         WHERE b.knowledge_space_id = $1 ORDER BY b.created_at LIMIT 1"
+    );
+    Ok(sqlx::query_as::<_, BootstrapRow>(sqlx::AssertSqlSafe(sql))
+        .bind(space_id)
+        .fetch_optional(pool)
+        .await?)
+}
+
+/// One lease by id, without locking (for an action's plan).
+pub async fn lease(
+    pool: &PgPool,
+    layout: &Layout,
+    id: Uuid,
+) -> Result<Option<LeaseRow>, StoreError> {
+    let sql = format!(
+        "SELECT {} FROM knowledge_space_mutation_leases l WHERE l.id = $1",
+        lease_columns(layout)
+    );
+    Ok(sqlx::query_as::<_, LeaseRow>(sqlx::AssertSqlSafe(sql))
+        .bind(id)
+        .fetch_optional(pool)
+        .await?)
+}
+
+/// The lease currently on a space, if any.
+pub async fn lease_of_space(
+    pool: &PgPool,
+    layout: &Layout,
+    tenant: &str,
+    space: Uuid,
+) -> Result<Option<LeaseRow>, StoreError> {
+    let sql = format!(
+        "SELECT {} FROM knowledge_space_mutation_leases l \
+         WHERE l.tenant_id = $1 AND l.knowledge_space_id = $2",
+        lease_columns(layout)
+    );
+    Ok(sqlx::query_as::<_, LeaseRow>(sqlx::AssertSqlSafe(sql))
+        .bind(tenant)
+        .bind(space)
+        .fetch_optional(pool)
+        .await?)
+}

@@ -1,0 +1,222 @@
+//! The only statements that write: one [`WriteTx`] per operator action.
+//!
+//! The domain opens the transaction, locks the row it is about to change, decides from what it
+//! sees whether the action still applies, writes, appends the audit record and commits — or
+//! rolls back and writes nothing. Each statement here is one step of that sequence.
+
+use chrono::{DateTime, Utc};
+use sqlx::postgres::PgRow;
+use sqlx::{FromRow, Postgres, Row, Transaction};
+use uuid::Uuid;
+
+use super::read::{BOOTSTRAP_COLUMNS, lease_columns};
+use super::rows::{BootstrapRow, LeaseRow};
+use super::{Layout, Store, StoreError};
+
+/// A row as locked or written, with its JSON image for the audit record.
+#[derive(Debug, Clone)]
+pub struct Locked<T> {
+    pub row: T,
+    pub json: serde_json::Value,
+}
+
+impl<T: for<'r> FromRow<'r, PgRow>> Locked<T> {
+    fn from_pg(row: &PgRow) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            row: T::from_row(row)?,
+            json: row.try_get("row_json")?,
+        })
+    }
+}
+
+/// One audit record to append.
+#[derive(Debug, Clone)]
+pub struct NewAudit<'a> {
+    pub actor: &'a str,
+    pub host: &'a str,
+    pub ssh_client: Option<&'a str>,
+    pub action: &'a str,
+    pub tenant_id: &'a str,
+    pub knowledge_space_id: Uuid,
+    pub bootstrap_id: Option<Uuid>,
+    pub lease_id: Option<Uuid>,
+    pub reason: &'a str,
+    pub row_before: Option<&'a serde_json::Value>,
+    pub row_after: Option<&'a serde_json::Value>,
+    pub outcome: &'a str,
+}
+
+/// An open read-write transaction. Dropping it without `commit` rolls back.
+pub struct WriteTx {
+    tx: Transaction<'static, Postgres>,
+    layout: Layout,
+}
+
+impl WriteTx {
+    /// `BEGIN READ WRITE`: the pool's sessions default to read-only, so writing is explicit.
+    pub async fn begin(store: &Store) -> Result<Self, StoreError> {
+        let tx = store.pool().begin_with("BEGIN READ WRITE").await?;
+        Ok(Self {
+            tx,
+            layout: *store.layout(),
+        })
+    }
+
+    /// The database clock of this transaction.
+    pub async fn now(&mut self) -> Result<DateTime<Utc>, StoreError> {
+        Ok(sqlx::query_scalar("SELECT now()")
+            .fetch_one(&mut *self.tx)
+            .await?)
+    }
+
+    /// Locks one bootstrap row for the rest of the transaction.
+    pub async fn lock_bootstrap(
+        &mut self,
+        id: Uuid,
+    ) -> Result<Option<Locked<BootstrapRow>>, StoreError> {
+        let sql = format!(
+            "SELECT {BOOTSTRAP_COLUMNS}, to_jsonb(b) AS row_json \
+             FROM legacy_space_publication_bootstraps b WHERE b.id = $1 FOR UPDATE"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(&mut *self.tx)
+            .await?;
+        Ok(row.as_ref().map(Locked::from_pg).transpose()?)
+    }
+
+    /// SPEC §3 retry, job row: back to `queued` in place, keeping the checkpoint.
+    pub async fn retry_bootstrap(&mut self, id: Uuid) -> Result<Locked<BootstrapRow>, StoreError> {
+        let sql = format!(
+            "UPDATE legacy_space_publication_bootstraps AS b SET \
+               run_state = 'queued', worker_id = NULL, lease_token = NULL, \
+               lease_expires_at = NULL, heartbeat_at = NULL, completed_at = NULL, \
+               last_error_code = NULL, last_error_message = NULL, \
+               row_version = b.row_version + 1, updated_at = now() \
+             WHERE b.id = $1 \
+             RETURNING {BOOTSTRAP_COLUMNS}, to_jsonb(b) AS row_json"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_one(&mut *self.tx)
+            .await?;
+        Ok(Locked::from_pg(&row)?)
+    }
+
+    /// SPEC §3 retry, items: failed or running items go back to pending.
+    pub async fn reset_items_for_retry(&mut self, bootstrap_id: Uuid) -> Result<u64, StoreError> {
+        let done = sqlx::query(
+            "UPDATE legacy_space_publication_bootstrap_items SET \
+               status = 'pending', compilation_attempt_id = NULL, last_error = NULL, \
+               updated_at = now() \
+             WHERE bootstrap_id = $1 AND status IN ('failed', 'running')",
+        )
+        .bind(bootstrap_id)
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(done.rows_affected())
+    }
+
+    /// SPEC §3 cancel: `canceled`, lease cleared (which fences out a live worker).
+    pub async fn cancel_bootstrap(
+        &mut self,
+        id: Uuid,
+        reason: &str,
+    ) -> Result<Locked<BootstrapRow>, StoreError> {
+        let sql = format!(
+            "UPDATE legacy_space_publication_bootstraps AS b SET \
+               run_state = 'canceled', worker_id = NULL, lease_token = NULL, \
+               lease_expires_at = NULL, heartbeat_at = NULL, completed_at = now(), \
+               last_error_code = 'operator_canceled', last_error_message = $2, \
+               row_version = b.row_version + 1, updated_at = now() \
+             WHERE b.id = $1 \
+             RETURNING {BOOTSTRAP_COLUMNS}, to_jsonb(b) AS row_json"
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .bind(reason)
+            .fetch_one(&mut *self.tx)
+            .await?;
+        Ok(Locked::from_pg(&row)?)
+    }
+
+    /// Locks one mutation lease for the rest of the transaction.
+    pub async fn lock_lease(&mut self, id: Uuid) -> Result<Option<Locked<LeaseRow>>, StoreError> {
+        let sql = format!(
+            "SELECT {}, to_jsonb(l) AS row_json \
+             FROM knowledge_space_mutation_leases l WHERE l.id = $1 FOR UPDATE",
+            lease_columns(&self.layout)
+        );
+        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(&mut *self.tx)
+            .await?;
+        Ok(row.as_ref().map(Locked::from_pg).transpose()?)
+    }
+
+    /// The lease now on a space (to tell the operator what replaced the one they saw).
+    pub async fn lease_of_space(
+        &mut self,
+        tenant: &str,
+        space: Uuid,
+    ) -> Result<Option<LeaseRow>, StoreError> {
+        let sql = format!(
+            "SELECT {} FROM knowledge_space_mutation_leases l \
+             WHERE l.tenant_id = $1 AND l.knowledge_space_id = $2",
+            lease_columns(&self.layout)
+        );
+        Ok(sqlx::query_as::<_, LeaseRow>(sqlx::AssertSqlSafe(sql))
+            .bind(tenant)
+            .bind(space)
+            .fetch_optional(&mut *self.tx)
+            .await?)
+    }
+
+    /// Deletes exactly the lease described (id, tenant, space, acquired_at); returns whether
+    /// it was there.
+    pub async fn delete_lease(&mut self, lease: &LeaseRow) -> Result<bool, StoreError> {
+        let done = sqlx::query(
+            "DELETE FROM knowledge_space_mutation_leases \
+             WHERE id = $1 AND tenant_id = $2 AND knowledge_space_id = $3 AND acquired_at = $4",
+        )
+        .bind(lease.id)
+        .bind(&lease.tenant_id)
+        .bind(lease.knowledge_space_id)
+        .bind(lease.acquired_at)
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Appends the audit record of this action; returns its id.
+    pub async fn insert_audit(&mut self, record: &NewAudit<'_>) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO bootstrap_console.audit_log \
+               (actor, host, ssh_client, action, tenant_id, knowledge_space_id, bootstrap_id, \
+                lease_id, reason, row_before, row_after, outcome) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+        )
+        .bind(record.actor)
+        .bind(record.host)
+        .bind(record.ssh_client)
+        .bind(record.action)
+        .bind(record.tenant_id)
+        .bind(record.knowledge_space_id)
+        .bind(record.bootstrap_id)
+        .bind(record.lease_id)
+        .bind(record.reason)
+        .bind(record.row_before)
+        .bind(record.row_after)
+        .bind(record.outcome)
+        .fetch_one(&mut *self.tx)
+        .await?)
+    }
+
+    pub async fn commit(self) -> Result<(), StoreError> {
+        Ok(self.tx.commit().await?)
+    }
+
+    pub async fn rollback(self) -> Result<(), StoreError> {
+        Ok(self.tx.rollback().await?)
+    }
+}
