@@ -3,6 +3,7 @@
 mod binaries;
 mod cluster;
 mod database;
+pub mod protocol;
 mod reaper;
 
 pub use binaries::{BINDIR_OVERRIDE, ServerBinaries};

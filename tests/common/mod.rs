@@ -7,6 +7,8 @@
 //! template and parallel test binaries never build one twice (an advisory lock serialises it).
 #![allow(dead_code)]
 
+pub mod fixture;
+
 use std::str::FromStr;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -80,6 +82,21 @@ impl TestDb {
     /// Options for connecting to this database.
     pub fn options(&self) -> PgConnectOptions {
         self.options.clone()
+    }
+
+    /// The database as a console connection target.
+    pub fn target(&self) -> bootstrap_console::store::connect::Target {
+        bootstrap_console::store::connect::Target::from_options(self.options())
+    }
+
+    /// A console session on this database.
+    pub async fn session(
+        &self,
+        options: bootstrap_console::domain::session::SessionOptions,
+    ) -> bootstrap_console::domain::session::Session {
+        bootstrap_console::domain::session::Session::open(&self.target(), options)
+            .await
+            .expect("open a console session")
     }
 
     /// A single new connection, for tests that need a second session.
