@@ -166,48 +166,36 @@ async fn the_audit_record_says_who_did_what_to_which_row_and_why() {
     else {
         panic!("retry applies");
     };
-    let (
-        actor,
-        host,
-        action,
-        tenant,
-        space,
-        bootstrap,
-        reason,
-        before,
-        after,
-        outcome,
-        at_is_db_clock,
-    ): (
-        String,
-        String,
-        String,
-        String,
-        uuid::Uuid,
-        Option<uuid::Uuid>,
-        String,
-        serde_json::Value,
-        serde_json::Value,
-        String,
-        bool,
-    ) = sqlx::query_as(
-        "SELECT actor, host, action, tenant_id, knowledge_space_id, bootstrap_id, reason, \
-                row_before, row_after, outcome, abs(extract(epoch FROM now() - at)) < 60 \
-         FROM bootstrap_console.audit_log WHERE id = $1",
+    let record: bootstrap_console::store::rows::AuditRow =
+        sqlx::query_as("SELECT * FROM bootstrap_console.audit_log WHERE id = $1")
+            .bind(applied.audit_id)
+            .fetch_one(&db.pool)
+            .await
+            .expect("audit row");
+    let written_on_db_clock: bool = sqlx::query_scalar(
+        "SELECT abs(extract(epoch FROM now() - at)) < 60 FROM bootstrap_console.audit_log",
     )
-    .bind(applied.audit_id)
     .fetch_one(&db.pool)
     .await
-    .expect("audit row");
-    assert_eq!(actor, session.actor().user);
-    assert_eq!(host, session.actor().host);
-    assert_eq!((action.as_str(), tenant.as_str()), ("retry", "tenant-a"));
-    assert_eq!((space, bootstrap), (job.space, Some(job.bootstrap)));
-    assert_eq!(reason, "compiler fixed", "the reason is stored trimmed");
-    assert_eq!(before["run_state"], "failed");
-    assert_eq!(after["run_state"], "queued");
-    assert_eq!(outcome, "applied");
-    assert!(at_is_db_clock);
+    .expect("clock");
+    assert_eq!(record.actor, session.actor().user);
+    assert_eq!(record.host, session.actor().host);
+    assert_eq!(
+        (record.action.as_str(), record.tenant_id.as_str()),
+        ("retry", "tenant-a")
+    );
+    assert_eq!(
+        (record.knowledge_space_id, record.bootstrap_id),
+        (job.space, Some(job.bootstrap))
+    );
+    assert_eq!(
+        record.reason, "compiler fixed",
+        "the reason is stored trimmed"
+    );
+    assert_eq!(record.row_before.expect("before")["run_state"], "failed");
+    assert_eq!(record.row_after.expect("after")["run_state"], "queued");
+    assert_eq!(record.outcome, "applied");
+    assert!(written_on_db_clock);
 }
 
 #[tokio::test]

@@ -23,6 +23,8 @@ pub struct Capabilities {
     pub in_recovery: bool,
 }
 
+// `has_table_privilege` with a list is true when *any* listed privilege is held, so each
+// privilege is checked on its own.
 const CAPABILITIES_SQL: &str = "\
 WITH t AS (SELECT to_regclass('legacy_space_publication_bootstraps') AS bootstraps,
                   to_regclass('legacy_space_publication_bootstrap_items') AS items,
@@ -37,11 +39,14 @@ SELECT current_user::text AS current_user,
        (SELECT count(*) = 2 FROM pg_attribute
          WHERE attrelid = t.leases AND attname IN ('heartbeat_at', 'expires_at')
            AND NOT attisdropped) AS lease_heartbeats,
-       coalesce(t.bootstraps IS NOT NULL AND has_table_privilege(t.bootstraps, 'SELECT, UPDATE'), false)
+       coalesce(t.bootstraps IS NOT NULL AND has_table_privilege(t.bootstraps, 'SELECT')
+                 AND has_table_privilege(t.bootstraps, 'UPDATE'), false)
          AS can_update_bootstraps,
-       coalesce(t.items IS NOT NULL AND has_table_privilege(t.items, 'SELECT, UPDATE'), false)
+       coalesce(t.items IS NOT NULL AND has_table_privilege(t.items, 'SELECT')
+                 AND has_table_privilege(t.items, 'UPDATE'), false)
          AS can_update_items,
-       coalesce(t.leases IS NOT NULL AND has_table_privilege(t.leases, 'SELECT, DELETE'), false)
+       coalesce(t.leases IS NOT NULL AND has_table_privilege(t.leases, 'SELECT')
+                 AND has_table_privilege(t.leases, 'DELETE'), false)
          AS can_delete_leases,
        coalesce(t.audit IS NOT NULL AND has_table_privilege(t.audit, 'INSERT'), false)
          AS can_insert_audit,

@@ -99,6 +99,15 @@ impl TestDb {
             .expect("open a console session")
     }
 
+    /// A new pool, whose sessions pick up database-level settings changed since `pool` opened.
+    pub async fn fresh_pool(&self) -> PgPool {
+        PgPoolOptions::new()
+            .max_connections(4)
+            .connect_with(self.options())
+            .await
+            .expect("connect to the test database")
+    }
+
     /// A single new connection, for tests that need a second session.
     pub async fn connect(&self) -> PgConnection {
         self.options
