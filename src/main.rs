@@ -2,14 +2,13 @@
 
 use std::process::ExitCode;
 
-use bootstrap_console::cli::{self, Cli};
-use clap::Parser;
+use bootstrap_console::cli;
 
 fn main() -> ExitCode {
     if let Err(e) = color_eyre::install() {
         eprintln!("bootstrap-console: could not install the error reporter: {e}");
     }
-    let cli = Cli::parse();
+    let cli = cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {

@@ -231,3 +231,47 @@ fn without_server_binaries_the_user_is_told_what_to_install() {
     assert!(stderr.contains("--database-url"), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "one sentence: {stderr}");
 }
+
+#[test]
+fn the_demo_runs_a_labelled_rollout_and_cleans_up_on_sigterm() {
+    let mut child = Command::new(BINARY)
+        .args([
+            "demo",
+            "--tenants",
+            "1",
+            "--spaces",
+            "4",
+            "--report-every",
+            "1",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn the demo");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let first = lines.next().expect("a line").expect("text");
+    let url = first
+        .strip_prefix("SANDBOX private PostgreSQL at ")
+        .unwrap_or_else(|| panic!("labelled SANDBOX: {first}"));
+    let dir = PathBuf::from(
+        url.trim_start_matches("postgres://postgres@")
+            .split(':')
+            .next()
+            .expect("host")
+            .replace("%2F", "/"),
+    );
+    assert!(dir.exists());
+    let summary = lines
+        .by_ref()
+        .map(|l| l.expect("text"))
+        .find(|l| l.starts_with("SANDBOX ") && l.contains("readable"))
+        .expect("a rollout summary");
+    assert!(summary.contains("/"), "{summary}");
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).expect("SIGTERM");
+    // Keep reading so the demo never blocks on a full pipe while it stops.
+    for _ in lines {}
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "{status}");
+    eventually("the sandbox directory is deleted", || !dir.exists());
+}

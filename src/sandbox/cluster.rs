@@ -115,8 +115,7 @@ impl PrivateCluster {
     /// A `postgres://` URL for `database` (the socket directory percent-encoded as the host),
     /// accepted by sqlx, `psql` and `DATABASE_URL`.
     pub fn url(&self, database: &str) -> String {
-        let host = self.socket_dir.to_string_lossy().replace('/', "%2F");
-        format!("postgres://{SUPERUSER}@{host}:{SOCKET_PORT}/{database}")
+        socket_url(&self.socket_dir, database)
     }
 
     /// Stops the server and deletes the directory now, reporting what went wrong.
@@ -201,6 +200,15 @@ impl KeptCluster {
             .username(SUPERUSER)
             .database(database)
     }
+
+    pub fn url(&self, database: &str) -> String {
+        socket_url(&self.socket_dir, database)
+    }
+}
+
+fn socket_url(socket_dir: &Path, database: &str) -> String {
+    let host = socket_dir.to_string_lossy().replace('/', "%2F");
+    format!("postgres://{SUPERUSER}@{host}:{SOCKET_PORT}/{database}")
 }
 
 fn unprivileged_account() -> Result<Option<RunAs>, SandboxError> {

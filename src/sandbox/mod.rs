@@ -5,6 +5,7 @@ mod cluster;
 mod database;
 pub mod protocol;
 mod reaper;
+pub mod sim;
 
 pub use binaries::{BINDIR_OVERRIDE, ServerBinaries};
 pub use cluster::{KeptCluster, PrivateCluster};

@@ -14,6 +14,8 @@ use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, PgConnection, PgPool};
 
 pub const APPLICATION_NAME: &str = "bootstrap-console";
+/// The simulated platform's sessions, told apart from the console's in `pg_stat_activity`.
+pub const SIMULATOR_APPLICATION_NAME: &str = "bootstrap-console-simulator";
 pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const LOCK_TIMEOUT: Duration = Duration::from_secs(5);
@@ -76,6 +78,20 @@ impl Target {
                 reason: format!("no answer within {}s", CONNECT_TIMEOUT.as_secs()),
             }),
         }
+    }
+
+    /// A pool for the simulated platform (workers and writers): ordinary read-write sessions
+    /// under their own application name.
+    pub async fn simulator_pool(&self, max_connections: u32) -> Result<PgPool, ConnectError> {
+        let options = self
+            .session_options(DEFAULT_STATEMENT_TIMEOUT, false)
+            .application_name(SIMULATOR_APPLICATION_NAME);
+        PgPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_with(options)
+            .await
+            .map_err(|e| ConnectError::classify(self, e))
     }
 
     /// A small pool of observer sessions (see `session_options`).

@@ -137,3 +137,21 @@ pub async fn apply_sandbox_schema(conn: &mut PgConnection) -> Result<(), SchemaE
     migrate_console(conn).await?;
     Ok(())
 }
+
+/// Whether a table (resolved through the search path) exists.
+pub async fn relation_exists(conn: &mut PgConnection, name: &str) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
+        .bind(name)
+        .fetch_one(conn)
+        .await
+}
+
+/// How many bootstraps the ledger holds (0 when there is no ledger table).
+pub async fn ledger_size(conn: &mut PgConnection) -> Result<i64, sqlx::Error> {
+    if !relation_exists(conn, "legacy_space_publication_bootstraps").await? {
+        return Ok(0);
+    }
+    sqlx::query_scalar("SELECT count(*) FROM legacy_space_publication_bootstraps")
+        .fetch_one(conn)
+        .await
+}

@@ -22,6 +22,8 @@ use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
 /// The server this test binary uses.
 struct Server {
     admin: PgConnectOptions,
+    /// A URL of the server, with `{db}` where the database name goes.
+    url_template: String,
     /// Keeps the private cluster (if any) referenced for diagnostics.
     _cluster: Option<KeptCluster>,
 }
@@ -37,6 +39,7 @@ fn server() -> &'static Server {
     SERVER.get_or_init(|| match std::env::var("DATABASE_URL") {
         Ok(url) if !url.trim().is_empty() => Server {
             admin: PgConnectOptions::from_str(&url).expect("DATABASE_URL is not a valid URL"),
+            url_template: url_template(&url),
             _cluster: None,
         },
         _ => {
@@ -45,10 +48,24 @@ fn server() -> &'static Server {
                 .keep_until_exit();
             Server {
                 admin: cluster.connect_options("postgres"),
+                url_template: cluster.url("{db}"),
                 _cluster: Some(cluster),
             }
         }
     })
+}
+
+/// `postgres://user@host:port/name?query` → the same with `{db}` as the name.
+fn url_template(url: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((base, query)) => (base, format!("?{query}")),
+        None => (url, String::new()),
+    };
+    let authority_end = base.find("://").map_or(0, |i| i + 3);
+    let path_start = base[authority_end..]
+        .find('/')
+        .map_or(base.len(), |i| authority_end + i);
+    format!("{}/{{db}}{query}", &base[..path_start])
 }
 
 /// The connection options of the server's maintenance database.
@@ -82,6 +99,11 @@ impl TestDb {
     /// Options for connecting to this database.
     pub fn options(&self) -> PgConnectOptions {
         self.options.clone()
+    }
+
+    /// A `postgres://` URL of this database, for running the binary against it.
+    pub fn url(&self) -> String {
+        server().url_template.replace("{db}", &self.name)
     }
 
     /// The database as a console connection target.

@@ -1,0 +1,155 @@
+//! Clap definitions of every subcommand and flag.
+
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::sandbox::sim::{RunConfig, SeedConfig};
+use crate::store::connect::{ConnectError, Target};
+
+#[derive(Debug, Parser)]
+#[command(name = "bootstrap-console", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a simulated rollout on a private PostgreSQL and watch it (nothing to set up).
+    Demo(RolloutArgs),
+    /// Run simulated workers and document writers against a database (staging rehearsal,
+    /// benchmark load).
+    Simulate(SimulateArgs),
+    /// Apply the console's own schema (the audit table) to the target database. Idempotent;
+    /// never runs a platform migration.
+    Migrate(ConnectArgs),
+    /// Start a private PostgreSQL with the sandbox schema, print its URL and keep it running
+    /// until Ctrl-C, SIGTERM or SIGHUP; then stop it and delete it.
+    Sandbox {
+        /// Create only the platform stand-in tables (no migration 0009, no console schema).
+        #[arg(long)]
+        platform_only: bool,
+    },
+}
+
+/// Where to connect: `--database-url`, else `DATABASE_URL`, else the `PG*` variables.
+#[derive(Debug, Clone, Args)]
+pub struct ConnectArgs {
+    /// PostgreSQL URL, e.g. postgres://user@host:5432/platform?sslmode=verify-full
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
+    pub database_url: Option<String>,
+}
+
+impl ConnectArgs {
+    pub fn target(&self) -> Result<Target, ConnectError> {
+        Target::from_url_or_env(self.database_url.as_deref())
+    }
+}
+
+/// The size of a seeded rollout and the faults of the simulated platform.
+#[derive(Debug, Clone, Args)]
+pub struct RolloutArgs {
+    /// Seed of every random choice: the same seed gives the same data and the same faults.
+    #[arg(long, default_value_t = 2026)]
+    pub seed: u64,
+    #[arg(long, default_value_t = 6)]
+    pub tenants: u32,
+    /// Knowledge spaces per tenant.
+    #[arg(long, default_value_t = 20)]
+    pub spaces: u32,
+    /// Simulated bootstrap workers.
+    #[arg(long, default_value_t = 4)]
+    pub workers: u32,
+    /// Probability that one document rebuild fails (failing its job).
+    #[arg(long, default_value_t = 0.0015)]
+    pub item_failure_rate: f64,
+    /// Probability that a worker crashes while holding a job (its lease then expires).
+    #[arg(long, default_value_t = 0.04)]
+    pub worker_crash_rate: f64,
+    /// Probability that a document is very slow (its worker's heartbeat runs late).
+    #[arg(long, default_value_t = 0.004)]
+    pub slow_rate: f64,
+    /// Share of unmigrated spaces whose document writer holds a lease at the start.
+    #[arg(long, default_value_t = 0.12)]
+    pub writer_share: f64,
+    /// Share of those writers that crashed long ago (orphan leases).
+    #[arg(long, default_value_t = 0.35)]
+    pub orphan_share: f64,
+    /// Probability that a live writer crashes instead of releasing its lease.
+    #[arg(long, default_value_t = 0.25)]
+    pub writer_crash_rate: f64,
+    /// Multiplies every simulated duration (0.5 runs twice as fast).
+    #[arg(long, default_value_t = 1.0)]
+    pub time_scale: f64,
+    /// Worker lease length in seconds (before time scaling).
+    #[arg(long, default_value_t = 12)]
+    pub lease_ttl_secs: u64,
+    /// Rebuild time of one document in milliseconds (before time scaling).
+    #[arg(long, default_value_t = 60)]
+    pub document_ms: u64,
+    /// Turn every fault off.
+    #[arg(long)]
+    pub no_faults: bool,
+    /// Seconds between the text summaries printed while the rollout runs.
+    #[arg(long, default_value_t = 2)]
+    pub report_every: u64,
+}
+
+impl RolloutArgs {
+    pub fn seed_config(&self) -> SeedConfig {
+        SeedConfig {
+            seed: self.seed,
+            tenants: self.tenants,
+            spaces_per_tenant: self.spaces,
+            writer_share: self.writer_share,
+            orphan_share: if self.no_faults {
+                0.0
+            } else {
+                self.orphan_share
+            },
+            ..SeedConfig::default()
+        }
+    }
+
+    pub fn run_config(&self) -> RunConfig {
+        let config = RunConfig {
+            seed: self.seed,
+            workers: self.workers,
+            lease_ttl: Duration::from_secs(self.lease_ttl_secs),
+            document_time: Duration::from_millis(self.document_ms),
+            item_failure_rate: self.item_failure_rate,
+            worker_crash_rate: self.worker_crash_rate,
+            slow_document_rate: self.slow_rate,
+            writer_crash_rate: self.writer_crash_rate,
+            time_scale: self.time_scale,
+            ..RunConfig::default()
+        };
+        if self.no_faults {
+            config.fault_free()
+        } else {
+            config
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SimulateArgs {
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    #[command(flatten)]
+    pub rollout: RolloutArgs,
+    /// Do not seed: run workers and writers on the ledger the database already holds.
+    #[arg(long)]
+    pub no_seed: bool,
+    /// Seed more spaces even though the database already holds a ledger.
+    #[arg(long, conflicts_with = "no_seed")]
+    pub seed_anyway: bool,
+    /// Create the platform stand-in tables first if the database has none (rehearsal
+    /// databases only; never on a real platform database).
+    #[arg(long)]
+    pub create_standin: bool,
+    /// Stop after this many seconds (default: run until Ctrl-C).
+    #[arg(long)]
+    pub duration_secs: Option<u64>,
+}

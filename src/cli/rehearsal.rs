@@ -1,0 +1,173 @@
+//! `demo` and `simulate`: a simulated rollout, on a private PostgreSQL or a given database.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use super::args::SimulateArgs;
+use super::{Failure, RolloutArgs, wait_for_stop_signal};
+use crate::domain::board::Board;
+use crate::domain::progress::ProgressTracker;
+use crate::domain::session::{Session, SessionOptions};
+use crate::domain::signals::{Attention, Thresholds};
+use crate::sandbox::sim::{self, SeedReport, Simulation, Stats};
+use crate::sandbox::{SandboxDatabase, SandboxSchema};
+use crate::store::connect::Target;
+use crate::store::schema;
+
+pub(super) async fn demo(args: &RolloutArgs) -> Result<ExitCode, Failure> {
+    let sandbox = SandboxDatabase::start(SandboxSchema::PlatformStandIn).await?;
+    println!("SANDBOX private PostgreSQL at {}", sandbox.url());
+    let outcome = run_demo(&sandbox.target(), args).await;
+    let stopped = sandbox.stop();
+    outcome?;
+    stopped.map_err(|e| Failure::Sandbox(e.into()))?;
+    eprintln!("sandbox stopped and deleted.");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn run_demo(target: &Target, args: &RolloutArgs) -> Result<(), Failure> {
+    let mut conn = target.connect().await?;
+    let report = sim::seed(&mut conn, &args.seed_config()).await?;
+    print_seed_report(&report);
+    let pool = target.simulator_pool(args.workers + 4).await?;
+    let simulation = Simulation::start(pool, args.run_config(), report.writers);
+    let session = Session::open(target, SessionOptions::default()).await?;
+    let watched = watch_text(&session, &simulation, args.report_every, None, "SANDBOX").await;
+    simulation.stop().await;
+    watched
+}
+
+pub(super) async fn simulate(args: &SimulateArgs) -> Result<ExitCode, Failure> {
+    let target = args.connect.target()?;
+    let mut conn = target.connect().await?;
+    if !schema::relation_exists(&mut conn, "knowledge_spaces")
+        .await
+        .map_err(store_error)?
+    {
+        if !args.create_standin {
+            return Err(Failure::Refused(format!(
+                "the database at {target} has no platform tables (knowledge_spaces): pass \
+                 --create-standin to create the stand-in tables on a rehearsal database"
+            )));
+        }
+        schema::apply_unit(&mut conn, &schema::PLATFORM_STANDIN).await?;
+    }
+    let ledger = schema::ledger_size(&mut conn).await.map_err(store_error)?;
+    let writers = if args.no_seed {
+        if ledger == 0 {
+            return Err(Failure::Refused(format!(
+                "the database at {target} holds no ledger to work on: drop --no-seed to seed one"
+            )));
+        }
+        Vec::new()
+    } else {
+        if ledger > 0 && !args.seed_anyway {
+            return Err(Failure::Refused(format!(
+                "the database at {target} already holds a ledger ({ledger} bootstraps): pass \
+                 --no-seed to run workers on it, or --seed-anyway to add more spaces"
+            )));
+        }
+        let mut config = args.rollout.seed_config();
+        // Adding to an existing rollout must not regenerate the same ids.
+        config.seed ^= ledger as u64;
+        let report = sim::seed(&mut conn, &config).await?;
+        print_seed_report(&report);
+        report.writers
+    };
+    let pool = target.simulator_pool(args.rollout.workers + 4).await?;
+    let simulation = Simulation::start(pool, args.rollout.run_config(), writers);
+    let session = Session::open(&target, SessionOptions::default()).await?;
+    let duration = args.duration_secs.map(Duration::from_secs);
+    let label = format!("SIMULATE {target}");
+    let watched = watch_text(
+        &session,
+        &simulation,
+        args.rollout.report_every,
+        duration,
+        &label,
+    )
+    .await;
+    simulation.stop().await;
+    watched?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn store_error(e: sqlx::Error) -> Failure {
+    Failure::Store(e.into())
+}
+
+fn print_seed_report(report: &SeedReport) {
+    let orphans = report.writers.iter().filter(|w| w.orphaned).count();
+    println!(
+        "seeded {} spaces with {} documents ({} already migrated); migration 0009 created {} \
+         bootstrap markers; {} document writers hold leases ({} of them orphaned)",
+        report.spaces,
+        report.documents,
+        report.migrated_spaces,
+        report.markers,
+        report.writers.len(),
+        orphans
+    );
+}
+
+/// Prints a one-line summary every `every` seconds until a stop signal (or `duration`).
+async fn watch_text(
+    session: &Session,
+    simulation: &Simulation,
+    every: u64,
+    duration: Option<Duration>,
+    label: &str,
+) -> Result<(), Failure> {
+    let thresholds = Thresholds::default();
+    let mut tracker = ProgressTracker::new(thresholds.rate_window);
+    let mut ticker = tokio::time::interval(Duration::from_secs(every.max(1)));
+    let deadline = duration.map(|d| tokio::time::Instant::now() + d);
+    let stop = wait_for_stop_signal();
+    tokio::pin!(stop);
+    loop {
+        let until_deadline = async {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            result = &mut stop => return result.map_err(Failure::from),
+            _ = until_deadline => return Ok(()),
+            _ = ticker.tick() => {}
+        }
+        match session.board_rows().await {
+            Ok(rows) => {
+                let board = Board::assess(rows, &mut tracker, &thresholds);
+                println!("{}", summary_line(label, &board, simulation.stats()));
+            }
+            Err(e) => println!("{label} poll failed: {e}"),
+        }
+    }
+}
+
+fn summary_line(label: &str, board: &Board, stats: &Stats) -> String {
+    let s = &board.summary;
+    let rate = s
+        .documents_per_minute
+        .map_or("-".to_string(), |r| format!("{r:.0}"));
+    let eta = s.eta.map_or("-".to_string(), |d| {
+        format!("{}m{:02}s", d.num_minutes(), d.num_seconds() % 60)
+    });
+    let attention: Vec<String> = Attention::ALL
+        .iter()
+        .filter(|a| s.count(**a) > 0)
+        .map(|a| format!("{} {}", a.label(), s.count(*a)))
+        .collect();
+    format!(
+        "{label} {} | readable {}/{} ({:.0}%) | {} | docs/min {rate} ETA {eta} | \
+         crashes {} fenced-out {}",
+        board.db_now.format("%H:%M:%S"),
+        s.readable,
+        s.spaces,
+        s.readable_share() * 100.0,
+        attention.join(", "),
+        Stats::get(&stats.worker_crashes),
+        Stats::get(&stats.fenced_out),
+    )
+}

@@ -1,0 +1,119 @@
+//! The rollout simulator: plays the platform's side — bootstrap workers and document writers —
+//! over real SQL, following the worker protocol of SPEC §1. `demo`, `simulate` and the
+//! end-to-end tests run on it.
+
+mod chance;
+mod config;
+mod seed;
+mod worker;
+mod writer;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use sqlx::PgPool;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+pub use config::{RunConfig, SeedConfig};
+pub use seed::{SeedError, SeedReport, SeededWriter, seed};
+
+/// Counters of what the simulated platform did.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub claims: AtomicU64,
+    /// Claims of jobs whose previous worker's lease had expired.
+    pub reclaims: AtomicU64,
+    pub captures: AtomicU64,
+    pub blocked_captures: AtomicU64,
+    pub documents: AtomicU64,
+    pub failures: AtomicU64,
+    pub published: AtomicU64,
+    pub worker_crashes: AtomicU64,
+    /// Fenced writes that failed: the job was canceled or reclaimed behind the worker's back.
+    pub fenced_out: AtomicU64,
+    pub writer_releases: AtomicU64,
+    pub writer_crashes: AtomicU64,
+}
+
+impl Stats {
+    pub fn get(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+}
+
+/// A running simulation. [`Simulation::stop`] ends it; dropping it signals the tasks to stop.
+pub struct Simulation {
+    shutdown: watch::Sender<bool>,
+    tasks: JoinSet<()>,
+    stats: Arc<Stats>,
+}
+
+impl Simulation {
+    /// Starts the workers, and a writer task for each seeded writer.
+    pub fn start(pool: PgPool, config: RunConfig, writers: Vec<SeededWriter>) -> Self {
+        let (shutdown, receiver) = watch::channel(false);
+        let stats = Arc::new(Stats::default());
+        let attempts = worker::Attempts::default();
+        let mut tasks = JoinSet::new();
+        for index in 0..config.workers {
+            let worker = worker::Worker {
+                pool: pool.clone(),
+                config: config.clone(),
+                stats: stats.clone(),
+                attempts: attempts.clone(),
+                shutdown: receiver.clone(),
+                index,
+            };
+            tasks.spawn(worker.run());
+        }
+        for writer in writers {
+            tasks.spawn(writer::run_writer(
+                pool.clone(),
+                config.clone(),
+                writer,
+                stats.clone(),
+                receiver.clone(),
+            ));
+        }
+        Self {
+            shutdown,
+            tasks,
+            stats,
+        }
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Signals every task and waits for them (a worker mid-step finishes that step).
+    pub async fn stop(mut self) {
+        let _ = self.shutdown.send(true);
+        let drain = async { while self.tasks.join_next().await.is_some() {} };
+        if tokio::time::timeout(Duration::from_secs(10), drain)
+            .await
+            .is_err()
+        {
+            self.tasks.abort_all();
+        }
+    }
+}
+
+impl Drop for Simulation {
+    fn drop(&mut self) {
+        let _ = self.shutdown.send(true);
+    }
+}
+
+/// Sleeps unless shutdown is signalled first; returns whether to carry on.
+async fn pause(shutdown: &mut watch::Receiver<bool>, duration: Duration) -> bool {
+    if *shutdown.borrow() {
+        return false;
+    }
+    tokio::select! {
+        _ = tokio::time::sleep(duration) => !*shutdown.borrow(),
+        _ = shutdown.changed() => false,
+    }
+}

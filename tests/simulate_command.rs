@@ -1,0 +1,99 @@
+//! `bootstrap-console simulate` as a user runs it: the real binary against a real database.
+
+mod common;
+
+use std::process::Command;
+
+use bootstrap_console::store::schema;
+use common::TestDb;
+use common::fixture;
+
+const BINARY: &str = env!("CARGO_BIN_EXE_bootstrap-console");
+
+fn simulate(db: &TestDb, extra: &[&str]) -> std::process::Output {
+    Command::new(BINARY)
+        .arg("simulate")
+        .args(["--database-url", &db.url()])
+        .args([
+            "--tenants",
+            "1",
+            "--spaces",
+            "4",
+            "--time-scale",
+            "0.1",
+            "--report-every",
+            "1",
+        ])
+        .args(extra)
+        .env_remove("DATABASE_URL")
+        .output()
+        .expect("run the binary")
+}
+
+#[tokio::test]
+async fn simulate_seeds_a_rehearsal_database_and_runs_the_rollout() {
+    let db = TestDb::empty().await;
+    let mut conn = db.connect().await;
+    schema::apply_unit(&mut conn, &schema::PLATFORM_STANDIN)
+        .await
+        .expect("stand-in");
+
+    let output = simulate(&db, &["--duration-secs", "3", "--no-faults"]);
+
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("migration 0009 created"), "{stdout}");
+    assert!(stdout.contains("readable"), "periodic summaries: {stdout}");
+    let (markers, progressed): (i64, i64) = sqlx::query_as(
+        "SELECT count(*), count(*) FILTER (WHERE checkpoint <> 'pending_snapshot') \
+         FROM legacy_space_publication_bootstraps",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("ledger");
+    assert!(markers > 0, "0009 created markers");
+    assert!(progressed > 0, "the simulated workers made progress");
+}
+
+#[tokio::test]
+async fn simulate_refuses_to_seed_a_database_that_already_holds_a_ledger() {
+    let db = TestDb::migrated().await;
+    fixture::job(&db.pool, &fixture::JobSpec::new("tenant-a", "failed")).await;
+    let image = fixture::ledger_image(&db.pool).await;
+
+    let output = simulate(&db, &["--duration-secs", "1"]);
+
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("already holds a ledger (1 bootstraps)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--no-seed"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "one sentence: {stderr}");
+    assert_eq!(
+        fixture::ledger_image(&db.pool).await,
+        image,
+        "nothing written"
+    );
+}
+
+#[tokio::test]
+async fn simulate_refuses_a_database_without_platform_tables() {
+    let db = TestDb::empty().await;
+    let output = simulate(&db, &["--duration-secs", "1"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("--create-standin"), "{stderr}");
+    let tables: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'public'",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("tables");
+    assert_eq!(tables, 0, "nothing created");
+}
