@@ -71,14 +71,30 @@ pub fn parse() -> Cli {
     Cli::parse()
 }
 
-/// Ctrl-C, SIGTERM or SIGHUP (a dropped ssh session).
-pub(crate) async fn wait_for_stop_signal() -> std::io::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate())?;
-    let mut hangup = signal(SignalKind::hangup())?;
-    tokio::select! {
-        result = tokio::signal::ctrl_c() => result,
-        _ = term.recv() => Ok(()),
-        _ = hangup.recv() => Ok(()),
+/// Ctrl-C, SIGTERM or SIGHUP (a dropped ssh session). Installed before anything is announced,
+/// so a signal that arrives right after the announcement is never missed (the default action
+/// would kill the process without cleaning up).
+pub(crate) struct StopSignals {
+    term: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    pub(crate) fn install() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            term: signal(SignalKind::terminate())?,
+            hangup: signal(SignalKind::hangup())?,
+            interrupt: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    pub(crate) async fn wait(&mut self) {
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.hangup.recv() => {}
+            _ = self.interrupt.recv() => {}
+        }
     }
 }

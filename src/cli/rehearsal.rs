@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use super::args::SimulateArgs;
-use super::{Failure, RolloutArgs, wait_for_stop_signal};
+use super::{Failure, RolloutArgs, StopSignals};
 use crate::domain::board::Board;
 use crate::domain::progress::ProgressTracker;
 use crate::domain::session::{Session, SessionOptions};
@@ -15,9 +15,10 @@ use crate::store::connect::Target;
 use crate::store::schema;
 
 pub(super) async fn demo(args: &RolloutArgs) -> Result<ExitCode, Failure> {
+    let mut signals = StopSignals::install()?;
     let sandbox = SandboxDatabase::start(SandboxSchema::PlatformStandIn).await?;
     println!("SANDBOX private PostgreSQL at {}", sandbox.url());
-    let outcome = run_demo(&sandbox.target(), args).await;
+    let outcome = run_demo(&sandbox.target(), args, &mut signals).await;
     let stopped = sandbox.stop();
     outcome?;
     stopped.map_err(|e| Failure::Sandbox(e.into()))?;
@@ -25,19 +26,32 @@ pub(super) async fn demo(args: &RolloutArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn run_demo(target: &Target, args: &RolloutArgs) -> Result<(), Failure> {
+async fn run_demo(
+    target: &Target,
+    args: &RolloutArgs,
+    signals: &mut StopSignals,
+) -> Result<(), Failure> {
     let mut conn = target.connect().await?;
     let report = sim::seed(&mut conn, &args.seed_config()).await?;
     print_seed_report(&report);
     let pool = target.simulator_pool(args.workers + 4).await?;
     let simulation = Simulation::start(pool, args.run_config(), report.writers);
     let session = Session::open(target, SessionOptions::default()).await?;
-    let watched = watch_text(&session, &simulation, args.report_every, None, "SANDBOX").await;
+    let watched = watch_text(
+        &session,
+        &simulation,
+        args.report_every,
+        None,
+        "SANDBOX",
+        signals,
+    )
+    .await;
     simulation.stop().await;
     watched
 }
 
 pub(super) async fn simulate(args: &SimulateArgs) -> Result<ExitCode, Failure> {
+    let mut signals = StopSignals::install()?;
     let target = args.connect.target()?;
     let mut conn = target.connect().await?;
     if !schema::relation_exists(&mut conn, "knowledge_spaces")
@@ -85,6 +99,7 @@ pub(super) async fn simulate(args: &SimulateArgs) -> Result<ExitCode, Failure> {
         args.rollout.report_every,
         duration,
         &label,
+        &mut signals,
     )
     .await;
     simulation.stop().await;
@@ -117,13 +132,12 @@ async fn watch_text(
     every: u64,
     duration: Option<Duration>,
     label: &str,
+    signals: &mut StopSignals,
 ) -> Result<(), Failure> {
     let thresholds = Thresholds::default();
     let mut tracker = ProgressTracker::new(thresholds.rate_window);
     let mut ticker = tokio::time::interval(Duration::from_secs(every.max(1)));
     let deadline = duration.map(|d| tokio::time::Instant::now() + d);
-    let stop = wait_for_stop_signal();
-    tokio::pin!(stop);
     loop {
         let until_deadline = async {
             match deadline {
@@ -132,7 +146,7 @@ async fn watch_text(
             }
         };
         tokio::select! {
-            result = &mut stop => return result.map_err(Failure::from),
+            _ = signals.wait() => return Ok(()),
             _ = until_deadline => return Ok(()),
             _ = ticker.tick() => {}
         }

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use super::{ConnectArgs, Failure, wait_for_stop_signal};
+use super::{ConnectArgs, Failure, StopSignals};
 use crate::sandbox::{SandboxDatabase, SandboxFailure, SandboxSchema};
 use crate::store::schema;
 
@@ -28,13 +28,14 @@ pub(super) async fn sandbox(platform_only: bool) -> Result<ExitCode, Failure> {
     } else {
         SandboxSchema::Full
     };
+    let mut signals = StopSignals::install()?;
     let sandbox = SandboxDatabase::start(level).await?;
     println!("SANDBOX private PostgreSQL is ready (Unix socket only, no TCP port).");
     println!("DATABASE_URL={}", sandbox.url());
     println!("server pid {}", sandbox.cluster().server_pid());
     println!("directory {}", sandbox.cluster().socket_dir().display());
     println!("Press Ctrl-C to stop it and delete it.");
-    wait_for_stop_signal().await?;
+    signals.wait().await;
     sandbox
         .stop()
         .map_err(|e| Failure::Sandbox(SandboxFailure::Sandbox(e)))?;
