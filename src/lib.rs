@@ -5,9 +5,15 @@
 //! * [`cli`] — the command line, dispatching to the modules below;
 //! * [`domain`] — ledger types, signals and the actions; the only code that writes;
 //! * [`store`] — every SQL statement the console runs, and the embedded schema units;
+//! * [`poller`] — reads the ledger in the background and publishes snapshots;
+//! * [`tui`] — the live console (state, update, keys, theme, views);
+//! * [`logging`] — logs to a file, never to the screen;
 //! * [`sandbox`] — a private PostgreSQL cluster for `demo`, `sandbox` and the tests.
 
 pub mod cli;
 pub mod domain;
+pub mod logging;
+pub mod poller;
 pub mod sandbox;
 pub mod store;
+pub mod tui;

@@ -9,6 +9,8 @@ fn main() -> ExitCode {
         eprintln!("bootstrap-console: could not install the error reporter: {e}");
     }
     let cli = cli::parse();
+    // Held until exit so the last log lines are flushed.
+    let _log = bootstrap_console::logging::init();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {

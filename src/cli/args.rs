@@ -8,14 +8,26 @@ use crate::sandbox::sim::{RunConfig, SeedConfig};
 use crate::store::connect::{ConnectError, Target};
 
 #[derive(Debug, Parser)]
-#[command(name = "bootstrap-console", version, about, long_about = None)]
+#[command(
+    name = "bootstrap-console",
+    version,
+    about,
+    long_about = "Terminal operations console for the legacy space publication bootstrap rollout. \
+                  Without a subcommand it opens the live console (like `watch`).",
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Options of the live console when no subcommand is given.
+    #[command(flatten)]
+    pub watch: WatchArgs,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Open the live console on a database (the default without a subcommand).
+    Watch(WatchArgs),
     /// Run a simulated rollout on a private PostgreSQL and watch it (nothing to set up).
     Demo(RolloutArgs),
     /// Run simulated workers and document writers against a database (staging rehearsal,
@@ -31,6 +43,38 @@ pub enum Command {
         #[arg(long)]
         platform_only: bool,
     },
+}
+
+/// How the live console looks, for `watch` and `demo`.
+#[derive(Debug, Clone, Args)]
+pub struct DisplayArgs {
+    /// Draw with ASCII only, for terminals without Unicode line drawing.
+    #[arg(long)]
+    pub ascii: bool,
+    /// Seconds between polls (change it at runtime with + and -).
+    #[arg(long, default_value_t = 2.0)]
+    pub interval: f64,
+    /// The most spaces one bulk action may touch.
+    #[arg(long, default_value_t = 100)]
+    pub bulk_cap: usize,
+}
+
+/// `watch`: where to look, what may be touched, how it looks.
+#[derive(Debug, Clone, Args)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    /// Show and act on this tenant only.
+    #[arg(long)]
+    pub tenant: Option<String>,
+    /// Disable every action.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Environment label drawn prominently in the header, e.g. `prod` or `staging`.
+    #[arg(long)]
+    pub label: Option<String>,
+    #[command(flatten)]
+    pub display: DisplayArgs,
 }
 
 /// Where to connect: `--database-url`, else `DATABASE_URL`, else the `PG*` variables.
@@ -91,9 +135,14 @@ pub struct RolloutArgs {
     /// Turn every fault off.
     #[arg(long)]
     pub no_faults: bool,
-    /// Seconds between the text summaries printed while the rollout runs.
+    /// Seconds between the text summaries printed when the output is not a terminal.
     #[arg(long, default_value_t = 2)]
     pub report_every: u64,
+    /// Print text summaries even on a terminal, instead of opening the live console.
+    #[arg(long)]
+    pub text: bool,
+    #[command(flatten)]
+    pub display: DisplayArgs,
 }
 
 impl RolloutArgs {

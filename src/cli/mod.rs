@@ -3,12 +3,13 @@
 mod args;
 mod rehearsal;
 mod schema_commands;
+mod watch;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-pub use args::{Cli, Command, ConnectArgs, RolloutArgs};
+pub use args::{Cli, Command, ConnectArgs, DisplayArgs, RolloutArgs, WatchArgs};
 
 use crate::domain::session::OpenError;
 use crate::sandbox::SandboxFailure;
@@ -35,6 +36,8 @@ pub enum Failure {
     #[error("{0}")]
     Refused(String),
     #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
     Io(#[from] std::io::Error),
 }
 
@@ -47,6 +50,7 @@ impl Failure {
             }
             Self::Schema(_) | Self::Open(OpenError::MissingLedger { .. }) => ExitCode::from(5),
             Self::Refused(_) => ExitCode::from(3),
+            Self::Usage(_) => ExitCode::from(2),
             Self::Sandbox(_) | Self::Seed(_) | Self::Io(_) => ExitCode::FAILURE,
         }
     }
@@ -58,11 +62,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Some(Command::Sandbox { platform_only }) => schema_commands::sandbox(platform_only).await,
         Some(Command::Demo(args)) => rehearsal::demo(&args).await,
         Some(Command::Simulate(args)) => rehearsal::simulate(&args).await,
-        None => {
-            use clap::CommandFactory;
-            Cli::command().print_help()?;
-            Ok(ExitCode::from(2))
-        }
+        Some(Command::Watch(args)) => watch::watch(&args).await,
+        None => watch::watch(&cli.watch).await,
     }
 }
 

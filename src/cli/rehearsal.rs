@@ -37,15 +37,14 @@ async fn run_demo(
     let pool = target.simulator_pool(args.workers + 4).await?;
     let simulation = Simulation::start(pool, args.run_config(), report.writers);
     let session = Session::open(target, SessionOptions::default()).await?;
-    let watched = watch_text(
-        &session,
-        &simulation,
-        args.report_every,
-        None,
-        "SANDBOX",
-        signals,
-    )
-    .await;
+    let watched = if interactive(args) {
+        let options = super::watch::tui_options(&args.display, None, true)?;
+        crate::tui::run(session, options, signals.wait())
+            .await
+            .map_err(Failure::from)
+    } else {
+        watch_text(&session, &simulation, args.report_every, None, "SANDBOX", signals).await
+    };
     simulation.stop().await;
     watched
 }
@@ -105,6 +104,12 @@ pub(super) async fn simulate(args: &SimulateArgs) -> Result<ExitCode, Failure> {
     simulation.stop().await;
     watched?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The demo opens the live console on a terminal, and prints text summaries otherwise.
+fn interactive(args: &RolloutArgs) -> bool {
+    use std::io::IsTerminal;
+    !args.text && std::io::stdout().is_terminal() && std::io::stdin().is_terminal()
 }
 
 fn store_error(e: sqlx::Error) -> Failure {

@@ -1,0 +1,62 @@
+//! `watch` (and no subcommand): the live console on a database.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use super::{DisplayArgs, Failure, StopSignals, WatchArgs};
+use crate::domain::session::{Session, SessionOptions};
+use crate::tui;
+
+pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
+    require_terminal()?;
+    let mut signals = StopSignals::install()?;
+    let target = args.connect.target()?;
+    let session = Session::open(
+        &target,
+        SessionOptions {
+            tenant: args.tenant.clone(),
+            read_only: args.read_only,
+        },
+    )
+    .await?;
+    let options = tui_options(&args.display, args.label.clone(), false)?;
+    tui::run(session, options, signals.wait()).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The console draws on a terminal; anything else gets a sentence instead of garbage.
+pub(super) fn require_terminal() -> Result<(), Failure> {
+    if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
+        Ok(())
+    } else {
+        Err(Failure::Usage(
+            "the live console needs a terminal on stdin and stdout; for scripts use the \
+             command-line subcommands (see --help)"
+                .into(),
+        ))
+    }
+}
+
+pub(super) fn tui_options(
+    display: &DisplayArgs,
+    label: Option<String>,
+    sandbox: bool,
+) -> Result<tui::Options, Failure> {
+    if !(display.interval.is_finite() && display.interval > 0.0) {
+        return Err(Failure::Usage(format!(
+            "--interval must be a positive number of seconds, not {}",
+            display.interval
+        )));
+    }
+    let interval = Duration::from_secs_f64(display.interval)
+        .clamp(crate::poller::MIN_INTERVAL, crate::poller::MAX_INTERVAL);
+    Ok(tui::Options {
+        label,
+        sandbox,
+        ascii: display.ascii,
+        color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        interval,
+        bulk_cap: display.bulk_cap,
+    })
+}

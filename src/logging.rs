@@ -1,0 +1,40 @@
+//! Logs go to a file, never onto the screen the console draws on.
+
+use std::path::PathBuf;
+
+use tracing_appender::non_blocking::WorkerGuard;
+use tracing_subscriber::EnvFilter;
+
+/// `$BOOTSTRAP_CONSOLE_LOG_DIR`, else `$XDG_STATE_HOME/bootstrap-console`, else
+/// `~/.local/state/bootstrap-console`, else the temp directory.
+pub fn log_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("BOOTSTRAP_CONSOLE_LOG_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if let Some(state) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(state).join("bootstrap-console");
+    }
+    if let Some(home) = std::env::var_os("HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(home).join(".local/state/bootstrap-console");
+    }
+    std::env::temp_dir().join("bootstrap-console")
+}
+
+/// Starts writing `console.log` in [`log_dir`]; keep the guard until the process ends so the
+/// last lines are flushed. `RUST_LOG` overrides the default filter. Returns `None` (logging
+/// off) when the directory cannot be created.
+pub fn init() -> Option<WorkerGuard> {
+    let dir = log_dir();
+    std::fs::create_dir_all(&dir).ok()?;
+    let appender = tracing_appender::rolling::never(&dir, "console.log");
+    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("bootstrap_console=info,sqlx=warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(writer)
+        .with_ansi(false)
+        .try_init()
+        .ok()?;
+    Some(guard)
+}

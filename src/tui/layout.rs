@@ -1,0 +1,44 @@
+//! The screen's fixed geometry, shared by drawing and by `update` (which needs the page size to
+//! scroll), so both always agree.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+
+/// Title bar.
+pub const TITLE: u16 = 1;
+/// Rollout summary and the checkpoint × run-state matrix.
+pub const SUMMARY: u16 = 6;
+/// View tabs, filter and sort.
+pub const TABS: u16 = 1;
+/// Status line and key hints.
+pub const FOOTER: u16 = 2;
+/// The column header of a table.
+pub const TABLE_HEADER: u16 = 1;
+
+/// The named areas of the screen.
+pub struct Areas {
+    pub title: Rect,
+    pub summary: Rect,
+    pub tabs: Rect,
+    pub body: Rect,
+    pub status: Rect,
+    pub hints: Rect,
+}
+
+pub fn areas(area: Rect) -> Areas {
+    let [title, summary, tabs, body, status, hints] = Layout::vertical([
+        Constraint::Length(TITLE),
+        Constraint::Length(SUMMARY),
+        Constraint::Length(TABS),
+        Constraint::Min(1),
+        Constraint::Length(1),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    Areas { title, summary, tabs, body, status, hints }
+}
+
+/// How many table rows fit on a terminal of `size` (columns, rows).
+pub fn table_rows(size: (u16, u16)) -> usize {
+    let fixed = TITLE + SUMMARY + TABS + FOOTER + TABLE_HEADER;
+    usize::from(size.1.saturating_sub(fixed).max(1))
+}

@@ -1,0 +1,161 @@
+//! The board: one row per space, only the rows that fit are laid out.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
+
+use super::format;
+use crate::domain::board::BoardRow;
+use crate::domain::model::{RunState, short_id};
+use crate::domain::text;
+use crate::tui::app::App;
+use crate::tui::layout;
+use crate::tui::theme::Theme;
+
+/// Column widths for narrow (80-column) and wide terminals.
+struct Columns {
+    tenant: u16,
+    worker: u16,
+    bar: usize,
+    progress: u16,
+    error_code: u16,
+    message: bool,
+}
+
+fn columns(width: u16) -> Columns {
+    if width >= 140 {
+        Columns { tenant: 16, worker: 24, bar: 10, progress: 22, error_code: 24, message: true }
+    } else if width >= 110 {
+        Columns { tenant: 12, worker: 14, bar: 8, progress: 18, error_code: 20, message: true }
+    } else {
+        Columns { tenant: 8, worker: 12, bar: 4, progress: 12, error_code: 0, message: false }
+    }
+}
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    if app.board().is_none() {
+        frame.render_widget(Paragraph::new(" loading…").style(theme.dim()), area);
+        return;
+    }
+    if app.visible.is_empty() {
+        let text = if app.board().is_some_and(|b| b.rows.is_empty()) {
+            " no bootstraps in scope"
+        } else {
+            " no space matches the filter (Esc clears it)"
+        };
+        frame.render_widget(Paragraph::new(text).style(theme.dim()), area);
+        return;
+    }
+    let c = columns(area.width);
+    let mut widths = vec![
+        Constraint::Length(1),
+        Constraint::Length(7),
+        Constraint::Length(c.tenant),
+        Constraint::Length(8),
+        Constraint::Length(5),
+        Constraint::Length(9),
+        Constraint::Length(c.progress),
+        Constraint::Length(c.worker),
+    ];
+    let mut header = vec!["", "flag", "tenant", "space", "ckpt", "state", "progress", "worker/lease"];
+    if c.message {
+        widths.push(Constraint::Length(c.error_code));
+        widths.push(Constraint::Fill(1));
+        header.extend(["error", "message"]);
+    } else {
+        widths.push(Constraint::Fill(1));
+        header.push("error");
+    }
+    let page = layout::table_rows(app.size);
+    let rows: Vec<Row> = app
+        .visible_rows()
+        .enumerate()
+        .skip(app.offset)
+        .take(page)
+        .map(|(index, row)| board_row(app, theme, &c, row, index == app.cursor))
+        .collect();
+    let table = Table::new(rows, widths)
+        .header(Row::new(header).style(theme.heading()))
+        .column_spacing(1);
+    frame.render_widget(table, area);
+}
+
+fn board_row<'a>(app: &App, theme: &Theme, c: &Columns, row: &'a BoardRow, selected: bool) -> Row<'a> {
+    let b = &row.bootstrap;
+    let s = &row.signals;
+    let ascii = app.display.ascii;
+    let marked = app.marked.contains(&b.id);
+    let changed = app.recently_changed(&b.id);
+    let mark = if marked {
+        "+"
+    } else if changed {
+        "*"
+    } else {
+        " "
+    };
+    let progress = if b.total_documents > 0 || b.checkpoint.index() > 0 {
+        format!(
+            "{} {}/{}",
+            format::bar(s.progress.fraction(), c.bar, ascii),
+            b.completed_documents,
+            b.total_documents
+        )
+    } else {
+        "-".to_string()
+    };
+    let worker = match (&b.worker, &row.lease) {
+        (Some(w), _) => {
+            let left = s.lease_remaining.unwrap_or_default();
+            let name = text::clean(&w.worker_id, usize::from(c.worker).saturating_sub(6));
+            if s.lease_expired {
+                format!("{name} exp")
+            } else {
+                format!("{name} {}", format::age(left))
+            }
+        }
+        (None, Some(lease)) => {
+            let age = s.mutation_lease_age.map(format::age).unwrap_or_default();
+            let suspect = if s.lease_orphan_suspect { "?" } else { "" };
+            if c.message {
+                format!("lease{suspect} {age} {}", text::clean(&lease.operation, 20))
+            } else {
+                format!("lease{suspect} {age}")
+            }
+        }
+        (None, None) => String::new(),
+    };
+    let error_code = b.last_error_code.as_deref().map(|e| text::clean(e, 64)).unwrap_or_default();
+    let state_style = match b.run_state {
+        RunState::Failed => theme.attention(s.attention),
+        _ => theme.plain(),
+    };
+    let mut cells = vec![
+        Cell::from(mark).style(theme.marked()),
+        Cell::from(format::flag(s.attention)).style(theme.attention(s.attention)),
+        Cell::from(text::clean(&b.tenant_id, 64)),
+        Cell::from(short_id(&b.knowledge_space_id)),
+        Cell::from(format::pipeline(b.checkpoint, ascii)),
+        Cell::from(b.run_state.as_str()).style(state_style),
+        Cell::from(progress),
+        Cell::from(worker),
+        Cell::from(Line::from(Span::styled(error_code, theme.error()))),
+    ];
+    if c.message {
+        let message = b
+            .last_error_message
+            .as_deref()
+            .map(|m| text::clean(m, 200))
+            .unwrap_or_default();
+        cells.push(Cell::from(message).style(theme.dim()));
+    }
+    let style = if selected {
+        theme.selected()
+    } else if changed {
+        theme.changed()
+    } else {
+        Style::new()
+    };
+    Row::new(cells).style(style)
+}

@@ -1,0 +1,273 @@
+//! The parts around the table: title bar, rollout summary with the checkpoint × run-state
+//! matrix, view tabs, status line and key hints.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::format;
+use crate::domain::model::{Checkpoint, RunState};
+use crate::domain::signals::Attention;
+use crate::domain::text;
+use crate::tui::app::{App, Quick, View};
+use crate::tui::keys::{BINDINGS, Command};
+use crate::tui::theme::Theme;
+use crate::tui::update::human;
+
+pub fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let h = &app.header;
+    let mut spans = Vec::new();
+    if area.width >= 120 {
+        spans.push(Span::styled(" bootstrap-console ", theme.title_bar()));
+        spans.push(Span::raw(" "));
+    }
+    if let Some(label) = &h.label {
+        let label = text::clean(label, 16).to_uppercase();
+        spans.push(Span::styled(format!(" {label} "), theme.label(&label)));
+        spans.push(Span::raw(" "));
+    }
+    if h.sandbox {
+        spans.push(Span::styled(" SANDBOX ", theme.sandbox()));
+        spans.push(Span::raw(" "));
+    }
+    if h.access.is_read_only() {
+        spans.push(Span::styled("READ-ONLY ", theme.read_only()));
+    } else {
+        spans.push(Span::styled("READ-WRITE ", theme.read_write()));
+    }
+    spans.push(poll_health(app, theme));
+    let scope = h
+        .tenant_scope
+        .as_deref()
+        .map_or("all tenants".to_string(), |t| format!("tenant {}", text::clean(t, 24)));
+    spans.push(Span::styled(format!(" {scope} "), theme.heading()));
+    // The target takes what is left; it is the least urgent part of the line.
+    let used: usize = spans.iter().map(|s| s.width()).sum();
+    let room = usize::from(area.width).saturating_sub(used + 1);
+    if room > 8 {
+        spans.push(Span::styled(text::clean(&h.target, room), theme.dim()));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
+    if let Some(failing) = app.failing_for() {
+        let age = app
+            .snapshot_age()
+            .map_or("no data yet".to_string(), |a| format!("stale {}", human_secs(a)));
+        return Span::styled(
+            format!(" {age}, reconnecting ({}) ", human_secs(failing)),
+            theme.stale(),
+        );
+    }
+    if app.status.paused {
+        return Span::styled(" PAUSED ", theme.read_only());
+    }
+    match (app.snapshot_age(), app.status.latency) {
+        (Some(age), Some(latency)) => Span::styled(
+            format!(
+                "live {} ago {}ms /{}",
+                human_secs(age),
+                latency.as_millis(),
+                human(app.status.interval)
+            ),
+            theme.live(),
+        ),
+        _ => Span::styled("connecting…", theme.dim()),
+    }
+}
+
+fn human_secs(duration: std::time::Duration) -> String {
+    format::age(chrono::Duration::seconds(duration.as_secs() as i64))
+}
+
+pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let [left, right] =
+        Layout::horizontal([Constraint::Min(28), Constraint::Length(52)]).areas(area);
+    let Some(board) = app.board() else {
+        let waiting = Paragraph::new(" waiting for the first snapshot…").style(theme.dim());
+        frame.render_widget(waiting, area);
+        return;
+    };
+    let s = &board.summary;
+    let rate = s
+        .documents_per_minute
+        .map_or("-".to_string(), |r| format!("{r:.0}"));
+    let eta = s.eta.map_or("-".to_string(), format::age);
+    let readable_bar = format::bar(s.readable_share(), 8, app.display.ascii);
+    let count = |a: Attention| {
+        let n = s.count(a);
+        let style = if n > 0 { theme.attention(a) } else { theme.dim() };
+        Span::styled(format!("{} {n}  ", format::flag(a).to_lowercase()), style)
+    };
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled(" readable ", theme.heading()),
+            Span::raw(format!(
+                "{readable_bar} {}/{} {:.0}%",
+                s.readable,
+                s.spaces,
+                s.readable_share() * 100.0
+            )),
+        ]),
+        Line::from(vec![
+            Span::raw(format!(" {rate} docs/min  ")),
+            Span::styled("ETA ", theme.heading()),
+            Span::raw(eta),
+        ]),
+        Line::from(Span::styled(
+            format!(" {} docs · {} uncaptured", s.documents_remaining, s.spaces_uncaptured),
+            theme.dim(),
+        )),
+        Line::from(vec![Span::raw(" "), count(Attention::Failed), count(Attention::Blocked)]),
+        Line::from(vec![
+            Span::raw(" "),
+            count(Attention::LeaseExpired),
+            count(Attention::Stuck),
+        ]),
+        Line::from(vec![Span::raw(" "), count(Attention::HeartbeatLate)]),
+    ];
+    if !app.marked.is_empty() {
+        lines[5].spans.push(Span::styled(
+            format!("{} marked", app.marked.len()),
+            theme.marked(),
+        ));
+    }
+    if !board.problems.is_empty() {
+        lines.push(Line::from(Span::styled(
+            format!(
+                " {} unreadable row(s): {}",
+                board.problems.len(),
+                text::clean(&board.problems[0].to_string(), 120)
+            ),
+            theme.error(),
+        )));
+    }
+    frame.render_widget(Paragraph::new(lines), left);
+    frame.render_widget(Paragraph::new(matrix_lines(app, theme)), right);
+}
+
+/// Checkpoints down, run states across.
+fn matrix_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
+    let Some(board) = app.board() else { return Vec::new() };
+    let short = |state: RunState| match state {
+        RunState::Queued => "queued",
+        RunState::Running => "running",
+        RunState::Succeeded => "succeed",
+        RunState::Failed => "failed",
+        RunState::Canceled => "cancel",
+    };
+    let mut header = format!("{:<11}", "");
+    for state in RunState::ALL {
+        header.push_str(&format!("{:>8}", short(*state)));
+    }
+    let mut lines = vec![Line::from(Span::styled(header, theme.heading()))];
+    for checkpoint in Checkpoint::ALL {
+        let name = match checkpoint {
+            Checkpoint::PendingSnapshot => "pending",
+            Checkpoint::SnapshotCaptured => "captured",
+            other => other.as_str(),
+        };
+        let mut spans = vec![Span::styled(format!(" {name:<10}"), theme.heading())];
+        for state in RunState::ALL {
+            let n = board.summary.in_state(*checkpoint, *state);
+            let style = if n == 0 {
+                theme.dim()
+            } else if *state == RunState::Failed {
+                theme.attention(Attention::Failed)
+            } else {
+                theme.plain()
+            };
+            let shown = if n == 0 { ".".to_string() } else { n.to_string() };
+            spans.push(Span::styled(format!("{shown:>8}"), style));
+        }
+        lines.push(Line::from(spans));
+    }
+    lines
+}
+
+pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let current = match app.view {
+        View::Board | View::Detail(_) => 0,
+        View::Leases => 1,
+        View::Audit => 2,
+    };
+    let mut spans = vec![Span::raw(" ")];
+    for (i, name) in ["Board", "Leases", "Audit"].iter().enumerate() {
+        let style = if i == current { theme.active_tab() } else { theme.dim() };
+        spans.push(Span::styled(format!(" {name} "), style));
+        spans.push(Span::raw(" "));
+    }
+    if let View::Detail(id) = &app.view {
+        spans.push(Span::styled(format!("› detail {} ", crate::domain::model::short_id(id)), theme.heading()));
+    }
+    if matches!(app.view, View::Board | View::Detail(_)) {
+        let filter = if app.filter.editing {
+            format!("/{}▏", text::clean(&app.filter.text, 40))
+        } else if app.filter.text.is_empty() {
+            "none".to_string()
+        } else {
+            format!("/{}", text::clean(&app.filter.text, 40))
+        };
+        spans.push(Span::styled("│ filter ", theme.dim()));
+        let style = if app.filter.editing { theme.key() } else { theme.plain() };
+        spans.push(Span::styled(filter, style));
+        if app.quick != Quick::All {
+            spans.push(Span::styled(" │ only ", theme.dim()));
+            spans.push(Span::styled(app.quick.label(), theme.key()));
+        }
+        let direction = if app.sort_reverse { "↑" } else { "" };
+        spans.push(Span::styled(format!(" │ sort {}{direction}", app.sort.label()), theme.dim()));
+        let total = app.board().map_or(0, |b| b.rows.len());
+        spans.push(Span::styled(format!(" │ {}/{total} shown", app.visible.len()), theme.dim()));
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+pub fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let line = if let (Some(failing), Some(error)) = (app.failing_for(), &app.status.last_error) {
+        let age = app.snapshot_age().map_or("no data yet".to_string(), |a| human_secs(a));
+        Line::from(Span::styled(
+            format!(
+                " stale for {age} — reconnecting (failing {}): {}",
+                human_secs(failing),
+                text::clean(error, 200)
+            ),
+            theme.stale(),
+        ))
+    } else if let Some(message) = &app.message {
+        let style = if message.error { theme.error() } else { theme.ok() };
+        Line::from(Span::styled(format!(" {}", text::clean(&message.text, 300)), style))
+    } else if app.status.paused {
+        Line::from(Span::styled(" polling paused — p resumes", theme.read_only()))
+    } else {
+        Line::default()
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+/// The keys an operator needs most, most important first, so a narrow terminal keeps them.
+const HINTED: [Command; 10] = [
+    Command::Help,
+    Command::Quit,
+    Command::Filter,
+    Command::QuickNext,
+    Command::Open,
+    Command::Retry,
+    Command::Cancel,
+    Command::RemoveLease,
+    Command::NextView,
+    Command::Pause,
+];
+
+pub fn hints(frame: &mut Frame, area: Rect, theme: &Theme) {
+    let mut spans = vec![Span::raw(" ")];
+    for command in HINTED {
+        if let Some(binding) = BINDINGS.iter().find(|b| b.command == command) {
+            spans.push(Span::styled(binding.shown.to_string(), theme.key()));
+            spans.push(Span::raw(format!(" {} ", binding.hint.unwrap_or(binding.help))));
+        }
+    }
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}

@@ -1,0 +1,222 @@
+//! The detail of one bootstrap: every field, the snapshot metadata, items by status, failed
+//! items with their errors, the running item, the space's mutation lease and recent audit.
+
+use chrono::{DateTime, Utc};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+use uuid::Uuid;
+
+use super::format;
+use crate::domain::model::{ItemStatus, short_id};
+use crate::domain::session::Detail;
+use crate::domain::signals::lease_is_orphan_suspect;
+use crate::domain::text;
+use crate::poller::{Extra, Focus};
+use crate::tui::app::App;
+use crate::tui::theme::Theme;
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, id: &Uuid, theme: &Theme) {
+    let snapshot = app.status.snapshot.as_ref();
+    let lines = match snapshot.map(|s| (&s.focus, &s.extra)) {
+        Some((Focus::Detail(shown), Extra::Detail(detail))) if shown == id => match detail.as_ref() {
+            Some(detail) => detail_lines(detail, app, theme),
+            None => vec![Line::from(Span::styled(
+                " this bootstrap no longer exists in scope (Esc returns to the board)",
+                theme.error(),
+            ))],
+        },
+        _ => vec![Line::from(Span::styled(" loading the detail…", theme.dim()))],
+    };
+    let paragraph = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .scroll((app.detail_scroll, 0));
+    frame.render_widget(paragraph, area);
+}
+
+fn when(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
+    format!("{} ({} ago)", at.format("%Y-%m-%d %H:%M:%S UTC"), format::age(now - at))
+}
+
+fn field<'a>(name: &'a str, value: String, theme: &Theme) -> Line<'a> {
+    Line::from(vec![
+        Span::styled(format!(" {name:<22}"), theme.heading()),
+        Span::raw(value),
+    ])
+}
+
+fn section<'a>(title: &'a str, theme: &Theme) -> Line<'a> {
+    Line::from(Span::styled(format!(" ── {title} "), theme.key()))
+}
+
+pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>> {
+    let b = &d.bootstrap;
+    let now = d.db_now;
+    let ascii = app.display.ascii;
+    let row = app.board().and_then(|board| board.row(&b.id));
+    let mut lines = vec![section("bootstrap", theme)];
+    lines.push(field("bootstrap id", b.id.to_string(), theme));
+    lines.push(field("tenant", text::clean(&b.tenant_id, 120), theme));
+    lines.push(field("space", b.knowledge_space_id.to_string(), theme));
+    lines.push(field("idempotency key", text::clean(&b.idempotency_key, 120), theme));
+    lines.push(field(
+        "checkpoint",
+        format!("{} {}", format::pipeline(b.checkpoint, ascii), b.checkpoint),
+        theme,
+    ));
+    let attention = row.map_or(String::new(), |r| format!("  [{}]", format::flag(r.signals.attention)));
+    lines.push(field("run state", format!("{}{attention}", b.run_state), theme));
+    lines.push(field(
+        "documents",
+        format!(
+            "{}/{} {}",
+            b.completed_documents,
+            b.total_documents,
+            format::bar(
+                if b.total_documents > 0 {
+                    f64::from(b.completed_documents) / f64::from(b.total_documents)
+                } else {
+                    0.0
+                },
+                20,
+                ascii
+            )
+        ),
+        theme,
+    ));
+    if let Some(rate) = row.and_then(|r| r.signals.progress.rate_per_minute) {
+        let eta = row.and_then(|r| r.signals.progress.eta).map_or("-".into(), format::age);
+        lines.push(field("rate", format!("{rate:.0} docs/min, ETA {eta}"), theme));
+    }
+    match &b.worker {
+        Some(w) => {
+            lines.push(field("worker", text::clean(&w.worker_id, 120), theme));
+            lines.push(field("lease token", w.token.to_string(), theme));
+            let left = w.expires_at - now;
+            let expiry = if left <= chrono::Duration::zero() {
+                format!("EXPIRED {} ago", format::age(-left))
+            } else {
+                format!("in {}", format::age(left))
+            };
+            lines.push(field("lease expires", expiry, theme));
+            lines.push(field("last heartbeat", when(w.heartbeat_at, now), theme));
+        }
+        None => lines.push(field("worker", "none".into(), theme)),
+    }
+    if b.last_error_code.is_some() || b.last_error_message.is_some() {
+        let code = b.last_error_code.as_deref().map_or(String::new(), |c| text::clean(c, 64));
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {:<22}", "last error"), theme.heading()),
+            Span::styled(code, theme.error()),
+        ]));
+        for line in text::clean_lines(b.last_error_message.as_deref().unwrap_or(""), 12, 400) {
+            lines.push(Line::from(Span::raw(format!("   {line}"))));
+        }
+    }
+    lines.push(field("row version", b.row_version.to_string(), theme));
+    if let Some(p) = &b.publication {
+        lines.push(field(
+            "published",
+            format!(
+                "{} rev {} fp {}",
+                short_id(&p.publication_id),
+                p.head_revision,
+                text::clean(&p.fingerprint, 24)
+            ),
+            theme,
+        ));
+    }
+    lines.push(field("created", when(b.created_at, now), theme));
+    lines.push(field("updated", when(b.updated_at, now), theme));
+    if let Some(done) = b.completed_at {
+        lines.push(field("completed", when(done, now), theme));
+    }
+
+    lines.push(section("snapshot metadata", theme));
+    let metadata = serde_json::to_string_pretty(&b.snapshot_metadata).unwrap_or_default();
+    for line in text::clean_lines(&metadata, 20, 200) {
+        lines.push(Line::from(Span::raw(format!("   {line}"))));
+    }
+
+    lines.push(section("items", theme));
+    let counts: Vec<String> = ItemStatus::ALL
+        .iter()
+        .map(|s| format!("{s} {}", d.count(*s)))
+        .collect();
+    lines.push(Line::from(Span::raw(format!("   {}", counts.join("  ")))));
+    if let Some(item) = &d.running_item {
+        lines.push(field(
+            "running item",
+            format!(
+                "#{} {} v{} attempt {}",
+                item.ordinal,
+                short_id(&item.document_asset_id),
+                item.document_version,
+                item.compilation_attempt_id.map_or("-".into(), |a| short_id(&a))
+            ),
+            theme,
+        ));
+    }
+    if !d.failed_items.is_empty() {
+        lines.push(Line::from(Span::styled(
+            format!("   failed items ({} shown):", d.failed_items.len()),
+            theme.error(),
+        )));
+        for item in &d.failed_items {
+            let error = item.last_error.as_deref().map_or(String::new(), |e| text::clean(e, 300));
+            lines.push(Line::from(vec![
+                Span::raw(format!("   #{:<5} {} ", item.ordinal, short_id(&item.document_asset_id))),
+                Span::styled(error, theme.error()),
+            ]));
+        }
+    }
+
+    lines.push(section("mutation lease", theme));
+    match &d.lease {
+        Some(lease) => {
+            let suspect = lease_is_orphan_suspect(lease, now, &Default::default());
+            lines.push(field("lease id", lease.id.to_string(), theme));
+            lines.push(field("operation", text::clean(&lease.operation, 64), theme));
+            lines.push(field("acquired", when(lease.acquired_at, now), theme));
+            if let Some(expires) = lease.expires_at {
+                lines.push(field("heartbeat expires", when(expires, now), theme));
+            }
+            if suspect {
+                lines.push(Line::from(Span::styled(
+                    "   ORPHAN SUSPECT: older than 15 minutes; if its writer is gone, x removes it",
+                    theme.attention(crate::domain::signals::Attention::Blocked),
+                )));
+            }
+        }
+        None => lines.push(Line::from(Span::raw("   none"))),
+    }
+
+    lines.push(section("recent operator actions", theme));
+    match &d.audit {
+        None => lines.push(Line::from(Span::styled(
+            "   no audit table: run `bootstrap-console migrate` to enable actions",
+            theme.read_only(),
+        ))),
+        Some(records) if records.is_empty() => lines.push(Line::from(Span::raw("   none"))),
+        Some(records) => {
+            for r in records {
+                lines.push(Line::from(Span::raw(format!(
+                    "   {} {}@{} {} {} — {}",
+                    r.at.format("%Y-%m-%d %H:%M:%S"),
+                    text::clean(&r.actor, 32),
+                    text::clean(&r.host, 32),
+                    text::clean(&r.action, 32),
+                    text::clean(&r.outcome, 16),
+                    text::clean(&r.reason, 200)
+                ))));
+            }
+        }
+    }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled(
+        " r retry · c cancel · x remove lease · y copy id · ↑↓ scroll · Esc back",
+        theme.dim(),
+    )));
+    lines
+}

@@ -1,0 +1,84 @@
+//! Small text renderings shared by the views: ages, the checkpoint pipeline, progress bars.
+
+use chrono::Duration;
+
+use crate::domain::model::Checkpoint;
+use crate::domain::signals::Attention;
+
+/// `9s`, `4m12s`, `3h05m`, `2d04h`; negative ages read as `-9s`.
+pub fn age(duration: Duration) -> String {
+    let seconds = duration.num_seconds();
+    let sign = if seconds < 0 { "-" } else { "" };
+    let s = seconds.unsigned_abs();
+    let text = match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..=86_399 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d{:02}h", s / 86_400, (s % 86_400) / 3600),
+    };
+    format!("{sign}{text}")
+}
+
+/// The five checkpoints as a pipeline: done, current, still to come.
+pub fn pipeline(current: Checkpoint, ascii: bool) -> String {
+    let (done, here, todo) = if ascii { ('#', '@', '.') } else { ('●', '◉', '○') };
+    Checkpoint::ALL
+        .iter()
+        .map(|c| match c.index().cmp(&current.index()) {
+            std::cmp::Ordering::Less => done,
+            std::cmp::Ordering::Equal => here,
+            std::cmp::Ordering::Greater => todo,
+        })
+        .collect()
+}
+
+/// A bar of `width` cells filled to `fraction`.
+pub fn bar(fraction: f64, width: usize, ascii: bool) -> String {
+    let (full, empty) = if ascii { ('#', '.') } else { ('█', '░') };
+    let filled = ((fraction.clamp(0.0, 1.0) * width as f64).round() as usize).min(width);
+    std::iter::repeat_n(full, filled)
+        .chain(std::iter::repeat_n(empty, width - filled))
+        .collect()
+}
+
+/// The attention flag as text, so state never depends on colour.
+pub fn flag(attention: Attention) -> &'static str {
+    match attention {
+        Attention::Failed => "FAILED",
+        Attention::Blocked => "BLOCKED",
+        Attention::LeaseExpired => "EXPIRED",
+        Attention::Stuck => "STUCK",
+        Attention::HeartbeatLate => "LATE",
+        Attention::Running => "run",
+        Attention::Queued => "queued",
+        Attention::Canceled => "cancel",
+        Attention::Succeeded => "ok",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_naturally() {
+        assert_eq!(age(Duration::seconds(9)), "9s");
+        assert_eq!(age(Duration::seconds(252)), "4m12s");
+        assert_eq!(age(Duration::seconds(3 * 3600 + 300)), "3h05m");
+        assert_eq!(age(Duration::seconds(-9)), "-9s");
+    }
+
+    #[test]
+    fn the_pipeline_marks_the_current_checkpoint() {
+        assert_eq!(pipeline(Checkpoint::Rebuilding, false), "●●◉○○");
+        assert_eq!(pipeline(Checkpoint::PendingSnapshot, true), "@....");
+        assert_eq!(pipeline(Checkpoint::Published, true), "####@");
+    }
+
+    #[test]
+    fn bars_fill_proportionally() {
+        assert_eq!(bar(0.5, 4, true), "##..");
+        assert_eq!(bar(1.5, 3, false), "███");
+        assert_eq!(bar(0.0, 2, false), "░░");
+    }
+}

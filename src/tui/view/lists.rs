@@ -1,0 +1,123 @@
+//! The leases view and the audit view: plain tables with a cursor.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
+
+use super::format;
+use crate::domain::model::{MutationLease, short_id};
+use crate::domain::signals::{Attention, Thresholds, lease_is_orphan_suspect};
+use crate::domain::text;
+use crate::poller::Extra;
+use crate::tui::app::App;
+use crate::tui::layout;
+use crate::tui::theme::Theme;
+
+fn window<'a, T>(items: &'a [T], app: &App) -> impl Iterator<Item = (usize, &'a T)> {
+    items
+        .iter()
+        .enumerate()
+        .skip(app.list_offset)
+        .take(layout::table_rows(app.size))
+}
+
+fn cursor_style(app: &App, index: usize, theme: &Theme) -> Style {
+    if index == app.list_cursor { theme.selected() } else { Style::new() }
+}
+
+pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let Some(Extra::Leases(leases)) = app.extra() else {
+        frame.render_widget(Paragraph::new(" loading the leases…").style(theme.dim()), area);
+        return;
+    };
+    if leases.lines.is_empty() {
+        frame.render_widget(Paragraph::new(" no mutation leases in scope").style(theme.dim()), area);
+        return;
+    }
+    let thresholds = Thresholds::default();
+    let rows: Vec<Row> = window(&leases.lines, app)
+        .map(|(index, line)| {
+            let lease = MutationLease::from(line.lease.clone());
+            let suspect = lease_is_orphan_suspect(&lease, leases.db_now, &thresholds);
+            let blocks = match (&line.bootstrap_id, &line.bootstrap_run_state, &line.bootstrap_checkpoint) {
+                (Some(id), Some(state), Some(checkpoint)) => {
+                    let blocking = checkpoint == "pending_snapshot" && state != "succeeded";
+                    let verb = if blocking { "BLOCKS" } else { "on" };
+                    format!("{verb} {} {}@{}", short_id(id), text::clean(state, 12), text::clean(checkpoint, 20))
+                }
+                _ => "no bootstrap".to_string(),
+            };
+            let live = match lease.expires_at {
+                Some(expires) if expires > leases.db_now => {
+                    format!("live {}", format::age(expires - leases.db_now))
+                }
+                Some(_) => "heartbeat expired".to_string(),
+                None => String::new(),
+            };
+            let flag = if suspect { "ORPHAN?" } else { "" };
+            Row::new(vec![
+                Cell::from(flag).style(theme.attention(Attention::Blocked)),
+                Cell::from(short_id(&lease.id)),
+                Cell::from(text::clean(&lease.tenant_id, 40)),
+                Cell::from(short_id(&lease.knowledge_space_id)),
+                Cell::from(text::clean(&lease.operation, 32)),
+                Cell::from(format::age(leases.db_now - lease.acquired_at)),
+                Cell::from(blocks),
+                Cell::from(live),
+            ])
+            .style(cursor_style(app, index, theme))
+        })
+        .collect();
+    let widths = [
+        Constraint::Length(7),
+        Constraint::Length(8),
+        Constraint::Length(10),
+        Constraint::Length(8),
+        Constraint::Length(14),
+        Constraint::Length(7),
+        Constraint::Fill(2),
+        Constraint::Fill(1),
+    ];
+    let header = Row::new(["", "lease", "tenant", "space", "operation", "age", "bootstrap", "heartbeat"])
+        .style(theme.heading());
+    frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), area);
+}
+
+pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let Some(Extra::Audit(records)) = app.extra() else {
+        frame.render_widget(Paragraph::new(" loading the audit records…").style(theme.dim()), area);
+        return;
+    };
+    if records.is_empty() {
+        let text = " no operator actions recorded in scope (or no audit table: see `migrate`)";
+        frame.render_widget(Paragraph::new(text).style(theme.dim()), area);
+        return;
+    }
+    let rows: Vec<Row> = window(records, app)
+        .map(|(index, r)| {
+            Row::new(vec![
+                Cell::from(r.at.format("%m-%d %H:%M:%S").to_string()),
+                Cell::from(format!("{}@{}", text::clean(&r.actor, 16), text::clean(&r.host, 16))),
+                Cell::from(text::clean(&r.action, 24)),
+                Cell::from(text::clean(&r.tenant_id, 24)),
+                Cell::from(short_id(&r.knowledge_space_id)),
+                Cell::from(text::clean(&r.outcome, 16)),
+                Cell::from(text::clean(&r.reason, 200)),
+            ])
+            .style(cursor_style(app, index, theme))
+        })
+        .collect();
+    let widths = [
+        Constraint::Length(14),
+        Constraint::Length(16),
+        Constraint::Length(8),
+        Constraint::Length(10),
+        Constraint::Length(8),
+        Constraint::Length(8),
+        Constraint::Fill(1),
+    ];
+    let header = Row::new(["when (UTC)", "who", "action", "tenant", "space", "outcome", "reason"])
+        .style(theme.heading());
+    frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), area);
+}

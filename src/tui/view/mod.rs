@@ -1,0 +1,61 @@
+//! Drawing: a pure function of the [`App`]. Each area has its own `draw`; the layout is shared
+//! with `update` through [`crate::tui::layout`].
+
+mod board;
+mod chrome;
+mod detail;
+pub mod format;
+mod lists;
+mod overlay;
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Flex, Layout};
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::app::{App, MIN_HEIGHT, MIN_WIDTH, Overlay, View};
+use super::layout;
+use super::theme::Theme;
+
+pub fn draw(frame: &mut Frame, app: &App) {
+    let theme = Theme::new(app.display.color);
+    let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        too_small(frame, app, &theme);
+        return;
+    }
+    let areas = layout::areas(area);
+    chrome::title(frame, areas.title, app, &theme);
+    chrome::summary(frame, areas.summary, app, &theme);
+    chrome::tabs(frame, areas.tabs, app, &theme);
+    match &app.view {
+        View::Board => board::draw(frame, areas.body, app, &theme),
+        View::Detail(id) => detail::draw(frame, areas.body, app, id, &theme),
+        View::Leases => lists::leases(frame, areas.body, app, &theme),
+        View::Audit => lists::audit(frame, areas.body, app, &theme),
+    }
+    chrome::status_line(frame, areas.status, app, &theme);
+    chrome::hints(frame, areas.hints, &theme);
+    match &app.overlay {
+        Overlay::None => {}
+        Overlay::Help => overlay::help(frame, area, app, &theme),
+        Overlay::Dialog(dialog) => overlay::dialog(frame, area, app, dialog, &theme),
+    }
+}
+
+fn too_small(frame: &mut Frame, _app: &App, theme: &Theme) {
+    let area = frame.area();
+    let text = vec![
+        Line::styled("terminal too small", theme.error()),
+        Line::raw(format!(
+            "{}×{} here; bootstrap-console needs at least {MIN_WIDTH}×{MIN_HEIGHT}",
+            area.width, area.height
+        )),
+        Line::raw("enlarge the window, or press q to quit"),
+    ];
+    let [middle] = Layout::vertical([Constraint::Length(3)]).flex(Flex::Center).areas(area);
+    frame.render_widget(
+        Paragraph::new(text).centered().wrap(Wrap { trim: true }),
+        middle,
+    );
+}
