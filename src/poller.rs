@@ -181,7 +181,11 @@ impl Poller {
         match result {
             Ok(Ok((rows, extra))) => {
                 let board = Board::assess(rows, &mut self.tracker, &self.thresholds);
-                self.status.snapshot = Some(Arc::new(Snapshot { board, extra, focus }));
+                self.status.snapshot = Some(Arc::new(Snapshot {
+                    board,
+                    extra,
+                    focus,
+                }));
                 self.status.received_at = Some(Instant::now());
                 self.status.latency = Some(started.elapsed());
                 self.status.failing_since = None;

@@ -43,7 +43,15 @@ async fn run_demo(
             .await
             .map_err(Failure::from)
     } else {
-        watch_text(&session, &simulation, args.report_every, None, "SANDBOX", signals).await
+        watch_text(
+            &session,
+            &simulation,
+            args.report_every,
+            None,
+            "SANDBOX",
+            signals,
+        )
+        .await
     };
     simulation.stop().await;
     watched

@@ -45,6 +45,8 @@ pub struct PrivateCluster {
     socket_dir: PathBuf,
     server_pid: u32,
     keeper: Option<Keeper>,
+    binaries: ServerBinaries,
+    run_as: Option<RunAs>,
 }
 
 /// The thread that spawned the server. The parent-death signal fires when the *spawning thread*
@@ -80,12 +82,14 @@ impl PrivateCluster {
         let socket_dir = dir.path().to_path_buf();
         prepare_directory(&socket_dir, run_as.as_ref())?;
         run_initdb(binaries, &socket_dir, run_as.as_ref())?;
-        let (server_pid, keeper) = spawn_server(binaries, &socket_dir, run_as)?;
+        let (server_pid, keeper) = spawn_server(binaries, &socket_dir, run_as.clone())?;
         Ok(Self {
             dir: Some(dir),
             socket_dir,
             server_pid,
             keeper: Some(keeper),
+            binaries: binaries.clone(),
+            run_as,
         })
     }
 
@@ -116,6 +120,30 @@ impl PrivateCluster {
     /// accepted by sqlx, `psql` and `DATABASE_URL`.
     pub fn url(&self, database: &str) -> String {
         socket_url(&self.socket_dir, database)
+    }
+
+    /// Stops the server but keeps its data, as a database outage would (see `start_server`).
+    pub fn stop_server(&mut self) -> Result<(), SandboxError> {
+        if let Some(keeper) = self.keeper.take() {
+            let _ = keeper.stop.send(());
+            keeper
+                .thread
+                .join()
+                .map_err(|_| SandboxError::Stop("the server keeper thread panicked".into()))?;
+        }
+        Ok(())
+    }
+
+    /// Starts the server again on the same data after `stop_server`.
+    pub fn start_server(&mut self) -> Result<(), SandboxError> {
+        if self.keeper.is_some() {
+            return Ok(());
+        }
+        let (server_pid, keeper) =
+            spawn_server(&self.binaries, &self.socket_dir, self.run_as.clone())?;
+        self.server_pid = server_pid;
+        self.keeper = Some(keeper);
+        Ok(())
     }
 
     /// Stops the server and deletes the directory now, reporting what went wrong.

@@ -122,12 +122,10 @@ impl Filter {
         b.tenant_id.to_lowercase().contains(&needle)
             || b.knowledge_space_id.to_string().contains(&needle)
             || b.id.to_string().contains(&needle)
-            || b
-                .worker
+            || b.worker
                 .as_ref()
                 .is_some_and(|w| w.worker_id.to_lowercase().contains(&needle))
-            || b
-                .last_error_code
+            || b.last_error_code
                 .as_ref()
                 .is_some_and(|c| c.to_lowercase().contains(&needle))
     }

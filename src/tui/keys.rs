@@ -51,34 +51,202 @@ const NONE: KeyModifiers = KeyModifiers::NONE;
 const CTRL: KeyModifiers = KeyModifiers::CONTROL;
 
 pub const BINDINGS: &[Binding] = &[
-    Binding { keys: &[(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)], shown: "↑/k", command: Command::Up, help: "move up", hint: None },
-    Binding { keys: &[(KeyCode::Down, NONE), (KeyCode::Char('j'), NONE)], shown: "↓/j", command: Command::Down, help: "move down", hint: None },
-    Binding { keys: &[(KeyCode::PageUp, NONE), (KeyCode::Char('b'), CTRL)], shown: "PgUp", command: Command::PageUp, help: "page up", hint: None },
-    Binding { keys: &[(KeyCode::PageDown, NONE), (KeyCode::Char('f'), CTRL)], shown: "PgDn", command: Command::PageDown, help: "page down", hint: None },
-    Binding { keys: &[(KeyCode::Char('g'), NONE), (KeyCode::Home, NONE)], shown: "g", command: Command::Top, help: "first row", hint: None },
-    Binding { keys: &[(KeyCode::Char('G'), NONE), (KeyCode::End, NONE)], shown: "G", command: Command::Bottom, help: "last row", hint: None },
-    Binding { keys: &[(KeyCode::Enter, NONE)], shown: "⏎", command: Command::Open, help: "Enter: open the detail of the selected space", hint: Some("detail") },
-    Binding { keys: &[(KeyCode::Esc, NONE)], shown: "Esc", command: Command::Back, help: "back / close / clear the filter", hint: None },
-    Binding { keys: &[(KeyCode::Tab, NONE)], shown: "Tab", command: Command::NextView, help: "next view: board → leases → audit", hint: Some("view") },
-    Binding { keys: &[(KeyCode::BackTab, NONE)], shown: "S-Tab", command: Command::PrevView, help: "previous view", hint: None },
-    Binding { keys: &[(KeyCode::Char('/'), NONE)], shown: "/", command: Command::Filter, help: "filter by tenant, space, worker or error code", hint: Some("filter") },
-    Binding { keys: &[(KeyCode::Char('f'), NONE)], shown: "f", command: Command::QuickNext, help: "quick filter: next state / attention class", hint: Some("quick") },
-    Binding { keys: &[(KeyCode::Char('F'), NONE)], shown: "F", command: Command::QuickPrev, help: "quick filter: previous", hint: None },
-    Binding { keys: &[(KeyCode::Char('s'), NONE)], shown: "s", command: Command::Sort, help: "sort by: attention, tenant, progress, idle time", hint: Some("sort") },
-    Binding { keys: &[(KeyCode::Char('S'), NONE)], shown: "S", command: Command::SortReverse, help: "reverse the sort", hint: None },
-    Binding { keys: &[(KeyCode::Char('p'), NONE)], shown: "p", command: Command::Pause, help: "pause / resume polling", hint: Some("pause") },
-    Binding { keys: &[(KeyCode::Char('+'), NONE), (KeyCode::Char('='), NONE)], shown: "+", command: Command::Faster, help: "poll more often", hint: None },
-    Binding { keys: &[(KeyCode::Char('-'), NONE)], shown: "-", command: Command::Slower, help: "poll less often", hint: None },
-    Binding { keys: &[(KeyCode::Char('R'), CTRL), (KeyCode::Char('l'), CTRL)], shown: "C-r", command: Command::Refresh, help: "poll now", hint: None },
-    Binding { keys: &[(KeyCode::Char('y'), NONE)], shown: "y", command: Command::Copy, help: "copy the selected id (OSC 52: works over ssh and tmux)", hint: None },
-    Binding { keys: &[(KeyCode::Char('r'), NONE)], shown: "r", command: Command::Retry, help: "retry the selected (or marked) spaces", hint: Some("retry") },
-    Binding { keys: &[(KeyCode::Char('c'), NONE)], shown: "c", command: Command::Cancel, help: "cancel the selected (or marked) spaces", hint: Some("cancel") },
-    Binding { keys: &[(KeyCode::Char('x'), NONE)], shown: "x", command: Command::RemoveLease, help: "remove the selected space's mutation lease", hint: Some("lease") },
-    Binding { keys: &[(KeyCode::Char(' '), NONE)], shown: "Space", command: Command::Mark, help: "mark / unmark the selected space for a bulk action", hint: None },
-    Binding { keys: &[(KeyCode::Char('*'), NONE)], shown: "*", command: Command::MarkAll, help: "mark every space matching the filter", hint: None },
-    Binding { keys: &[(KeyCode::Char('u'), NONE)], shown: "u", command: Command::ClearMarks, help: "clear all marks", hint: None },
-    Binding { keys: &[(KeyCode::Char('?'), NONE)], shown: "?", command: Command::Help, help: "this help", hint: Some("help") },
-    Binding { keys: &[(KeyCode::Char('q'), NONE), (KeyCode::Char('c'), CTRL)], shown: "q", command: Command::Quit, help: "quit (also Ctrl-C)", hint: Some("quit") },
+    Binding {
+        keys: &[(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
+        shown: "↑/k",
+        command: Command::Up,
+        help: "move up",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::Down, NONE), (KeyCode::Char('j'), NONE)],
+        shown: "↓/j",
+        command: Command::Down,
+        help: "move down",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::PageUp, NONE), (KeyCode::Char('b'), CTRL)],
+        shown: "PgUp",
+        command: Command::PageUp,
+        help: "page up",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::PageDown, NONE), (KeyCode::Char('f'), CTRL)],
+        shown: "PgDn",
+        command: Command::PageDown,
+        help: "page down",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::Char('g'), NONE), (KeyCode::Home, NONE)],
+        shown: "g",
+        command: Command::Top,
+        help: "first row",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::Char('G'), NONE), (KeyCode::End, NONE)],
+        shown: "G",
+        command: Command::Bottom,
+        help: "last row",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::Enter, NONE)],
+        shown: "⏎",
+        command: Command::Open,
+        help: "Enter: open the detail of the selected space",
+        hint: Some("detail"),
+    },
+    Binding {
+        keys: &[(KeyCode::Esc, NONE)],
+        shown: "Esc",
+        command: Command::Back,
+        help: "back / close / clear the filter",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::Tab, NONE)],
+        shown: "Tab",
+        command: Command::NextView,
+        help: "next view: board → leases → audit",
+        hint: Some("view"),
+    },
+    Binding {
+        keys: &[(KeyCode::BackTab, NONE)],
+        shown: "S-Tab",
+        command: Command::PrevView,
+        help: "previous view",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::Char('/'), NONE)],
+        shown: "/",
+        command: Command::Filter,
+        help: "filter by tenant, space, worker or error code",
+        hint: Some("filter"),
+    },
+    Binding {
+        keys: &[(KeyCode::Char('f'), NONE)],
+        shown: "f",
+        command: Command::QuickNext,
+        help: "quick filter: next state / attention class",
+        hint: Some("quick"),
+    },
+    Binding {
+        keys: &[(KeyCode::Char('F'), NONE)],
+        shown: "F",
+        command: Command::QuickPrev,
+        help: "quick filter: previous",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::Char('s'), NONE)],
+        shown: "s",
+        command: Command::Sort,
+        help: "sort by: attention, tenant, progress, idle time",
+        hint: Some("sort"),
+    },
+    Binding {
+        keys: &[(KeyCode::Char('S'), NONE)],
+        shown: "S",
+        command: Command::SortReverse,
+        help: "reverse the sort",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::Char('p'), NONE)],
+        shown: "p",
+        command: Command::Pause,
+        help: "pause / resume polling",
+        hint: Some("pause"),
+    },
+    Binding {
+        keys: &[(KeyCode::Char('+'), NONE), (KeyCode::Char('='), NONE)],
+        shown: "+",
+        command: Command::Faster,
+        help: "poll more often",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::Char('-'), NONE)],
+        shown: "-",
+        command: Command::Slower,
+        help: "poll less often",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::Char('R'), CTRL), (KeyCode::Char('l'), CTRL)],
+        shown: "C-r",
+        command: Command::Refresh,
+        help: "poll now",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::Char('y'), NONE)],
+        shown: "y",
+        command: Command::Copy,
+        help: "copy the selected id (OSC 52: works over ssh and tmux)",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::Char('r'), NONE)],
+        shown: "r",
+        command: Command::Retry,
+        help: "retry the selected (or marked) spaces",
+        hint: Some("retry"),
+    },
+    Binding {
+        keys: &[(KeyCode::Char('c'), NONE)],
+        shown: "c",
+        command: Command::Cancel,
+        help: "cancel the selected (or marked) spaces",
+        hint: Some("cancel"),
+    },
+    Binding {
+        keys: &[(KeyCode::Char('x'), NONE)],
+        shown: "x",
+        command: Command::RemoveLease,
+        help: "remove the selected space's mutation lease",
+        hint: Some("lease"),
+    },
+    Binding {
+        keys: &[(KeyCode::Char(' '), NONE)],
+        shown: "Space",
+        command: Command::Mark,
+        help: "mark / unmark the selected space for a bulk action",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::Char('*'), NONE)],
+        shown: "*",
+        command: Command::MarkAll,
+        help: "mark every space matching the filter",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::Char('u'), NONE)],
+        shown: "u",
+        command: Command::ClearMarks,
+        help: "clear all marks",
+        hint: None,
+    },
+    Binding {
+        keys: &[(KeyCode::Char('?'), NONE)],
+        shown: "?",
+        command: Command::Help,
+        help: "this help",
+        hint: Some("help"),
+    },
+    Binding {
+        keys: &[(KeyCode::Char('q'), NONE), (KeyCode::Char('c'), CTRL)],
+        shown: "q",
+        command: Command::Quit,
+        help: "quit (also Ctrl-C)",
+        hint: Some("quit"),
+    },
 ];
 
 /// The command bound to a key, if any. Shift is ignored for characters: terminals differ in
@@ -121,11 +289,26 @@ mod tests {
 
     #[test]
     fn every_key_maps_to_one_command() {
-        assert_eq!(command_for(&key(KeyCode::Char('j'), NONE)), Some(Command::Down));
-        assert_eq!(command_for(&key(KeyCode::Char('G'), KeyModifiers::SHIFT)), Some(Command::Bottom));
-        assert_eq!(command_for(&key(KeyCode::Char('c'), CTRL)), Some(Command::Quit));
-        assert_eq!(command_for(&key(KeyCode::Char('c'), NONE)), Some(Command::Cancel));
-        assert_eq!(command_for(&key(KeyCode::Char('?'), KeyModifiers::SHIFT)), Some(Command::Help));
+        assert_eq!(
+            command_for(&key(KeyCode::Char('j'), NONE)),
+            Some(Command::Down)
+        );
+        assert_eq!(
+            command_for(&key(KeyCode::Char('G'), KeyModifiers::SHIFT)),
+            Some(Command::Bottom)
+        );
+        assert_eq!(
+            command_for(&key(KeyCode::Char('c'), CTRL)),
+            Some(Command::Quit)
+        );
+        assert_eq!(
+            command_for(&key(KeyCode::Char('c'), NONE)),
+            Some(Command::Cancel)
+        );
+        assert_eq!(
+            command_for(&key(KeyCode::Char('?'), KeyModifiers::SHIFT)),
+            Some(Command::Help)
+        );
         assert_eq!(command_for(&key(KeyCode::Char('z'), NONE)), None);
     }
 

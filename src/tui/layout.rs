@@ -34,7 +34,14 @@ pub fn areas(area: Rect) -> Areas {
         Constraint::Length(1),
     ])
     .areas(area);
-    Areas { title, summary, tabs, body, status, hints }
+    Areas {
+        title,
+        summary,
+        tabs,
+        body,
+        status,
+        hints,
+    }
 }
 
 /// How many table rows fit on a terminal of `size` (columns, rows).

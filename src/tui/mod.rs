@@ -66,7 +66,10 @@ async fn event_loop(
         tenant_scope: session.tenant_scope().map(str::to_string),
         access: session.access().clone(),
     };
-    let display = Display { ascii: options.ascii, color: options.color };
+    let display = Display {
+        ascii: options.ascii,
+        color: options.color,
+    };
     let mut app = App::new(header, display, options.interval, (size.width, size.height));
     app.bulk_cap = options.bulk_cap;
     let (results, mut inbox) = mpsc::unbounded_channel::<Event>();
@@ -103,13 +106,21 @@ async fn event_loop(
 }
 
 /// Carries out an effect; database work runs in its own task and reports back as an event.
-fn perform(effect: Effect, session: &Session, poller: &PollerHandle, results: &mpsc::UnboundedSender<Event>) {
+fn perform(
+    effect: Effect,
+    session: &Session,
+    poller: &PollerHandle,
+    results: &mpsc::UnboundedSender<Event>,
+) {
     match effect {
         Effect::Poller(command) => poller.send(command),
         Effect::Copy(text) => {
             let mut out = std::io::stdout();
-            let copied = crossterm::execute!(out, crossterm::clipboard::CopyToClipboard::to_clipboard_from(text))
-                .and_then(|()| out.flush());
+            let copied = crossterm::execute!(
+                out,
+                crossterm::clipboard::CopyToClipboard::to_clipboard_from(text)
+            )
+            .and_then(|()| out.flush());
             if let Err(e) = copied {
                 tracing::warn!("copy to clipboard: {e}");
             }
@@ -123,24 +134,40 @@ fn perform(effect: Effect, session: &Session, poller: &PollerHandle, results: &m
                     match actions::plan(&session, action).await {
                         Ok(plan) => plans.push(plan),
                         Err(e) => {
-                            let _ = results.send(Event::Planned { dialog, plans: Err(e.to_string()) });
+                            let _ = results.send(Event::Planned {
+                                dialog,
+                                plans: Err(e.to_string()),
+                            });
                             return;
                         }
                     }
                 }
-                let _ = results.send(Event::Planned { dialog, plans: Ok(plans) });
+                let _ = results.send(Event::Planned {
+                    dialog,
+                    plans: Ok(plans),
+                });
             });
         }
-        Effect::Apply { dialog, actions, reason } => {
+        Effect::Apply {
+            dialog,
+            actions,
+            reason,
+        } => {
             let session = session.clone();
             let results = results.clone();
             tokio::spawn(async move {
                 let mut report = Vec::with_capacity(actions.len());
                 // One transaction per space, one after another, each reported on its own.
                 for action in &actions {
-                    report.push(describe(action, actions::apply(&session, action, &reason).await));
+                    report.push(describe(
+                        action,
+                        actions::apply(&session, action, &reason).await,
+                    ));
                 }
-                let _ = results.send(Event::Applied { dialog, results: report });
+                let _ = results.send(Event::Applied {
+                    dialog,
+                    results: report,
+                });
             });
         }
     }
@@ -157,7 +184,11 @@ fn describe(action: &Action, result: Result<Outcome, actions::ActionError>) -> (
     match result {
         Ok(Outcome::Applied(applied)) => (
             true,
-            format!("{target}: {} applied (audit record {})", action.name(), applied.audit_id),
+            format!(
+                "{target}: {} applied (audit record {})",
+                action.name(),
+                applied.audit_id
+            ),
         ),
         Ok(Outcome::Refused(refusal)) => (false, format!("{target}: refused — {refusal}")),
         Err(e) => (false, format!("{target}: failed — {e}")),

@@ -17,7 +17,11 @@ impl Theme {
     }
 
     fn paint(&self, fg: Color) -> Style {
-        if self.color { Style::new().fg(fg) } else { Style::new() }
+        if self.color {
+            Style::new().fg(fg)
+        } else {
+            Style::new()
+        }
     }
 
     pub fn plain(&self) -> Style {
@@ -25,7 +29,11 @@ impl Theme {
     }
 
     pub fn dim(&self) -> Style {
-        if self.color { Style::new().fg(Color::DarkGray) } else { Style::new() }
+        if self.color {
+            Style::new().fg(Color::DarkGray)
+        } else {
+            Style::new()
+        }
     }
 
     pub fn heading(&self) -> Style {
@@ -46,17 +54,29 @@ impl Theme {
         if !self.color {
             return loud;
         }
-        let production = matches!(label.to_ascii_lowercase().as_str(), "prod" | "production" | "live");
+        let production = matches!(
+            label.to_ascii_lowercase().as_str(),
+            "prod" | "production" | "live"
+        );
         if production {
-            Style::new().bg(Color::Red).fg(Color::White).add_modifier(Modifier::BOLD)
+            Style::new()
+                .bg(Color::Red)
+                .fg(Color::White)
+                .add_modifier(Modifier::BOLD)
         } else {
-            Style::new().bg(Color::Yellow).fg(Color::Black).add_modifier(Modifier::BOLD)
+            Style::new()
+                .bg(Color::Yellow)
+                .fg(Color::Black)
+                .add_modifier(Modifier::BOLD)
         }
     }
 
     pub fn sandbox(&self) -> Style {
         if self.color {
-            Style::new().bg(Color::Magenta).fg(Color::White).add_modifier(Modifier::BOLD)
+            Style::new()
+                .bg(Color::Magenta)
+                .fg(Color::White)
+                .add_modifier(Modifier::BOLD)
         } else {
             Style::new().add_modifier(Modifier::BOLD | Modifier::REVERSED)
         }
@@ -76,7 +96,10 @@ impl Theme {
 
     pub fn stale(&self) -> Style {
         if self.color {
-            Style::new().bg(Color::Red).fg(Color::White).add_modifier(Modifier::BOLD)
+            Style::new()
+                .bg(Color::Red)
+                .fg(Color::White)
+                .add_modifier(Modifier::BOLD)
         } else {
             Style::new().add_modifier(Modifier::BOLD | Modifier::REVERSED)
         }

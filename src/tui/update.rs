@@ -20,9 +20,15 @@ pub enum Event {
     Resize(u16, u16),
     Poll(PollStatus),
     /// Plans for the dialog with this id.
-    Planned { dialog: u64, plans: Result<Vec<Plan>, String> },
+    Planned {
+        dialog: u64,
+        plans: Result<Vec<Plan>, String>,
+    },
     /// Results of applying the dialog's actions: (applied, sentence) per action.
-    Applied { dialog: u64, results: Vec<(bool, String)> },
+    Applied {
+        dialog: u64,
+        results: Vec<(bool, String)>,
+    },
     Tick(Instant),
 }
 
@@ -30,8 +36,15 @@ pub enum Event {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     Poller(poller::Command),
-    Plan { dialog: u64, actions: Vec<Action> },
-    Apply { dialog: u64, actions: Vec<Action>, reason: String },
+    Plan {
+        dialog: u64,
+        actions: Vec<Action>,
+    },
+    Apply {
+        dialog: u64,
+        actions: Vec<Action>,
+        reason: String,
+    },
     Copy(String),
 }
 
@@ -166,9 +179,9 @@ pub fn refresh_visible(app: &mut App) {
     }
     let selected = app.selected;
     app.visible = visible;
-    if let Some(position) = selected.and_then(|id| {
-        app.visible_rows().position(|r| r.bootstrap.id == id)
-    }) {
+    if let Some(position) =
+        selected.and_then(|id| app.visible_rows().position(|r| r.bootstrap.id == id))
+    {
         app.cursor = position;
     }
     app.cursor = app.cursor.min(app.visible.len().saturating_sub(1));
@@ -278,7 +291,11 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::NextView | Command::PrevView => {
             let order = [View::Board, View::Leases, View::Audit];
             let current = order.iter().position(|v| *v == app.view).unwrap_or(0);
-            let step = if command == Command::NextView { 1 } else { order.len() - 1 };
+            let step = if command == Command::NextView {
+                1
+            } else {
+                order.len() - 1
+            };
             return switch_view(app, order[(current + step) % order.len()].clone());
         }
         Command::Filter => {
@@ -293,13 +310,20 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::QuickNext | Command::QuickPrev => {
             let cycle = Quick::cycle();
             let current = cycle.iter().position(|q| *q == app.quick).unwrap_or(0);
-            let step = if command == Command::QuickNext { 1 } else { cycle.len() - 1 };
+            let step = if command == Command::QuickNext {
+                1
+            } else {
+                cycle.len() - 1
+            };
             app.quick = cycle[(current + step) % cycle.len()];
             app.cursor = 0;
             refresh_visible(app);
         }
         Command::Sort => {
-            let current = SortKey::ALL.iter().position(|s| *s == app.sort).unwrap_or(0);
+            let current = SortKey::ALL
+                .iter()
+                .position(|s| *s == app.sort)
+                .unwrap_or(0);
             app.sort = SortKey::ALL[(current + 1) % SortKey::ALL.len()];
             refresh_visible(app);
         }
@@ -309,13 +333,21 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
         }
         Command::Pause => {
             app.status.paused = !app.status.paused;
-            let text = if app.status.paused { "polling paused (p resumes)" } else { "polling resumed" };
+            let text = if app.status.paused {
+                "polling paused (p resumes)"
+            } else {
+                "polling resumed"
+            };
             app.say(text, false);
             return vec![Effect::Poller(poller::Command::Pause(app.status.paused))];
         }
         Command::Faster | Command::Slower => {
             let current = app.status.interval;
-            let next = if command == Command::Faster { current / 2 } else { current * 2 };
+            let next = if command == Command::Faster {
+                current / 2
+            } else {
+                current * 2
+            };
             let next = next.clamp(poller::MIN_INTERVAL, poller::MAX_INTERVAL);
             app.status.interval = next;
             app.say(format!("polling every {}", human(next)), false);
@@ -408,7 +440,9 @@ fn back(app: &mut App) -> Vec<Effect> {
 
 fn copy(app: &mut App) -> Vec<Effect> {
     let id = match &app.view {
-        View::Board => app.selected_row().map(|r| r.bootstrap.knowledge_space_id.to_string()),
+        View::Board => app
+            .selected_row()
+            .map(|r| r.bootstrap.knowledge_space_id.to_string()),
         View::Detail(id) => Some(id.to_string()),
         View::Leases => selected_lease_line(app).map(|(lease, _)| lease.id.to_string()),
         View::Audit => match app.extra() {
@@ -480,16 +514,22 @@ fn bootstrap_action(app: &mut App, name: &str) -> Vec<Effect> {
     let actions: Vec<Action> = targets
         .iter()
         .map(|(id, version)| match name {
-            "retry" => Action::Retry { bootstrap_id: *id, seen_row_version: *version },
-            _ => Action::Cancel { bootstrap_id: *id, seen_row_version: *version },
+            "retry" => Action::Retry {
+                bootstrap_id: *id,
+                seen_row_version: *version,
+            },
+            _ => Action::Cancel {
+                bootstrap_id: *id,
+                seen_row_version: *version,
+            },
         })
         .collect();
     let count = actions.len();
     let title = if count == 1 {
-        let space = app
-            .board()
-            .and_then(|b| b.row(&targets[0].0))
-            .map_or_else(|| short_id(&targets[0].0), |r| short_id(&r.bootstrap.knowledge_space_id));
+        let space = app.board().and_then(|b| b.row(&targets[0].0)).map_or_else(
+            || short_id(&targets[0].0),
+            |r| short_id(&r.bootstrap.knowledge_space_id),
+        );
         format!("{name} space {space}")
     } else {
         format!("{name} {count} spaces")
@@ -523,9 +563,19 @@ fn remove_lease(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     };
     let code = short_id(&lease.id);
-    let action = Action::RemoveLease { seen: lease.identity(), force: false };
+    let action = Action::RemoveLease {
+        seen: lease.identity(),
+        force: false,
+    };
     let title = format!("remove mutation lease {code}");
-    open_dialog(app, title, vec![action], Some(code.clone()), format!("the lease id's first 8 characters ({code})"), None)
+    open_dialog(
+        app,
+        title,
+        vec![action],
+        Some(code.clone()),
+        format!("the lease id's first 8 characters ({code})"),
+        None,
+    )
 }
 
 fn open_dialog(
@@ -544,7 +594,11 @@ fn open_dialog(
         title,
         actions: actions.clone(),
         plans: Vec::new(),
-        stage: if planning { Stage::Planning } else { Stage::Editing },
+        stage: if planning {
+            Stage::Planning
+        } else {
+            Stage::Editing
+        },
         reason: String::new(),
         confirm: String::new(),
         field: Field::Reason,
@@ -553,7 +607,10 @@ fn open_dialog(
         blocked,
     }));
     if planning {
-        vec![Effect::Plan { dialog: id, actions }]
+        vec![Effect::Plan {
+            dialog: id,
+            actions,
+        }]
     } else {
         Vec::new()
     }
@@ -603,13 +660,21 @@ fn dialog_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                 Field::Reason => &mut dialog.reason,
                 Field::Confirm => &mut dialog.confirm,
             };
-            let limit = if dialog.field == Field::Reason { REASON_LIMIT } else { CONFIRM_LIMIT };
+            let limit = if dialog.field == Field::Reason {
+                REASON_LIMIT
+            } else {
+                CONFIRM_LIMIT
+            };
             match code {
                 KeyCode::Backspace => {
                     field.pop();
                 }
-                KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => field.clear(),
-                KeyCode::Char(c) if !c.is_control() && field.chars().count() < limit => field.push(c),
+                KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                    field.clear()
+                }
+                KeyCode::Char(c) if !c.is_control() && field.chars().count() < limit => {
+                    field.push(c)
+                }
                 _ => {}
             }
             Vec::new()
@@ -623,7 +688,7 @@ pub fn human(duration: Duration) -> String {
     let millis = duration.as_millis();
     if millis < 1000 {
         format!("{millis}ms")
-    } else if millis % 1000 != 0 && millis < 10_000 {
+    } else if !millis.is_multiple_of(1000) && millis < 10_000 {
         format!("{:.1}s", millis as f64 / 1000.0)
     } else if millis < 120_000 {
         format!("{}s", millis / 1000)

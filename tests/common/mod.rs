@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod fixture;
+pub mod pty;
 
 use std::str::FromStr;
 use std::sync::OnceLock;

@@ -26,11 +26,32 @@ struct Columns {
 
 fn columns(width: u16) -> Columns {
     if width >= 140 {
-        Columns { tenant: 16, worker: 24, bar: 10, progress: 22, error_code: 24, message: true }
+        Columns {
+            tenant: 16,
+            worker: 24,
+            bar: 10,
+            progress: 22,
+            error_code: 24,
+            message: true,
+        }
     } else if width >= 110 {
-        Columns { tenant: 12, worker: 14, bar: 8, progress: 18, error_code: 20, message: true }
+        Columns {
+            tenant: 12,
+            worker: 14,
+            bar: 8,
+            progress: 18,
+            error_code: 20,
+            message: true,
+        }
     } else {
-        Columns { tenant: 8, worker: 12, bar: 4, progress: 12, error_code: 0, message: false }
+        Columns {
+            tenant: 8,
+            worker: 12,
+            bar: 4,
+            progress: 12,
+            error_code: 0,
+            message: false,
+        }
     }
 }
 
@@ -59,7 +80,16 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Constraint::Length(c.progress),
         Constraint::Length(c.worker),
     ];
-    let mut header = vec!["", "flag", "tenant", "space", "ckpt", "state", "progress", "worker/lease"];
+    let mut header = vec![
+        "",
+        "flag",
+        "tenant",
+        "space",
+        "ckpt",
+        "state",
+        "progress",
+        "worker/lease",
+    ];
     if c.message {
         widths.push(Constraint::Length(c.error_code));
         widths.push(Constraint::Fill(1));
@@ -82,7 +112,13 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(table, area);
 }
 
-fn board_row<'a>(app: &App, theme: &Theme, c: &Columns, row: &'a BoardRow, selected: bool) -> Row<'a> {
+fn board_row<'a>(
+    app: &App,
+    theme: &Theme,
+    c: &Columns,
+    row: &'a BoardRow,
+    selected: bool,
+) -> Row<'a> {
     let b = &row.bootstrap;
     let s = &row.signals;
     let ascii = app.display.ascii;
@@ -126,7 +162,11 @@ fn board_row<'a>(app: &App, theme: &Theme, c: &Columns, row: &'a BoardRow, selec
         }
         (None, None) => String::new(),
     };
-    let error_code = b.last_error_code.as_deref().map(|e| text::clean(e, 64)).unwrap_or_default();
+    let error_code = b
+        .last_error_code
+        .as_deref()
+        .map(|e| text::clean(e, 64))
+        .unwrap_or_default();
     let state_style = match b.run_state {
         RunState::Failed => theme.attention(s.attention),
         _ => theme.plain(),

@@ -40,7 +40,9 @@ pub fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let scope = h
         .tenant_scope
         .as_deref()
-        .map_or("all tenants".to_string(), |t| format!("tenant {}", text::clean(t, 24)));
+        .map_or("all tenants".to_string(), |t| {
+            format!("tenant {}", text::clean(t, 24))
+        });
     spans.push(Span::styled(format!(" {scope} "), theme.heading()));
     // The target takes what is left; it is the least urgent part of the line.
     let used: usize = spans.iter().map(|s| s.width()).sum();
@@ -53,9 +55,9 @@ pub fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 
 fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
     if let Some(failing) = app.failing_for() {
-        let age = app
-            .snapshot_age()
-            .map_or("no data yet".to_string(), |a| format!("stale {}", human_secs(a)));
+        let age = app.snapshot_age().map_or("no data yet".to_string(), |a| {
+            format!("stale {}", human_secs(a))
+        });
         return Span::styled(
             format!(" {age}, reconnecting ({}) ", human_secs(failing)),
             theme.stale(),
@@ -98,7 +100,11 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let readable_bar = format::bar(s.readable_share(), 8, app.display.ascii);
     let count = |a: Attention| {
         let n = s.count(a);
-        let style = if n > 0 { theme.attention(a) } else { theme.dim() };
+        let style = if n > 0 {
+            theme.attention(a)
+        } else {
+            theme.dim()
+        };
         Span::styled(format!("{} {n}  ", format::flag(a).to_lowercase()), style)
     };
     let mut lines = vec![
@@ -117,10 +123,17 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             Span::raw(eta),
         ]),
         Line::from(Span::styled(
-            format!(" {} docs · {} uncaptured", s.documents_remaining, s.spaces_uncaptured),
+            format!(
+                " {} docs · {} uncaptured",
+                s.documents_remaining, s.spaces_uncaptured
+            ),
             theme.dim(),
         )),
-        Line::from(vec![Span::raw(" "), count(Attention::Failed), count(Attention::Blocked)]),
+        Line::from(vec![
+            Span::raw(" "),
+            count(Attention::Failed),
+            count(Attention::Blocked),
+        ]),
         Line::from(vec![
             Span::raw(" "),
             count(Attention::LeaseExpired),
@@ -150,7 +163,9 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 
 /// Checkpoints down, run states across.
 fn matrix_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
-    let Some(board) = app.board() else { return Vec::new() };
+    let Some(board) = app.board() else {
+        return Vec::new();
+    };
     let short = |state: RunState| match state {
         RunState::Queued => "queued",
         RunState::Running => "running",
@@ -179,7 +194,11 @@ fn matrix_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
             } else {
                 theme.plain()
             };
-            let shown = if n == 0 { ".".to_string() } else { n.to_string() };
+            let shown = if n == 0 {
+                ".".to_string()
+            } else {
+                n.to_string()
+            };
             spans.push(Span::styled(format!("{shown:>8}"), style));
         }
         lines.push(Line::from(spans));
@@ -195,12 +214,19 @@ pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     };
     let mut spans = vec![Span::raw(" ")];
     for (i, name) in ["Board", "Leases", "Audit"].iter().enumerate() {
-        let style = if i == current { theme.active_tab() } else { theme.dim() };
+        let style = if i == current {
+            theme.active_tab()
+        } else {
+            theme.dim()
+        };
         spans.push(Span::styled(format!(" {name} "), style));
         spans.push(Span::raw(" "));
     }
     if let View::Detail(id) = &app.view {
-        spans.push(Span::styled(format!("› detail {} ", crate::domain::model::short_id(id)), theme.heading()));
+        spans.push(Span::styled(
+            format!("› detail {} ", crate::domain::model::short_id(id)),
+            theme.heading(),
+        ));
     }
     if matches!(app.view, View::Board | View::Detail(_)) {
         let filter = if app.filter.editing {
@@ -211,23 +237,35 @@ pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             format!("/{}", text::clean(&app.filter.text, 40))
         };
         spans.push(Span::styled("│ filter ", theme.dim()));
-        let style = if app.filter.editing { theme.key() } else { theme.plain() };
+        let style = if app.filter.editing {
+            theme.key()
+        } else {
+            theme.plain()
+        };
         spans.push(Span::styled(filter, style));
         if app.quick != Quick::All {
             spans.push(Span::styled(" │ only ", theme.dim()));
             spans.push(Span::styled(app.quick.label(), theme.key()));
         }
         let direction = if app.sort_reverse { "↑" } else { "" };
-        spans.push(Span::styled(format!(" │ sort {}{direction}", app.sort.label()), theme.dim()));
+        spans.push(Span::styled(
+            format!(" │ sort {}{direction}", app.sort.label()),
+            theme.dim(),
+        ));
         let total = app.board().map_or(0, |b| b.rows.len());
-        spans.push(Span::styled(format!(" │ {}/{total} shown", app.visible.len()), theme.dim()));
+        spans.push(Span::styled(
+            format!(" │ {}/{total} shown", app.visible.len()),
+            theme.dim(),
+        ));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
 pub fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let line = if let (Some(failing), Some(error)) = (app.failing_for(), &app.status.last_error) {
-        let age = app.snapshot_age().map_or("no data yet".to_string(), |a| human_secs(a));
+        let age = app
+            .snapshot_age()
+            .map_or("no data yet".to_string(), human_secs);
         Line::from(Span::styled(
             format!(
                 " stale for {age} — reconnecting (failing {}): {}",
@@ -237,10 +275,20 @@ pub fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             theme.stale(),
         ))
     } else if let Some(message) = &app.message {
-        let style = if message.error { theme.error() } else { theme.ok() };
-        Line::from(Span::styled(format!(" {}", text::clean(&message.text, 300)), style))
+        let style = if message.error {
+            theme.error()
+        } else {
+            theme.ok()
+        };
+        Line::from(Span::styled(
+            format!(" {}", text::clean(&message.text, 300)),
+            style,
+        ))
     } else if app.status.paused {
-        Line::from(Span::styled(" polling paused — p resumes", theme.read_only()))
+        Line::from(Span::styled(
+            " polling paused — p resumes",
+            theme.read_only(),
+        ))
     } else {
         Line::default()
     };
@@ -266,7 +314,10 @@ pub fn hints(frame: &mut Frame, area: Rect, theme: &Theme) {
     for command in HINTED {
         if let Some(binding) = BINDINGS.iter().find(|b| b.command == command) {
             spans.push(Span::styled(binding.shown.to_string(), theme.key()));
-            spans.push(Span::raw(format!(" {} ", binding.hint.unwrap_or(binding.help))));
+            spans.push(Span::raw(format!(
+                " {} ",
+                binding.hint.unwrap_or(binding.help)
+            )));
         }
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);

@@ -20,14 +20,18 @@ use crate::tui::theme::Theme;
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, id: &Uuid, theme: &Theme) {
     let snapshot = app.status.snapshot.as_ref();
     let lines = match snapshot.map(|s| (&s.focus, &s.extra)) {
-        Some((Focus::Detail(shown), Extra::Detail(detail))) if shown == id => match detail.as_ref() {
+        Some((Focus::Detail(shown), Extra::Detail(detail))) if shown == id => match detail.as_ref()
+        {
             Some(detail) => detail_lines(detail, app, theme),
             None => vec![Line::from(Span::styled(
                 " this bootstrap no longer exists in scope (Esc returns to the board)",
                 theme.error(),
             ))],
         },
-        _ => vec![Line::from(Span::styled(" loading the detail…", theme.dim()))],
+        _ => vec![Line::from(Span::styled(
+            " loading the detail…",
+            theme.dim(),
+        ))],
     };
     let paragraph = Paragraph::new(lines)
         .wrap(Wrap { trim: false })
@@ -36,7 +40,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, id: &Uuid, theme: &Theme) 
 }
 
 fn when(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
-    format!("{} ({} ago)", at.format("%Y-%m-%d %H:%M:%S UTC"), format::age(now - at))
+    format!(
+        "{} ({} ago)",
+        at.format("%Y-%m-%d %H:%M:%S UTC"),
+        format::age(now - at)
+    )
 }
 
 fn field<'a>(name: &'a str, value: String, theme: &Theme) -> Line<'a> {
@@ -59,14 +67,24 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
     lines.push(field("bootstrap id", b.id.to_string(), theme));
     lines.push(field("tenant", text::clean(&b.tenant_id, 120), theme));
     lines.push(field("space", b.knowledge_space_id.to_string(), theme));
-    lines.push(field("idempotency key", text::clean(&b.idempotency_key, 120), theme));
+    lines.push(field(
+        "idempotency key",
+        text::clean(&b.idempotency_key, 120),
+        theme,
+    ));
     lines.push(field(
         "checkpoint",
         format!("{} {}", format::pipeline(b.checkpoint, ascii), b.checkpoint),
         theme,
     ));
-    let attention = row.map_or(String::new(), |r| format!("  [{}]", format::flag(r.signals.attention)));
-    lines.push(field("run state", format!("{}{attention}", b.run_state), theme));
+    let attention = row.map_or(String::new(), |r| {
+        format!("  [{}]", format::flag(r.signals.attention))
+    });
+    lines.push(field(
+        "run state",
+        format!("{}{attention}", b.run_state),
+        theme,
+    ));
     lines.push(field(
         "documents",
         format!(
@@ -86,8 +104,14 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
         theme,
     ));
     if let Some(rate) = row.and_then(|r| r.signals.progress.rate_per_minute) {
-        let eta = row.and_then(|r| r.signals.progress.eta).map_or("-".into(), format::age);
-        lines.push(field("rate", format!("{rate:.0} docs/min, ETA {eta}"), theme));
+        let eta = row
+            .and_then(|r| r.signals.progress.eta)
+            .map_or("-".into(), format::age);
+        lines.push(field(
+            "rate",
+            format!("{rate:.0} docs/min, ETA {eta}"),
+            theme,
+        ));
     }
     match &b.worker {
         Some(w) => {
@@ -105,7 +129,10 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
         None => lines.push(field("worker", "none".into(), theme)),
     }
     if b.last_error_code.is_some() || b.last_error_message.is_some() {
-        let code = b.last_error_code.as_deref().map_or(String::new(), |c| text::clean(c, 64));
+        let code = b
+            .last_error_code
+            .as_deref()
+            .map_or(String::new(), |c| text::clean(c, 64));
         lines.push(Line::from(vec![
             Span::styled(format!(" {:<22}", "last error"), theme.heading()),
             Span::styled(code, theme.error()),
@@ -153,7 +180,8 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
                 item.ordinal,
                 short_id(&item.document_asset_id),
                 item.document_version,
-                item.compilation_attempt_id.map_or("-".into(), |a| short_id(&a))
+                item.compilation_attempt_id
+                    .map_or("-".into(), |a| short_id(&a))
             ),
             theme,
         ));
@@ -164,9 +192,16 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
             theme.error(),
         )));
         for item in &d.failed_items {
-            let error = item.last_error.as_deref().map_or(String::new(), |e| text::clean(e, 300));
+            let error = item
+                .last_error
+                .as_deref()
+                .map_or(String::new(), |e| text::clean(e, 300));
             lines.push(Line::from(vec![
-                Span::raw(format!("   #{:<5} {} ", item.ordinal, short_id(&item.document_asset_id))),
+                Span::raw(format!(
+                    "   #{:<5} {} ",
+                    item.ordinal,
+                    short_id(&item.document_asset_id)
+                )),
                 Span::styled(error, theme.error()),
             ]));
         }

@@ -21,7 +21,11 @@ pub fn age(duration: Duration) -> String {
 
 /// The five checkpoints as a pipeline: done, current, still to come.
 pub fn pipeline(current: Checkpoint, ascii: bool) -> String {
-    let (done, here, todo) = if ascii { ('#', '@', '.') } else { ('●', '◉', '○') };
+    let (done, here, todo) = if ascii {
+        ('#', '@', '.')
+    } else {
+        ('●', '◉', '○')
+    };
     Checkpoint::ALL
         .iter()
         .map(|c| match c.index().cmp(&current.index()) {

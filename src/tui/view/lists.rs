@@ -23,16 +23,26 @@ fn window<'a, T>(items: &'a [T], app: &App) -> impl Iterator<Item = (usize, &'a 
 }
 
 fn cursor_style(app: &App, index: usize, theme: &Theme) -> Style {
-    if index == app.list_cursor { theme.selected() } else { Style::new() }
+    if index == app.list_cursor {
+        theme.selected()
+    } else {
+        Style::new()
+    }
 }
 
 pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let Some(Extra::Leases(leases)) = app.extra() else {
-        frame.render_widget(Paragraph::new(" loading the leases…").style(theme.dim()), area);
+        frame.render_widget(
+            Paragraph::new(" loading the leases…").style(theme.dim()),
+            area,
+        );
         return;
     };
     if leases.lines.is_empty() {
-        frame.render_widget(Paragraph::new(" no mutation leases in scope").style(theme.dim()), area);
+        frame.render_widget(
+            Paragraph::new(" no mutation leases in scope").style(theme.dim()),
+            area,
+        );
         return;
     }
     let thresholds = Thresholds::default();
@@ -40,11 +50,20 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .map(|(index, line)| {
             let lease = MutationLease::from(line.lease.clone());
             let suspect = lease_is_orphan_suspect(&lease, leases.db_now, &thresholds);
-            let blocks = match (&line.bootstrap_id, &line.bootstrap_run_state, &line.bootstrap_checkpoint) {
+            let blocks = match (
+                &line.bootstrap_id,
+                &line.bootstrap_run_state,
+                &line.bootstrap_checkpoint,
+            ) {
                 (Some(id), Some(state), Some(checkpoint)) => {
                     let blocking = checkpoint == "pending_snapshot" && state != "succeeded";
                     let verb = if blocking { "BLOCKS" } else { "on" };
-                    format!("{verb} {} {}@{}", short_id(id), text::clean(state, 12), text::clean(checkpoint, 20))
+                    format!(
+                        "{verb} {} {}@{}",
+                        short_id(id),
+                        text::clean(state, 12),
+                        text::clean(checkpoint, 20)
+                    )
                 }
                 _ => "no bootstrap".to_string(),
             };
@@ -79,14 +98,29 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Constraint::Fill(2),
         Constraint::Fill(1),
     ];
-    let header = Row::new(["", "lease", "tenant", "space", "operation", "age", "bootstrap", "heartbeat"])
-        .style(theme.heading());
-    frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), area);
+    let header = Row::new([
+        "",
+        "lease",
+        "tenant",
+        "space",
+        "operation",
+        "age",
+        "bootstrap",
+        "heartbeat",
+    ])
+    .style(theme.heading());
+    frame.render_widget(
+        Table::new(rows, widths).header(header).column_spacing(1),
+        area,
+    );
 }
 
 pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let Some(Extra::Audit(records)) = app.extra() else {
-        frame.render_widget(Paragraph::new(" loading the audit records…").style(theme.dim()), area);
+        frame.render_widget(
+            Paragraph::new(" loading the audit records…").style(theme.dim()),
+            area,
+        );
         return;
     };
     if records.is_empty() {
@@ -98,7 +132,11 @@ pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .map(|(index, r)| {
             Row::new(vec![
                 Cell::from(r.at.format("%m-%d %H:%M:%S").to_string()),
-                Cell::from(format!("{}@{}", text::clean(&r.actor, 16), text::clean(&r.host, 16))),
+                Cell::from(format!(
+                    "{}@{}",
+                    text::clean(&r.actor, 16),
+                    text::clean(&r.host, 16)
+                )),
                 Cell::from(text::clean(&r.action, 24)),
                 Cell::from(text::clean(&r.tenant_id, 24)),
                 Cell::from(short_id(&r.knowledge_space_id)),
@@ -117,7 +155,18 @@ pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Constraint::Length(8),
         Constraint::Fill(1),
     ];
-    let header = Row::new(["when (UTC)", "who", "action", "tenant", "space", "outcome", "reason"])
-        .style(theme.heading());
-    frame.render_widget(Table::new(rows, widths).header(header).column_spacing(1), area);
+    let header = Row::new([
+        "when (UTC)",
+        "who",
+        "action",
+        "tenant",
+        "space",
+        "outcome",
+        "reason",
+    ])
+    .style(theme.heading());
+    frame.render_widget(
+        Table::new(rows, widths).header(header).column_spacing(1),
+        area,
+    );
 }

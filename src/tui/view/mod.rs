@@ -53,7 +53,9 @@ fn too_small(frame: &mut Frame, _app: &App, theme: &Theme) {
         )),
         Line::raw("enlarge the window, or press q to quit"),
     ];
-    let [middle] = Layout::vertical([Constraint::Length(3)]).flex(Flex::Center).areas(area);
+    let [middle] = Layout::vertical([Constraint::Length(3)])
+        .flex(Flex::Center)
+        .areas(area);
     frame.render_widget(
         Paragraph::new(text).centered().wrap(Wrap { trim: true }),
         middle,

@@ -23,7 +23,11 @@ fn centered(area: Rect, width: u16, height: u16) -> Rect {
 }
 
 fn frame_block<'a>(title: String, app: &App) -> Block<'a> {
-    let border = if app.display.ascii { BorderType::Plain } else { BorderType::Rounded };
+    let border = if app.display.ascii {
+        BorderType::Plain
+    } else {
+        BorderType::Rounded
+    };
     let block = Block::default().borders(Borders::ALL).title(title);
     if app.display.ascii {
         block.border_set(ratatui::symbols::border::Set {
@@ -53,26 +57,40 @@ fn action_target(action: &Action) -> String {
 fn plan_lines<'a>(plans: &'a [Plan], bulk: bool, theme: &Theme) -> Vec<Line<'a>> {
     let mut lines = Vec::new();
     for plan in plans {
-        let target = plan
-            .knowledge_space_id
-            .map_or_else(|| action_target(&plan.action), |s| format!("space {}", short_id(&s)));
+        let target = plan.knowledge_space_id.map_or_else(
+            || action_target(&plan.action),
+            |s| format!("space {}", short_id(&s)),
+        );
         match &plan.verdict {
             Ok(changes) if bulk => {
-                let summary: Vec<String> = changes.iter().take(1).map(|c| text::clean(&c.to_string(), 80)).collect();
+                let summary: Vec<String> = changes
+                    .iter()
+                    .take(1)
+                    .map(|c| text::clean(&c.to_string(), 80))
+                    .collect();
                 lines.push(Line::from(vec![
                     Span::styled(" ✓ ", theme.ok()),
                     Span::raw(format!("{target}: {}", summary.join(""))),
                 ]));
             }
             Ok(changes) => {
-                lines.push(Line::from(Span::styled(format!(" {target} — will change:"), theme.heading())));
+                lines.push(Line::from(Span::styled(
+                    format!(" {target} — will change:"),
+                    theme.heading(),
+                )));
                 for change in changes {
-                    lines.push(Line::from(Span::raw(format!("   {}", text::clean(&change.to_string(), 200)))));
+                    lines.push(Line::from(Span::raw(format!(
+                        "   {}",
+                        text::clean(&change.to_string(), 200)
+                    ))));
                 }
             }
             Err(refusal) => lines.push(Line::from(vec![
                 Span::styled(" ✗ ", theme.error()),
-                Span::styled(format!("{target}: {}", text::clean(&refusal.to_string(), 300)), theme.error()),
+                Span::styled(
+                    format!("{target}: {}", text::clean(&refusal.to_string(), 300)),
+                    theme.error(),
+                ),
             ])),
         }
     }
@@ -96,12 +114,18 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
     if dialog.is_bulk() {
         let ok = dialog.plans.iter().filter(|p| p.verdict.is_ok()).count();
         lines.push(Line::from(Span::styled(
-            format!(" {} spaces selected; {ok} would apply, one transaction each", dialog.actions.len()),
+            format!(
+                " {} spaces selected; {ok} would apply, one transaction each",
+                dialog.actions.len()
+            ),
             theme.heading(),
         )));
     }
     if let Some(blocked) = &dialog.blocked {
-        lines.push(Line::from(Span::styled(format!(" {blocked}"), theme.error())));
+        lines.push(Line::from(Span::styled(
+            format!(" {blocked}"),
+            theme.error(),
+        )));
     }
     match &dialog.stage {
         Stage::Planning => lines.push(Line::from(Span::styled(" planning…", theme.dim()))),
@@ -109,11 +133,17 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
             format!(" could not plan: {}", text::clean(error, 300)),
             theme.error(),
         ))),
-        Stage::Editing | Stage::Applying => lines.extend(plan_lines(&dialog.plans, dialog.is_bulk(), theme)),
+        Stage::Editing | Stage::Applying => {
+            lines.extend(plan_lines(&dialog.plans, dialog.is_bulk(), theme))
+        }
         Stage::Done(results) => {
             lines.push(Line::from(Span::styled(" results:", theme.heading())));
             for (applied, sentence) in results {
-                let (mark, style) = if *applied { (" ✓ ", theme.ok()) } else { (" ✗ ", theme.error()) };
+                let (mark, style) = if *applied {
+                    (" ✓ ", theme.ok())
+                } else {
+                    (" ✗ ", theme.error())
+                };
                 lines.push(Line::from(vec![
                     Span::styled(mark, style),
                     Span::styled(text::clean(sentence, 300), style),
@@ -122,8 +152,16 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
         }
     }
     lines.push(Line::default());
-    if matches!(dialog.stage, Stage::Editing | Stage::Planning | Stage::Applying) {
-        lines.push(input_line("reason", &dialog.reason, dialog.field == Field::Reason, theme));
+    if matches!(
+        dialog.stage,
+        Stage::Editing | Stage::Planning | Stage::Applying
+    ) {
+        lines.push(input_line(
+            "reason",
+            &dialog.reason,
+            dialog.field == Field::Reason,
+            theme,
+        ));
         if dialog.confirm_expected.is_some() {
             let label = format!("type {}", dialog.confirm_prompt);
             let active = dialog.field == Field::Confirm;
@@ -131,7 +169,10 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
             let style = if active { theme.key() } else { theme.plain() };
             lines.push(Line::from(vec![
                 Span::styled(format!(" {label}: "), theme.heading()),
-                Span::styled(format!("{}{cursor}", text::clean(&dialog.confirm, 40)), style),
+                Span::styled(
+                    format!("{}{cursor}", text::clean(&dialog.confirm, 40)),
+                    style,
+                ),
             ]));
         }
         lines.push(Line::default());
@@ -140,14 +181,25 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
         Stage::Applying => Span::styled(" applying…", theme.dim()),
         Stage::Done(_) | Stage::Broken(_) => Span::styled(" Enter/Esc closes", theme.dim()),
         _ => match dialog.not_ready() {
-            Some(missing) => Span::styled(format!(" {missing} · Tab switches field · Esc cancels"), theme.dim()),
-            None => Span::styled(" Enter applies · Esc cancels — nothing is written before Enter", theme.key()),
+            Some(missing) => Span::styled(
+                format!(" {missing} · Tab switches field · Esc cancels"),
+                theme.dim(),
+            ),
+            None => Span::styled(
+                " Enter applies · Esc cancels — nothing is written before Enter",
+                theme.key(),
+            ),
         },
     };
     lines.push(Line::from(footer));
     frame.render_widget(Clear, rect);
     let block = frame_block(format!(" {} ", dialog.title), app);
-    frame.render_widget(Paragraph::new(lines).block(block).wrap(Wrap { trim: false }), rect);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false }),
+        rect,
+    );
 }
 
 pub fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
@@ -162,7 +214,13 @@ pub fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             ])
         })
         .collect();
-    lines.push(Line::from(Span::styled(" any key closes this help", theme.dim())));
+    lines.push(Line::from(Span::styled(
+        " any key closes this help",
+        theme.dim(),
+    )));
     frame.render_widget(Clear, rect);
-    frame.render_widget(Paragraph::new(lines).block(frame_block(" keys ".into(), app)), rect);
+    frame.render_widget(
+        Paragraph::new(lines).block(frame_block(" keys ".into(), app)),
+        rect,
+    );
 }
