@@ -42,6 +42,7 @@ pub struct Binding {
     /// How the keys are written on screen.
     pub shown: &'static str,
     pub command: Command,
+    /// At most 32 characters: the help screen has two columns on an 80×24 terminal.
     pub help: &'static str,
     /// Shown in the hint bar at the bottom of the board.
     pub hint: Option<&'static str>,
@@ -97,21 +98,21 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Enter, NONE)],
         shown: "⏎",
         command: Command::Open,
-        help: "Enter: open the detail of the selected space",
+        help: "open the selected space",
         hint: Some("detail"),
     },
     Binding {
         keys: &[(KeyCode::Esc, NONE)],
         shown: "Esc",
         command: Command::Back,
-        help: "back / close / clear the filter",
+        help: "back / close / clear filter",
         hint: None,
     },
     Binding {
         keys: &[(KeyCode::Tab, NONE)],
         shown: "Tab",
         command: Command::NextView,
-        help: "next view: board → leases → audit",
+        help: "next view: board/leases/audit",
         hint: Some("view"),
     },
     Binding {
@@ -125,28 +126,28 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Char('/'), NONE)],
         shown: "/",
         command: Command::Filter,
-        help: "filter by tenant, space, worker or error code",
+        help: "filter tenant/space/worker/code",
         hint: Some("filter"),
     },
     Binding {
         keys: &[(KeyCode::Char('f'), NONE)],
         shown: "f",
         command: Command::QuickNext,
-        help: "quick filter: next state / attention class",
+        help: "quick filter: next class",
         hint: Some("quick"),
     },
     Binding {
         keys: &[(KeyCode::Char('F'), NONE)],
         shown: "F",
         command: Command::QuickPrev,
-        help: "quick filter: previous",
+        help: "quick filter: previous class",
         hint: None,
     },
     Binding {
         keys: &[(KeyCode::Char('s'), NONE)],
         shown: "s",
         command: Command::Sort,
-        help: "sort by: attention, tenant, progress, idle time",
+        help: "sort: attention/tenant/prog/idle",
         hint: Some("sort"),
     },
     Binding {
@@ -188,42 +189,42 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Char('y'), NONE)],
         shown: "y",
         command: Command::Copy,
-        help: "copy the selected id (OSC 52: works over ssh and tmux)",
+        help: "copy id (OSC 52, works over ssh)",
         hint: None,
     },
     Binding {
         keys: &[(KeyCode::Char('r'), NONE)],
         shown: "r",
         command: Command::Retry,
-        help: "retry the selected (or marked) spaces",
+        help: "retry selected or marked spaces",
         hint: Some("retry"),
     },
     Binding {
         keys: &[(KeyCode::Char('c'), NONE)],
         shown: "c",
         command: Command::Cancel,
-        help: "cancel the selected (or marked) spaces",
+        help: "cancel selected or marked spaces",
         hint: Some("cancel"),
     },
     Binding {
         keys: &[(KeyCode::Char('x'), NONE)],
         shown: "x",
         command: Command::RemoveLease,
-        help: "remove the selected space's mutation lease",
+        help: "remove the mutation lease",
         hint: Some("lease"),
     },
     Binding {
         keys: &[(KeyCode::Char(' '), NONE)],
         shown: "Space",
         command: Command::Mark,
-        help: "mark / unmark the selected space for a bulk action",
+        help: "mark / unmark for a bulk action",
         hint: None,
     },
     Binding {
         keys: &[(KeyCode::Char('*'), NONE)],
         shown: "*",
         command: Command::MarkAll,
-        help: "mark every space matching the filter",
+        help: "mark all spaces the filter shows",
         hint: None,
     },
     Binding {
@@ -310,6 +311,17 @@ mod tests {
             Some(Command::Help)
         );
         assert_eq!(command_for(&key(KeyCode::Char('z'), NONE)), None);
+    }
+
+    #[test]
+    fn every_help_text_fits_a_help_column() {
+        for binding in BINDINGS {
+            assert!(
+                binding.help.chars().count() <= 32,
+                "{:?} is too long",
+                binding.help
+            );
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 pub mod fixture;
 pub mod pty;
+pub mod screens;
 
 use std::str::FromStr;
 use std::sync::OnceLock;

@@ -144,7 +144,10 @@ fn board_row<'a>(
     let worker = match (&b.worker, &row.lease) {
         (Some(w), _) => {
             let left = s.lease_remaining.unwrap_or_default();
-            let name = text::clean(&w.worker_id, usize::from(c.worker).saturating_sub(6));
+            let name = tail(
+                &text::clean(&w.worker_id, 64),
+                usize::from(c.worker).saturating_sub(6),
+            );
             if s.lease_expired {
                 format!("{name} exp")
             } else {
@@ -152,7 +155,10 @@ fn board_row<'a>(
             }
         }
         (None, Some(lease)) => {
-            let age = s.mutation_lease_age.map(format::age).unwrap_or_default();
+            let age = s
+                .mutation_lease_age
+                .map(format::age_compact)
+                .unwrap_or_default();
             let suspect = if s.lease_orphan_suspect { "?" } else { "" };
             if c.message {
                 format!("lease{suspect} {age} {}", text::clean(&lease.operation, 20))
@@ -198,4 +204,14 @@ fn board_row<'a>(
         Style::new()
     };
     Row::new(cells).style(style)
+}
+
+/// The last `n` characters (worker ids differ at the end: `worker-2.1`).
+fn tail(text: &str, n: usize) -> String {
+    let count = text.chars().count();
+    if count <= n {
+        return text.to_string();
+    }
+    let kept: String = text.chars().skip(count + 1 - n).collect();
+    format!("…{kept}")
 }

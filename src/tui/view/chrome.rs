@@ -206,7 +206,37 @@ fn matrix_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
     lines
 }
 
+/// Unicode or ASCII variants of the few symbols the chrome uses.
+struct Glyphs {
+    bar: &'static str,
+    into: &'static str,
+    cursor: &'static str,
+    up: &'static str,
+    enter: &'static str,
+}
+
+fn glyphs(ascii: bool) -> Glyphs {
+    if ascii {
+        Glyphs {
+            bar: "|",
+            into: ">",
+            cursor: "_",
+            up: "^",
+            enter: "Enter",
+        }
+    } else {
+        Glyphs {
+            bar: "│",
+            into: "›",
+            cursor: "▏",
+            up: "↑",
+            enter: "⏎",
+        }
+    }
+}
+
 pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let g = glyphs(app.display.ascii);
     let current = match app.view {
         View::Board | View::Detail(_) => 0,
         View::Leases => 1,
@@ -224,19 +254,19 @@ pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
     if let View::Detail(id) = &app.view {
         spans.push(Span::styled(
-            format!("› detail {} ", crate::domain::model::short_id(id)),
+            format!("{} detail {} ", g.into, crate::domain::model::short_id(id)),
             theme.heading(),
         ));
     }
     if matches!(app.view, View::Board | View::Detail(_)) {
         let filter = if app.filter.editing {
-            format!("/{}▏", text::clean(&app.filter.text, 40))
+            format!("/{}{}", text::clean(&app.filter.text, 40), g.cursor)
         } else if app.filter.text.is_empty() {
             "none".to_string()
         } else {
             format!("/{}", text::clean(&app.filter.text, 40))
         };
-        spans.push(Span::styled("│ filter ", theme.dim()));
+        spans.push(Span::styled(format!("{} filter ", g.bar), theme.dim()));
         let style = if app.filter.editing {
             theme.key()
         } else {
@@ -244,17 +274,17 @@ pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         };
         spans.push(Span::styled(filter, style));
         if app.quick != Quick::All {
-            spans.push(Span::styled(" │ only ", theme.dim()));
+            spans.push(Span::styled(format!(" {} only ", g.bar), theme.dim()));
             spans.push(Span::styled(app.quick.label(), theme.key()));
         }
-        let direction = if app.sort_reverse { "↑" } else { "" };
+        let direction = if app.sort_reverse { g.up } else { "" };
         spans.push(Span::styled(
-            format!(" │ sort {}{direction}", app.sort.label()),
+            format!(" {} sort {}{direction}", g.bar, app.sort.label()),
             theme.dim(),
         ));
         let total = app.board().map_or(0, |b| b.rows.len());
         spans.push(Span::styled(
-            format!(" │ {}/{total} shown", app.visible.len()),
+            format!(" {} {}/{total} shown", g.bar, app.visible.len()),
             theme.dim(),
         ));
     }
@@ -309,11 +339,17 @@ const HINTED: [Command; 10] = [
     Command::Pause,
 ];
 
-pub fn hints(frame: &mut Frame, area: Rect, theme: &Theme) {
+pub fn hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let g = glyphs(app.display.ascii);
     let mut spans = vec![Span::raw(" ")];
     for command in HINTED {
         if let Some(binding) = BINDINGS.iter().find(|b| b.command == command) {
-            spans.push(Span::styled(binding.shown.to_string(), theme.key()));
+            let shown = if command == Command::Open {
+                g.enter
+            } else {
+                binding.shown
+            };
+            spans.push(Span::styled(shown.to_string(), theme.key()));
             spans.push(Span::raw(format!(
                 " {} ",
                 binding.hint.unwrap_or(binding.help)

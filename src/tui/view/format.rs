@@ -19,6 +19,19 @@ pub fn age(duration: Duration) -> String {
     format!("{sign}{text}")
 }
 
+/// Like [`age`], without seconds once past ten minutes: for narrow columns.
+pub fn age_compact(duration: Duration) -> String {
+    let seconds = duration.num_seconds();
+    match seconds.unsigned_abs() {
+        600..=3599 => format!(
+            "{}{}m",
+            if seconds < 0 { "-" } else { "" },
+            seconds.abs() / 60
+        ),
+        _ => age(duration),
+    }
+}
+
 /// The five checkpoints as a pipeline: done, current, still to come.
 pub fn pipeline(current: Checkpoint, ascii: bool) -> String {
     let (done, here, todo) = if ascii {

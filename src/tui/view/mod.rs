@@ -35,7 +35,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         View::Audit => lists::audit(frame, areas.body, app, &theme),
     }
     chrome::status_line(frame, areas.status, app, &theme);
-    chrome::hints(frame, areas.hints, &theme);
+    chrome::hints(frame, areas.hints, app, &theme);
     match &app.overlay {
         Overlay::None => {}
         Overlay::Help => overlay::help(frame, area, app, &theme),

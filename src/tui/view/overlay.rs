@@ -54,7 +54,16 @@ fn action_target(action: &Action) -> String {
     }
 }
 
-fn plan_lines<'a>(plans: &'a [Plan], bulk: bool, theme: &Theme) -> Vec<Line<'a>> {
+fn marks(ascii: bool) -> (&'static str, &'static str) {
+    if ascii {
+        (" ok ", " no ")
+    } else {
+        (" ✓ ", " ✗ ")
+    }
+}
+
+fn plan_lines<'a>(plans: &'a [Plan], bulk: bool, ascii: bool, theme: &Theme) -> Vec<Line<'a>> {
+    let (yes, no) = marks(ascii);
     let mut lines = Vec::new();
     for plan in plans {
         let target = plan.knowledge_space_id.map_or_else(
@@ -69,7 +78,7 @@ fn plan_lines<'a>(plans: &'a [Plan], bulk: bool, theme: &Theme) -> Vec<Line<'a>>
                     .map(|c| text::clean(&c.to_string(), 80))
                     .collect();
                 lines.push(Line::from(vec![
-                    Span::styled(" ✓ ", theme.ok()),
+                    Span::styled(yes, theme.ok()),
                     Span::raw(format!("{target}: {}", summary.join(""))),
                 ]));
             }
@@ -86,7 +95,7 @@ fn plan_lines<'a>(plans: &'a [Plan], bulk: bool, theme: &Theme) -> Vec<Line<'a>>
                 }
             }
             Err(refusal) => lines.push(Line::from(vec![
-                Span::styled(" ✗ ", theme.error()),
+                Span::styled(no, theme.error()),
                 Span::styled(
                     format!("{target}: {}", text::clean(&refusal.to_string(), 300)),
                     theme.error(),
@@ -97,8 +106,18 @@ fn plan_lines<'a>(plans: &'a [Plan], bulk: bool, theme: &Theme) -> Vec<Line<'a>>
     lines
 }
 
-fn input_line<'a>(label: &'a str, value: &'a str, active: bool, theme: &Theme) -> Line<'a> {
-    let cursor = if active { "▏" } else { "" };
+fn input_line<'a>(
+    label: &'a str,
+    value: &'a str,
+    active: bool,
+    ascii: bool,
+    theme: &Theme,
+) -> Line<'a> {
+    let cursor = match (active, ascii) {
+        (false, _) => "",
+        (true, false) => "▏",
+        (true, true) => "_",
+    };
     let style = if active { theme.key() } else { theme.plain() };
     Line::from(vec![
         Span::styled(format!(" {label}: "), theme.heading()),
@@ -133,16 +152,20 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
             format!(" could not plan: {}", text::clean(error, 300)),
             theme.error(),
         ))),
-        Stage::Editing | Stage::Applying => {
-            lines.extend(plan_lines(&dialog.plans, dialog.is_bulk(), theme))
-        }
+        Stage::Editing | Stage::Applying => lines.extend(plan_lines(
+            &dialog.plans,
+            dialog.is_bulk(),
+            app.display.ascii,
+            theme,
+        )),
         Stage::Done(results) => {
             lines.push(Line::from(Span::styled(" results:", theme.heading())));
             for (applied, sentence) in results {
+                let (yes, no) = marks(app.display.ascii);
                 let (mark, style) = if *applied {
-                    (" ✓ ", theme.ok())
+                    (yes, theme.ok())
                 } else {
-                    (" ✗ ", theme.error())
+                    (no, theme.error())
                 };
                 lines.push(Line::from(vec![
                     Span::styled(mark, style),
@@ -156,24 +179,21 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
         dialog.stage,
         Stage::Editing | Stage::Planning | Stage::Applying
     ) {
+        let ascii = app.display.ascii;
+        let reason_active = dialog.field == Field::Reason;
         lines.push(input_line(
             "reason",
             &dialog.reason,
-            dialog.field == Field::Reason,
+            reason_active,
+            ascii,
             theme,
         ));
         if dialog.confirm_expected.is_some() {
             let label = format!("type {}", dialog.confirm_prompt);
             let active = dialog.field == Field::Confirm;
-            let cursor = if active { "▏" } else { "" };
-            let style = if active { theme.key() } else { theme.plain() };
-            lines.push(Line::from(vec![
-                Span::styled(format!(" {label}: "), theme.heading()),
-                Span::styled(
-                    format!("{}{cursor}", text::clean(&dialog.confirm, 40)),
-                    style,
-                ),
-            ]));
+            let mut line = input_line("", &dialog.confirm, active, ascii, theme);
+            line.spans[0] = Span::styled(format!(" {label}: "), theme.heading());
+            lines.push(line);
         }
         lines.push(Line::default());
     }
@@ -182,11 +202,11 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
         Stage::Done(_) | Stage::Broken(_) => Span::styled(" Enter/Esc closes", theme.dim()),
         _ => match dialog.not_ready() {
             Some(missing) => Span::styled(
-                format!(" {missing} · Tab switches field · Esc cancels"),
+                format!(" {missing} - Tab switches field, Esc cancels"),
                 theme.dim(),
             ),
             None => Span::styled(
-                " Enter applies · Esc cancels — nothing is written before Enter",
+                " Enter applies, Esc cancels - nothing is written before Enter",
                 theme.key(),
             ),
         },
@@ -203,21 +223,34 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
 }
 
 pub fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let height = (BINDINGS.len() as u16 + 4).min(area.height);
-    let rect = centered(area, 76, height);
-    let mut lines: Vec<Line> = BINDINGS
-        .iter()
-        .map(|b| {
-            Line::from(vec![
-                Span::styled(format!(" {:<7}", b.shown), theme.key()),
-                Span::raw(b.help),
-            ])
-        })
-        .collect();
+    let entry = |b: &crate::tui::keys::Binding| {
+        vec![
+            Span::styled(format!(" {:<6}", b.shown), theme.key()),
+            Span::raw(format!("{:<32}", b.help)),
+        ]
+    };
+    // One column when it fits, two on short terminals (80×24 included).
+    let one_column = BINDINGS.len() as u16 + 3 <= area.height;
+    let mut lines: Vec<Line> = if one_column {
+        BINDINGS.iter().map(|b| Line::from(entry(b))).collect()
+    } else {
+        let half = BINDINGS.len().div_ceil(2);
+        (0..half)
+            .map(|i| {
+                let mut spans = entry(&BINDINGS[i]);
+                if let Some(right) = BINDINGS.get(i + half) {
+                    spans.extend(entry(right));
+                }
+                Line::from(spans)
+            })
+            .collect()
+    };
     lines.push(Line::from(Span::styled(
         " any key closes this help",
         theme.dim(),
     )));
+    let width = if one_column { 42 } else { 80 };
+    let rect = centered(area, width, lines.len() as u16 + 2);
     frame.render_widget(Clear, rect);
     frame.render_widget(
         Paragraph::new(lines).block(frame_block(" keys ".into(), app)),

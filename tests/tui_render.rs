@@ -1,0 +1,206 @@
+//! Rendering snapshots of every view at 80×24 and 160×48 from fixed fixture data (ratatui's test
+//! backend), including a failed space whose error message is full of escape sequences.
+
+mod common;
+
+use bootstrap_console::domain::actions::{Action, Change, Plan};
+use bootstrap_console::poller::{Extra, Focus};
+use bootstrap_console::tui::app::{App, Overlay, View};
+use bootstrap_console::tui::update::{self, Event};
+use bootstrap_console::tui::view;
+use common::screens::{self, id};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+
+fn render(app: &App) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(app.size.0, app.size.1)).expect("terminal");
+    terminal.draw(|frame| view::draw(frame, app)).expect("draw");
+    terminal
+}
+
+fn screen_text(terminal: &Terminal<TestBackend>) -> String {
+    terminal
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|cell| cell.symbol())
+        .collect()
+}
+
+/// Nothing from the database reaches the terminal as a control character.
+fn assert_no_controls(terminal: &Terminal<TestBackend>) {
+    for cell in terminal.backend().buffer().content() {
+        assert!(
+            !cell
+                .symbol()
+                .chars()
+                .any(|c| c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),
+            "a control character reached the screen: {:?}",
+            cell.symbol()
+        );
+    }
+}
+
+fn snapshot(name: &str, app: &App) {
+    let terminal = render(app);
+    assert_no_controls(&terminal);
+    insta::assert_snapshot!(
+        format!("{name}_{}x{}", app.size.0, app.size.1),
+        terminal.backend()
+    );
+}
+
+fn detail_app(size: (u16, u16)) -> App {
+    let mut app = screens::app(
+        size,
+        Extra::Detail(Box::new(Some(screens::detail()))),
+        Focus::Detail(id(1)),
+    );
+    app.view = View::Detail(id(1));
+    app
+}
+
+#[test]
+fn the_board() {
+    for size in SIZES {
+        snapshot("board", &screens::app(size, Extra::None, Focus::Board));
+    }
+}
+
+#[test]
+fn the_detail_of_a_failed_space_with_a_hostile_error() {
+    for size in SIZES {
+        let app = detail_app(size);
+        snapshot("detail", &app);
+        let text = screen_text(&render(&app));
+        assert!(
+            text.contains("FATAL") && text.contains('␛'),
+            "the message is shown, defused"
+        );
+    }
+}
+
+#[test]
+fn the_leases_view() {
+    for size in SIZES {
+        let mut app = screens::app(size, Extra::Leases(screens::leases()), Focus::Leases);
+        app.view = View::Leases;
+        snapshot("leases", &app);
+    }
+}
+
+#[test]
+fn the_audit_view() {
+    for size in SIZES {
+        let mut app = screens::app(size, Extra::Audit(screens::audits()), Focus::Audit);
+        app.view = View::Audit;
+        snapshot("audit", &app);
+    }
+}
+
+#[test]
+fn the_help_screen() {
+    for size in SIZES {
+        let mut app = screens::app(size, Extra::None, Focus::Board);
+        app.overlay = Overlay::Help;
+        snapshot("help", &app);
+    }
+}
+
+#[test]
+fn the_retry_dialog_shows_the_plan_and_asks_for_a_reason() {
+    for size in SIZES {
+        let mut app = screens::app(size, Extra::None, Focus::Board);
+        let effects = update::update(&mut app, key('r'));
+        let dialog = match effects.as_slice() {
+            [update::Effect::Plan { dialog, .. }] => *dialog,
+            other => panic!("expected a plan request: {other:?}"),
+        };
+        let plan = Plan {
+            action: Action::Retry {
+                bootstrap_id: id(1),
+                seen_row_version: 7,
+            },
+            tenant_id: Some("acme".into()),
+            knowledge_space_id: Some(id(1)),
+            verdict: Ok(vec![
+                Change {
+                    what: "run_state".into(),
+                    from: "failed".into(),
+                    to: "queued".into(),
+                },
+                Change {
+                    what: "row_version".into(),
+                    from: "7".into(),
+                    to: "8".into(),
+                },
+            ]),
+        };
+        update::update(
+            &mut app,
+            Event::Planned {
+                dialog,
+                plans: Ok(vec![plan]),
+            },
+        );
+        for c in "parser fixed".chars() {
+            update::update(&mut app, key(c));
+        }
+        snapshot("dialog_retry", &app);
+    }
+}
+
+#[test]
+fn a_terminal_that_is_too_small() {
+    let app = screens::app((60, 20), Extra::None, Focus::Board);
+    snapshot("too_small", &app);
+    assert!(screen_text(&render(&app)).contains("terminal too small"));
+}
+
+#[test]
+fn ascii_mode_draws_no_unicode_line_or_block_characters() {
+    let mut app = screens::app((160, 48), Extra::None, Focus::Board);
+    app.display.ascii = true;
+    let board = screen_text(&render(&app));
+    app.overlay = Overlay::Help;
+    let help = screen_text(&render(&app));
+    for text in [&board, &help] {
+        for forbidden in ['●', '◉', '○', '█', '░', '─', '│', '╭', '╮'] {
+            assert!(!text.contains(forbidden), "{forbidden} drawn in ASCII mode");
+        }
+    }
+    assert!(
+        board.contains("@....") && board.contains("##@.."),
+        "the ASCII pipeline is drawn"
+    );
+    assert!(
+        board.contains("[#") || board.contains("#."),
+        "ASCII progress bars are drawn"
+    );
+}
+
+#[test]
+fn no_color_leaves_state_readable_as_text() {
+    let mut app = screens::app((160, 48), Extra::None, Focus::Board);
+    app.display.color = false;
+    let terminal = render(&app);
+    for cell in terminal.backend().buffer().content() {
+        assert_eq!(cell.fg, Color::Reset, "no foreground colour with NO_COLOR");
+        assert_eq!(cell.bg, Color::Reset, "no background colour with NO_COLOR");
+    }
+    let text = screen_text(&terminal);
+    for flag in ["FAILED", "BLOCKED", "EXPIRED", "STUCK", "LATE", "PROD"] {
+        assert!(text.contains(flag), "{flag} is written out");
+    }
+}
+
+fn key(c: char) -> Event {
+    Event::Key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char(c),
+        crossterm::event::KeyModifiers::NONE,
+    ))
+}
