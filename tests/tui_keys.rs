@@ -1,0 +1,458 @@
+//! Key handling as state transitions, without a terminal: filter, quick filters, sort,
+//! selection, views, dialogs and bulk actions.
+
+mod common;
+
+use std::time::Duration;
+
+use bootstrap_console::domain::actions::{Action, Change, Plan};
+use bootstrap_console::domain::signals::Attention;
+use bootstrap_console::poller::{self, Extra, Focus};
+use bootstrap_console::tui::app::{App, Overlay, Quick, SortKey, Stage, View};
+use bootstrap_console::tui::update::{self, Effect, Event};
+use common::screens::{self, id};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+fn app() -> App {
+    screens::app((160, 48), Extra::None, Focus::Board)
+}
+
+fn press(app: &mut App, code: KeyCode) -> Vec<Effect> {
+    update::update(app, Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        press(app, KeyCode::Char(c));
+    }
+}
+
+fn visible_tenants(app: &App) -> Vec<String> {
+    app.visible_rows()
+        .map(|r| r.bootstrap.tenant_id.clone())
+        .collect()
+}
+
+fn ok_plan(action: Action) -> Plan {
+    Plan {
+        action,
+        tenant_id: Some("acme".into()),
+        knowledge_space_id: Some(id(1)),
+        verdict: Ok(vec![Change {
+            what: "run_state".into(),
+            from: "failed".into(),
+            to: "queued".into(),
+        }]),
+    }
+}
+
+/// Opens the action dialog with `key` and answers its plan request with plans that apply.
+fn open_dialog(app: &mut App, key: char) -> u64 {
+    let effects = press(app, KeyCode::Char(key));
+    let [Effect::Plan { dialog, actions }] = effects.as_slice() else {
+        panic!("expected a plan request, got {effects:?}");
+    };
+    let plans = actions.iter().cloned().map(ok_plan).collect();
+    update::update(
+        app,
+        Event::Planned {
+            dialog: *dialog,
+            plans: Ok(plans),
+        },
+    );
+    *dialog
+}
+
+#[test]
+fn the_board_starts_in_attention_order_with_the_first_row_selected() {
+    let app = app();
+    let attention: Vec<Attention> = app.visible_rows().map(|r| r.signals.attention).collect();
+    assert_eq!(attention, Attention::ALL.to_vec());
+    assert_eq!(app.selected, Some(id(1)));
+}
+
+#[test]
+fn moving_the_cursor_follows_the_keys_and_stops_at_the_ends() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('j'));
+    press(&mut app, KeyCode::Down);
+    assert_eq!(app.selected, Some(id(3)));
+    press(&mut app, KeyCode::Char('G'));
+    assert_eq!(app.selected, Some(id(9)));
+    press(&mut app, KeyCode::Down);
+    assert_eq!(app.selected, Some(id(9)), "stays on the last row");
+    press(&mut app, KeyCode::Char('g'));
+    assert_eq!(app.selected, Some(id(1)));
+    press(&mut app, KeyCode::Up);
+    assert_eq!(app.selected, Some(id(1)), "stays on the first row");
+    press(&mut app, KeyCode::PageDown);
+    assert_eq!(app.selected, Some(id(9)));
+}
+
+#[test]
+fn the_selection_stays_on_its_space_when_a_new_snapshot_reorders_rows() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('G'));
+    assert_eq!(app.selected, Some(id(9)));
+    press(&mut app, KeyCode::Char('s')); // sort by tenant: the row moves
+    assert_eq!(app.sort, SortKey::Tenant);
+    assert_eq!(app.selected, Some(id(9)));
+    let tenants = visible_tenants(&app);
+    let mut sorted = tenants.clone();
+    sorted.sort();
+    assert_eq!(tenants, sorted);
+    press(&mut app, KeyCode::Char('S'));
+    assert!(app.sort_reverse);
+    assert_eq!(visible_tenants(&app).first(), sorted.last());
+}
+
+#[test]
+fn typing_a_filter_narrows_the_board_and_esc_clears_it() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('/'));
+    assert!(app.filter.editing);
+    typed(&mut app, "acme");
+    assert_eq!(visible_tenants(&app), vec!["acme", "acme"]);
+    press(&mut app, KeyCode::Enter);
+    assert!(!app.filter.editing);
+    // Keys act again once the filter is closed.
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.cursor, 1);
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.visible.len(), 9, "Esc on the board clears the filter");
+
+    press(&mut app, KeyCode::Char('/'));
+    typed(&mut app, "compile_time");
+    assert_eq!(app.visible.len(), 1, "error codes are searchable");
+    press(&mut app, KeyCode::Backspace);
+    press(&mut app, KeyCode::Esc);
+    assert!(app.filter.text.is_empty() && app.visible.len() == 9);
+}
+
+#[test]
+fn quick_filters_cycle_through_attention_classes() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('f'));
+    assert_eq!(app.quick, Quick::NeedsAttention);
+    assert_eq!(app.visible.len(), 5);
+    press(&mut app, KeyCode::Char('f'));
+    assert_eq!(app.quick, Quick::Class(Attention::Failed));
+    assert_eq!(
+        app.visible_rows()
+            .map(|r| r.bootstrap.id)
+            .collect::<Vec<_>>(),
+        vec![id(1)]
+    );
+    press(&mut app, KeyCode::Char('F'));
+    press(&mut app, KeyCode::Char('F'));
+    assert_eq!(app.quick, Quick::All);
+}
+
+#[test]
+fn enter_opens_the_detail_and_esc_returns_with_the_poller_told_each_time() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('j'));
+    let effects = press(&mut app, KeyCode::Enter);
+    assert_eq!(app.view, View::Detail(id(2)));
+    assert_eq!(
+        effects,
+        vec![Effect::Poller(poller::Command::Focus(Focus::Detail(id(2))))]
+    );
+    let effects = press(&mut app, KeyCode::Esc);
+    assert_eq!(app.view, View::Board);
+    assert_eq!(
+        effects,
+        vec![Effect::Poller(poller::Command::Focus(Focus::Board))]
+    );
+}
+
+#[test]
+fn tab_cycles_board_leases_and_audit() {
+    let mut app = app();
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.view, View::Leases);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.view, View::Audit);
+    let effects = press(&mut app, KeyCode::Tab);
+    assert_eq!(app.view, View::Board);
+    assert_eq!(
+        effects,
+        vec![Effect::Poller(poller::Command::Focus(Focus::Board))]
+    );
+    press(&mut app, KeyCode::BackTab);
+    assert_eq!(app.view, View::Audit);
+}
+
+#[test]
+fn pause_interval_refresh_copy_and_quit_become_effects() {
+    let mut app = app();
+    assert_eq!(
+        press(&mut app, KeyCode::Char('p')),
+        vec![Effect::Poller(poller::Command::Pause(true))]
+    );
+    assert!(app.status.paused);
+    assert_eq!(
+        press(&mut app, KeyCode::Char('p')),
+        vec![Effect::Poller(poller::Command::Pause(false))]
+    );
+    assert_eq!(
+        press(&mut app, KeyCode::Char('+')),
+        vec![Effect::Poller(poller::Command::Interval(
+            Duration::from_secs(1)
+        ))]
+    );
+    assert_eq!(
+        press(&mut app, KeyCode::Char('-')),
+        vec![Effect::Poller(poller::Command::Interval(
+            Duration::from_secs(2)
+        ))]
+    );
+    let copied = press(&mut app, KeyCode::Char('y'));
+    assert_eq!(copied, vec![Effect::Copy(id(1).to_string())]);
+    press(&mut app, KeyCode::Char('q'));
+    assert!(app.should_quit);
+}
+
+#[test]
+fn retry_needs_a_plan_and_a_reason_before_anything_is_applied() {
+    let mut app = app();
+    let dialog = open_dialog(&mut app, 'r');
+    let Overlay::Dialog(d) = &app.overlay else {
+        panic!("dialog open")
+    };
+    assert_eq!(d.stage, Stage::Editing);
+    assert_eq!(
+        d.actions,
+        vec![Action::Retry {
+            bootstrap_id: id(1),
+            seen_row_version: 7
+        }],
+        "the action carries the row version the operator saw"
+    );
+
+    assert!(
+        press(&mut app, KeyCode::Enter).is_empty(),
+        "no reason, nothing applied"
+    );
+    typed(&mut app, "parser fixed");
+    let effects = press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        effects,
+        vec![Effect::Apply {
+            dialog,
+            actions: vec![Action::Retry {
+                bootstrap_id: id(1),
+                seen_row_version: 7
+            }],
+            reason: "parser fixed".into(),
+        }]
+    );
+    assert!(
+        press(&mut app, KeyCode::Esc).is_empty(),
+        "no closing while applying"
+    );
+    let effects = update::update(
+        &mut app,
+        Event::Applied {
+            dialog,
+            results: vec![(true, "space 01010101: retry applied".into())],
+        },
+    );
+    assert_eq!(
+        effects,
+        vec![Effect::Poller(poller::Command::PollNow)],
+        "the board refreshes at once"
+    );
+    let Overlay::Dialog(d) = &app.overlay else {
+        panic!("dialog still open")
+    };
+    assert!(matches!(d.stage, Stage::Done(_)));
+    press(&mut app, KeyCode::Enter);
+    assert_eq!(app.overlay, Overlay::None);
+}
+
+#[test]
+fn esc_cancels_a_dialog_and_nothing_is_applied() {
+    let mut app = app();
+    open_dialog(&mut app, 'c');
+    typed(&mut app, "oops");
+    assert!(press(&mut app, KeyCode::Esc).is_empty());
+    assert_eq!(app.overlay, Overlay::None);
+}
+
+#[test]
+fn a_refused_plan_cannot_be_applied() {
+    let mut app = app();
+    let effects = press(&mut app, KeyCode::Char('r'));
+    let [Effect::Plan { dialog, actions }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    let refused = Plan {
+        action: actions[0].clone(),
+        tenant_id: None,
+        knowledge_space_id: Some(id(1)),
+        verdict: Err(bootstrap_console::domain::actions::Refusal::MissingReason),
+    };
+    update::update(
+        &mut app,
+        Event::Planned {
+            dialog: *dialog,
+            plans: Ok(vec![refused]),
+        },
+    );
+    typed(&mut app, "try anyway");
+    assert!(press(&mut app, KeyCode::Enter).is_empty());
+}
+
+#[test]
+fn removing_a_lease_requires_typing_the_first_eight_characters_of_its_id() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('j')); // the blocked space holds a lease
+    let dialog = open_dialog(&mut app, 'x');
+    let lease = screens::lease_of(2);
+    typed(&mut app, "writer pod is gone");
+    assert!(
+        press(&mut app, KeyCode::Enter).is_empty(),
+        "not confirmed yet"
+    );
+    let Overlay::Dialog(d) = &app.overlay else {
+        panic!("dialog")
+    };
+    assert_eq!(
+        d.field,
+        bootstrap_console::tui::app::Field::Confirm,
+        "Enter moves to the confirmation"
+    );
+    typed(&mut app, "6666666");
+    assert!(
+        press(&mut app, KeyCode::Enter).is_empty(),
+        "seven characters are not enough"
+    );
+    typed(&mut app, "6");
+    let effects = press(&mut app, KeyCode::Enter);
+    assert_eq!(
+        effects,
+        vec![Effect::Apply {
+            dialog,
+            actions: vec![Action::RemoveLease {
+                seen: lease.identity(),
+                force: false
+            }],
+            reason: "writer pod is gone".into(),
+        }]
+    );
+}
+
+#[test]
+fn x_on_a_space_without_a_lease_explains_instead_of_opening_a_dialog() {
+    let mut app = app();
+    assert!(press(&mut app, KeyCode::Char('x')).is_empty());
+    assert_eq!(app.overlay, Overlay::None);
+    assert!(
+        app.message
+            .as_ref()
+            .is_some_and(|m| m.error && m.text.contains("no mutation lease"))
+    );
+}
+
+#[test]
+fn bulk_retry_of_marked_spaces_requires_typing_the_count() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char(' '));
+    assert_eq!(app.marked.len(), 2);
+    let dialog = open_dialog(&mut app, 'r');
+    let Overlay::Dialog(d) = &app.overlay else {
+        panic!("dialog")
+    };
+    assert!(d.is_bulk());
+    assert_eq!(d.confirm_expected.as_deref(), Some("2"));
+    typed(&mut app, "rollout incident 7");
+    press(&mut app, KeyCode::Tab);
+    typed(&mut app, "3");
+    assert!(
+        press(&mut app, KeyCode::Enter).is_empty(),
+        "the wrong count"
+    );
+    press(&mut app, KeyCode::Backspace);
+    typed(&mut app, "2");
+    let effects = press(&mut app, KeyCode::Enter);
+    let [
+        Effect::Apply {
+            dialog: applied,
+            actions,
+            ..
+        },
+    ] = effects.as_slice()
+    else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(*applied, dialog);
+    assert_eq!(actions.len(), 2);
+}
+
+#[test]
+fn marking_everything_the_filter_shows_and_the_bulk_cap() {
+    let mut app = app();
+    app.bulk_cap = 3;
+    press(&mut app, KeyCode::Char('*'));
+    assert_eq!(app.marked.len(), 9);
+    let effects = press(&mut app, KeyCode::Char('c'));
+    assert!(effects.is_empty(), "over the cap: nothing is even planned");
+    let Overlay::Dialog(d) = &app.overlay else {
+        panic!("dialog")
+    };
+    assert!(
+        d.blocked
+            .as_ref()
+            .is_some_and(|b| b.contains("bulk cap of 3"))
+    );
+    typed(&mut app, "reason");
+    assert!(press(&mut app, KeyCode::Enter).is_empty());
+    press(&mut app, KeyCode::Esc);
+    press(&mut app, KeyCode::Char('*'));
+    assert!(app.marked.is_empty(), "* again unmarks");
+    press(&mut app, KeyCode::Char('/'));
+    typed(&mut app, "acme");
+    press(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Char('*'));
+    assert_eq!(app.marked.len(), 2, "only what the filter shows");
+    press(&mut app, KeyCode::Char('u'));
+    assert!(app.marked.is_empty());
+}
+
+#[test]
+fn help_opens_with_question_mark_and_any_key_closes_it() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('?'));
+    assert_eq!(app.overlay, Overlay::Help);
+    assert!(
+        press(&mut app, KeyCode::Char('r')).is_empty(),
+        "keys do not leak through help"
+    );
+    assert_eq!(app.overlay, Overlay::None);
+}
+
+#[test]
+fn rows_that_change_between_snapshots_are_highlighted() {
+    let mut app = app();
+    let mut status = app.status.clone();
+    let mut board = screens::board();
+    let row = board
+        .rows
+        .iter_mut()
+        .find(|r| r.bootstrap.id == id(7))
+        .expect("queued row");
+    row.bootstrap.run_state = bootstrap_console::domain::model::RunState::Running;
+    status.snapshot = Some(std::sync::Arc::new(poller::Snapshot {
+        board,
+        extra: Extra::None,
+        focus: Focus::Board,
+    }));
+    update::update(&mut app, Event::Poll(status));
+    assert!(app.recently_changed(&id(7)));
+    assert!(!app.recently_changed(&id(6)));
+    let later = app.now + Duration::from_secs(10);
+    update::update(&mut app, Event::Tick(later));
+    assert!(!app.recently_changed(&id(7)), "the highlight fades");
+}
