@@ -185,8 +185,9 @@ pub fn assess(
     };
 
     let remaining = bootstrap.total_documents - bootstrap.completed_documents;
+    // Only a job that is being worked on is heading anywhere.
     let eta = rate_per_minute
-        .filter(|rate| *rate > 0.0 && !readable)
+        .filter(|rate| *rate > 0.0 && state == RunState::Running)
         .map(|rate| minutes(f64::from(remaining) / rate));
     Signals {
         readable,

@@ -10,6 +10,7 @@
 pub mod fixture;
 pub mod pty;
 pub mod screens;
+pub mod svg;
 
 use std::str::FromStr;
 use std::sync::OnceLock;

@@ -99,6 +99,11 @@ impl Console {
         self.parser.lock().expect("parser").screen().contents()
     }
 
+    /// The screen as an SVG picture.
+    pub fn svg(&self, title: &str) -> String {
+        super::svg::render(self.parser.lock().expect("parser").screen(), title)
+    }
+
     pub fn alternate_screen(&self) -> bool {
         self.parser
             .lock()
