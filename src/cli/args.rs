@@ -33,9 +33,25 @@ pub enum Command {
     /// Run simulated workers and document writers against a database (staging rehearsal,
     /// benchmark load).
     Simulate(SimulateArgs),
+    /// The board as a table (or `--json`); the exit code says whether anything needs attention.
+    Status(StatusArgs),
+    /// Retry failed or canceled spaces (by space or bootstrap id, or by filter).
+    Retry(ActionArgs),
+    /// Cancel queued or running spaces (by space or bootstrap id, or by filter).
+    Cancel(ActionArgs),
+    /// Mutation leases.
+    Lease {
+        #[command(subcommand)]
+        command: LeaseCommand,
+    },
     /// Apply the console's own schema (the audit table) to the target database. Idempotent;
     /// never runs a platform migration.
     Migrate(ConnectArgs),
+    /// Print a shell completion script.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Start a private PostgreSQL with the sandbox schema, print its URL and keep it running
     /// until Ctrl-C, SIGTERM or SIGHUP; then stop it and delete it.
     Sandbox {
@@ -43,6 +59,102 @@ pub enum Command {
         #[arg(long)]
         platform_only: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LeaseCommand {
+    /// Remove an orphaned mutation lease (its writer is gone).
+    Remove(LeaseRemoveArgs),
+}
+
+/// Which spaces: the filters of `status` and of bulk actions.
+#[derive(Debug, Clone, Default, Args)]
+pub struct FilterArgs {
+    /// Only this tenant (also the scope: nothing outside it is shown or touched).
+    #[arg(long)]
+    pub tenant: Option<String>,
+    /// Only these run states (repeatable).
+    #[arg(long, value_parser = ["queued", "running", "succeeded", "failed", "canceled"])]
+    pub state: Vec<String>,
+    /// Only these checkpoints (repeatable).
+    #[arg(long, value_parser = ["pending_snapshot", "snapshot_captured", "rebuilding", "verifying", "published"])]
+    pub checkpoint: Vec<String>,
+    /// Only spaces needing attention; or only one attention class (failed, blocked,
+    /// lease-expired, stuck, heartbeat-late, running, queued, canceled, succeeded).
+    #[arg(
+        long,
+        num_args = 0..=1,
+        default_missing_value = "any",
+        value_parser = ["any", "failed", "blocked", "lease-expired", "stuck", "heartbeat-late", "running", "queued", "canceled", "succeeded"]
+    )]
+    pub attention: Option<String>,
+}
+
+impl FilterArgs {
+    /// Whether any filter besides the tenant scope was given.
+    pub fn selects(&self) -> bool {
+        !self.state.is_empty() || !self.checkpoint.is_empty() || self.attention.is_some()
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Machine-readable output (schema `bootstrap-console.status/v1`, see the README).
+    #[arg(long)]
+    pub json: bool,
+    /// More columns: full ids, worker, lease, error message.
+    #[arg(long)]
+    pub wide: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ActionArgs {
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    /// Space or bootstrap ids; or none, and select spaces with the filters instead.
+    pub ids: Vec<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Why: recorded in the audit log with the action.
+    #[arg(long)]
+    pub reason: String,
+    /// Do not ask for confirmation (scripts).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Show the plan and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// The most spaces one command may act on.
+    #[arg(long, default_value_t = 100)]
+    pub limit: usize,
+    /// Act only if the bootstrap is still at this row version (with exactly one id).
+    #[arg(long)]
+    pub row_version: Option<i32>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct LeaseRemoveArgs {
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    /// The lease id.
+    pub lease_id: String,
+    /// Restrict to this tenant.
+    #[arg(long)]
+    pub tenant: Option<String>,
+    /// Why: recorded in the audit log.
+    #[arg(long)]
+    pub reason: String,
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Remove even a lease whose heartbeat is still live.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// How the live console looks, for `watch` and `demo`.

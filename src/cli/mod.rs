@@ -1,15 +1,17 @@
 //! The command line: clap definitions and the dispatch from subcommands to the library.
 
+mod act;
 mod args;
 mod rehearsal;
 mod schema_commands;
+mod status;
 mod watch;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-pub use args::{Cli, Command, ConnectArgs, DisplayArgs, RolloutArgs, WatchArgs};
+pub use args::{Cli, Command, ConnectArgs, DisplayArgs, LeaseCommand, RolloutArgs, WatchArgs};
 
 use crate::domain::session::OpenError;
 use crate::sandbox::SandboxFailure;
@@ -63,9 +65,53 @@ pub async fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Some(Command::Demo(args)) => rehearsal::demo(&args).await,
         Some(Command::Simulate(args)) => rehearsal::simulate(&args).await,
         Some(Command::Watch(args)) => watch::watch(&args).await,
+        Some(Command::Status(args)) => status::status(&args).await,
+        Some(Command::Retry(args)) => act::bootstrap_action(&args, act::Kind::Retry).await,
+        Some(Command::Cancel(args)) => act::bootstrap_action(&args, act::Kind::Cancel).await,
+        Some(Command::Lease {
+            command: LeaseCommand::Remove(args),
+        }) => act::remove_lease(&args).await,
+        Some(Command::Completions { shell }) => {
+            use clap::CommandFactory;
+            let mut command = Cli::command();
+            clap_complete::generate(
+                shell,
+                &mut command,
+                "bootstrap-console",
+                &mut std::io::stdout(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         None => watch::watch(&cli.watch).await,
     }
 }
+
+/// Set once standard output is a closed pipe (`status | head`): later output is dropped and the
+/// command finishes normally, with its own exit code, instead of panicking.
+static STDOUT_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Writes to standard output, tolerating a reader that went away.
+pub(crate) fn emit(text: &str) {
+    use std::io::Write;
+    use std::sync::atomic::Ordering;
+    if STDOUT_GONE.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush())
+        && e.kind() == std::io::ErrorKind::BrokenPipe
+    {
+        STDOUT_GONE.store(true, Ordering::Relaxed);
+    }
+}
+
+/// `println!` through [`emit`].
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::emit(&format!("{}\n", format!($($arg)*)))
+    };
+}
+pub(crate) use outln;
 
 /// Parses the process arguments (kept here so `main` stays thin).
 pub fn parse() -> Cli {

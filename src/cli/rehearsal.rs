@@ -1,5 +1,6 @@
 //! `demo` and `simulate`: a simulated rollout, on a private PostgreSQL or a given database.
 
+use super::outln;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -17,7 +18,7 @@ use crate::store::schema;
 pub(super) async fn demo(args: &RolloutArgs) -> Result<ExitCode, Failure> {
     let mut signals = StopSignals::install()?;
     let sandbox = SandboxDatabase::start(SandboxSchema::PlatformStandIn).await?;
-    println!("SANDBOX private PostgreSQL at {}", sandbox.url());
+    outln!("SANDBOX private PostgreSQL at {}", sandbox.url());
     let outcome = run_demo(&sandbox.target(), args, &mut signals).await;
     let stopped = sandbox.stop();
     outcome?;
@@ -126,7 +127,7 @@ fn store_error(e: sqlx::Error) -> Failure {
 
 fn print_seed_report(report: &SeedReport) {
     let orphans = report.writers.iter().filter(|w| w.orphaned).count();
-    println!(
+    outln!(
         "seeded {} spaces with {} documents ({} already migrated); migration 0009 created {} \
          bootstrap markers; {} document writers hold leases ({} of them orphaned)",
         report.spaces,
@@ -166,9 +167,9 @@ async fn watch_text(
         match session.board_rows().await {
             Ok(rows) => {
                 let board = Board::assess(rows, &mut tracker, &thresholds);
-                println!("{}", summary_line(label, &board, simulation.stats()));
+                outln!("{}", summary_line(label, &board, simulation.stats()));
             }
-            Err(e) => println!("{label} poll failed: {e}"),
+            Err(e) => outln!("{label} poll failed: {e}"),
         }
     }
 }

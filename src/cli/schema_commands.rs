@@ -1,5 +1,6 @@
 //! `migrate` and `sandbox`: the commands that set up schemas and databases.
 
+use super::outln;
 use std::process::ExitCode;
 
 use super::{ConnectArgs, Failure, StopSignals};
@@ -11,10 +12,10 @@ pub(super) async fn migrate(args: &ConnectArgs) -> Result<ExitCode, Failure> {
     let mut conn = target.connect().await?;
     let report = schema::migrate_console(&mut conn).await?;
     for unit in &report.applied {
-        println!("applied console schema unit {unit} to {target}");
+        outln!("applied console schema unit {unit} to {target}");
     }
     if report.applied.is_empty() {
-        println!(
+        outln!(
             "console schema already up to date on {target} ({} unit(s) present); nothing to do",
             report.already_present.len()
         );
@@ -30,11 +31,11 @@ pub(super) async fn sandbox(platform_only: bool) -> Result<ExitCode, Failure> {
     };
     let mut signals = StopSignals::install()?;
     let sandbox = SandboxDatabase::start(level).await?;
-    println!("SANDBOX private PostgreSQL is ready (Unix socket only, no TCP port).");
-    println!("DATABASE_URL={}", sandbox.url());
-    println!("server pid {}", sandbox.cluster().server_pid());
-    println!("directory {}", sandbox.cluster().socket_dir().display());
-    println!("Press Ctrl-C to stop it and delete it.");
+    outln!("SANDBOX private PostgreSQL is ready (Unix socket only, no TCP port).");
+    outln!("DATABASE_URL={}", sandbox.url());
+    outln!("server pid {}", sandbox.cluster().server_pid());
+    outln!("directory {}", sandbox.cluster().socket_dir().display());
+    outln!("Press Ctrl-C to stop it and delete it.");
     signals.wait().await;
     sandbox
         .stop()

@@ -37,7 +37,8 @@ macro_rules! text_enum {
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.as_str())
+                // `pad` so that `{:<17}` lines up columns.
+                f.pad(self.as_str())
             }
         }
     };

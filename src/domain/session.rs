@@ -171,20 +171,18 @@ impl Session {
         Ok(rows.into_iter().map(AuditRecord::from).collect())
     }
 
-    /// The bootstrap named by `id`, which may be a bootstrap id or a space id, in scope.
+    /// The bootstrap named by `id`, which may be a bootstrap id or a space id. Rows of other
+    /// tenants are returned too, so that an action on one is refused with a sentence naming the
+    /// scope rather than a puzzling "not found"; the actions enforce the scope.
     pub async fn find_bootstrap(&self, id: Uuid) -> Result<Option<Bootstrap>, DetailError> {
         let pool = self.store.pool();
         let row = match read::bootstrap(pool, id).await? {
             Some(row) => Some(row),
             None => read::bootstrap_of_space(pool, id).await?,
         };
-        let Some(row) = row else { return Ok(None) };
-        let bootstrap = Bootstrap::try_from(row)?;
-        let in_scope = self
-            .tenant
-            .as_deref()
-            .is_none_or(|t| t == bootstrap.tenant_id);
-        Ok(in_scope.then_some(bootstrap))
+        row.map(Bootstrap::try_from)
+            .transpose()
+            .map_err(DetailError::from)
     }
 
     /// The audit record for an action applied in this session.

@@ -37,7 +37,7 @@ fn changes(bootstrap: &Bootstrap, items_reset: i64) -> Vec<Change> {
         changes.push(Change::new("completed_at", "set", "NULL"));
     }
     changes.push(Change::new(
-        "failed/running items",
+        "items (failed or running)",
         format!("{items_reset}"),
         "pending",
     ));

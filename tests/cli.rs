@@ -1,0 +1,509 @@
+//! The command-line subcommands as a script runs them: the real binary against a real
+//! PostgreSQL, checking output, exit codes and what was (not) written.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use bootstrap_console::sandbox::PrivateCluster;
+use bootstrap_console::store::schema;
+use common::TestDb;
+use common::fixture::{self, JobSpec};
+use sqlx::{ConnectOptions, Connection};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_bootstrap-console");
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BINARY)
+        .args(args)
+        .env_remove("DATABASE_URL")
+        .env(
+            "BOOTSTRAP_CONSOLE_LOG_DIR",
+            std::env::temp_dir().join("bc-test-logs"),
+        )
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run the binary")
+}
+
+fn on(db: &TestDb, args: &[&str]) -> Output {
+    let url = db.url();
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--database-url", url.as_str()]);
+    run(&all)
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// An expected failure: exactly one sentence on stderr, no backtrace.
+fn assert_one_sentence(output: &Output) -> String {
+    let err = stderr(output);
+    assert_eq!(err.trim().lines().count(), 1, "one line on stderr: {err}");
+    assert!(err.starts_with("bootstrap-console: "), "{err}");
+    assert!(
+        !err.contains("BACKTRACE") && !err.contains("panicked"),
+        "{err}"
+    );
+    err
+}
+
+async fn every_situation(db: &TestDb) -> Vec<fixture::Job> {
+    let spec = |state| JobSpec::new("tenant-a", state);
+    let mut jobs = vec![
+        fixture::job(&db.pool, &spec("failed")).await,
+        fixture::job(&db.pool, &spec("queued")).await,
+        fixture::job(
+            &db.pool,
+            &JobSpec {
+                lease_expires_in_secs: -10,
+                ..spec("running")
+            },
+        )
+        .await,
+        fixture::job(
+            &db.pool,
+            &JobSpec {
+                updated_ago_secs: 900,
+                ..spec("queued")
+            },
+        )
+        .await,
+        fixture::job(
+            &db.pool,
+            &JobSpec {
+                heartbeat_ago_secs: 25,
+                lease_expires_in_secs: 5,
+                ..spec("running")
+            },
+        )
+        .await,
+        fixture::job(&db.pool, &spec("running")).await,
+        fixture::job(&db.pool, &spec("canceled")).await,
+        fixture::job(&db.pool, &JobSpec::new("tenant-b", "succeeded")).await,
+    ];
+    fixture::lease(&db.pool, "tenant-a", jobs[1].space, 1800).await;
+    jobs.rotate_left(0);
+    jobs
+}
+
+#[tokio::test]
+async fn status_json_matches_the_database_and_the_exit_code_flags_attention() {
+    let db = TestDb::migrated().await;
+    let jobs = every_situation(&db).await;
+    let output = on(&db, &["status", "--json"]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "something needs attention: {}",
+        stderr(&output)
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("valid JSON");
+    assert_eq!(report["schema"], "bootstrap-console.status/v1");
+    let spaces = report["spaces"].as_array().expect("spaces");
+    assert_eq!(spaces.len(), jobs.len());
+    let expected_attention = [
+        "failed",
+        "blocked",
+        "lease-expired",
+        "stuck",
+        "heartbeat-late",
+        "running",
+        "canceled",
+        "succeeded",
+    ];
+    let in_order: Vec<&str> = spaces
+        .iter()
+        .map(|s| s["attention"].as_str().expect("attention"))
+        .collect();
+    assert_eq!(in_order, expected_attention, "attention order");
+
+    let rows: Vec<(uuid::Uuid, String, String, i32, i32, i32)> = sqlx::query_as(
+        "SELECT id, run_state, checkpoint, total_documents, completed_documents, row_version \
+         FROM legacy_space_publication_bootstraps",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .expect("rows");
+    for (id, run_state, checkpoint, total, completed, version) in rows {
+        let space = spaces
+            .iter()
+            .find(|s| s["bootstrap_id"] == id.to_string())
+            .unwrap_or_else(|| panic!("{id} in the report"));
+        assert_eq!(space["run_state"], run_state);
+        assert_eq!(space["checkpoint"], checkpoint);
+        assert_eq!(space["total_documents"], total);
+        assert_eq!(space["completed_documents"], completed);
+        assert_eq!(space["row_version"], version);
+    }
+    let blocked = &spaces[1];
+    assert_eq!(blocked["signals"]["blocked_by_lease"], true);
+    assert_eq!(blocked["mutation_lease"]["orphan_suspect"], true);
+    assert_eq!(spaces[0]["last_error_code"], "compile_failed");
+    let summary = &report["summary"];
+    assert_eq!(summary["spaces"], 8);
+    assert_eq!(summary["readable"], 1);
+    assert_eq!(summary["needs_attention"], 5);
+    assert_eq!(summary["matrix"]["rebuilding"]["running"], 3);
+
+    // Filters narrow it; a scope with nothing to look at exits 0.
+    let failed = on(&db, &["status", "--json", "--state", "failed"]);
+    let failed: serde_json::Value = serde_json::from_str(&stdout(&failed)).expect("json");
+    assert_eq!(failed["spaces"].as_array().expect("spaces").len(), 1);
+    let calm = on(&db, &["status", "--tenant", "tenant-b"]);
+    assert_eq!(calm.status.code(), Some(0), "{}", stdout(&calm));
+    let table = on(&db, &["status"]);
+    let text = stdout(&table);
+    assert!(
+        text.lines().all(|l| l.chars().count() <= 80),
+        "fits 80 columns:\n{text}"
+    );
+    assert!(
+        text.contains("FAILED") && text.contains("BLOCKED"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn hostile_text_is_defused_in_the_table_and_escaped_in_json() {
+    let db = TestDb::migrated().await;
+    let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
+    sqlx::query(
+        "UPDATE legacy_space_publication_bootstraps SET last_error_code = $2 WHERE id = $1",
+    )
+    .bind(job.bootstrap)
+    .bind("x\u{1b}]0;pwned\u{7}\u{9b}2J\u{202e}")
+    .execute(&db.pool)
+    .await
+    .expect("hostile");
+    for args in [
+        &["status"][..],
+        &["status", "--wide"],
+        &["status", "--json"],
+    ] {
+        let output = on(&db, args);
+        let out = stdout(&output);
+        assert!(
+            !out.contains('\u{1b}') && !out.contains('\u{9b}') && !out.contains('\u{202e}'),
+            "{args:?}: {out:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn retry_applies_refuses_and_dry_runs_with_the_documented_exit_codes() {
+    let db = TestDb::migrated().await;
+    let failed = fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
+    let running = fixture::job(&db.pool, &JobSpec::new("tenant-a", "running")).await;
+    let space = failed.space.to_string();
+
+    let image = fixture::ledger_image(&db.pool).await;
+    let dry = on(&db, &["retry", &space, "--reason", "check", "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", stderr(&dry));
+    assert!(
+        stdout(&dry).contains("run_state: failed → queued"),
+        "{}",
+        stdout(&dry)
+    );
+    assert!(stdout(&dry).contains("nothing was written"));
+    assert_eq!(
+        fixture::ledger_image(&db.pool).await,
+        image,
+        "dry run writes nothing"
+    );
+
+    let wrong_state = on(
+        &db,
+        &[
+            "retry",
+            &running.space.to_string(),
+            "--reason",
+            "nope",
+            "--yes",
+        ],
+    );
+    assert_eq!(wrong_state.status.code(), Some(3));
+    assert!(
+        stdout(&wrong_state).contains("is running, retry needs failed or canceled"),
+        "{}",
+        stdout(&wrong_state)
+    );
+    let stale = on(
+        &db,
+        &[
+            "retry",
+            &space,
+            "--reason",
+            "x",
+            "--yes",
+            "--row-version",
+            "3",
+        ],
+    );
+    assert_eq!(stale.status.code(), Some(3));
+    assert!(
+        stdout(&stale).contains("changed since you looked (row_version 3 → 7"),
+        "{}",
+        stdout(&stale)
+    );
+    let outside = on(
+        &db,
+        &[
+            "retry", &space, "--reason", "x", "--yes", "--tenant", "tenant-z",
+        ],
+    );
+    assert_eq!(outside.status.code(), Some(3));
+    assert!(
+        stdout(&outside).contains("outside this console's scope"),
+        "{}",
+        stdout(&outside)
+    );
+    let unconfirmed = on(&db, &["retry", &space, "--reason", "x"]);
+    assert_eq!(unconfirmed.status.code(), Some(2), "no terminal, no --yes");
+    assert_one_sentence(&unconfirmed);
+    assert_eq!(
+        fixture::ledger_image(&db.pool).await,
+        image,
+        "refusals write nothing"
+    );
+
+    let applied = on(&db, &["retry", &space, "--reason", "parser fixed", "--yes"]);
+    assert_eq!(applied.status.code(), Some(0), "{}", stdout(&applied));
+    assert!(stdout(&applied).contains("1 applied, 0 refused"));
+    let (state, audits): (String, i64) = sqlx::query_as(
+        "SELECT run_state, (SELECT count(*) FROM bootstrap_console.audit_log) \
+         FROM legacy_space_publication_bootstraps WHERE id = $1",
+    )
+    .bind(failed.bootstrap)
+    .fetch_one(&db.pool)
+    .await
+    .expect("state");
+    assert_eq!((state.as_str(), audits), ("queued", 1));
+}
+
+#[tokio::test]
+async fn bulk_actions_select_by_filter_act_one_by_one_and_respect_the_limit() {
+    let db = TestDb::migrated().await;
+    for _ in 0..3 {
+        fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
+    }
+    fixture::job(&db.pool, &JobSpec::new("tenant-b", "failed")).await;
+    fixture::job(&db.pool, &JobSpec::new("tenant-a", "queued")).await;
+    let image = fixture::ledger_image(&db.pool).await;
+
+    let capped = on(
+        &db,
+        &[
+            "retry", "--state", "failed", "--reason", "x", "--yes", "--limit", "2",
+        ],
+    );
+    assert_eq!(capped.status.code(), Some(2));
+    assert!(assert_one_sentence(&capped).contains("4 spaces match, more than --limit 2"));
+    assert_eq!(fixture::ledger_image(&db.pool).await, image);
+
+    let bulk = on(
+        &db,
+        &[
+            "retry",
+            "--tenant",
+            "tenant-a",
+            "--state",
+            "failed",
+            "--reason",
+            "incident 9",
+            "--yes",
+        ],
+    );
+    assert_eq!(bulk.status.code(), Some(0), "{}", stdout(&bulk));
+    assert!(
+        stdout(&bulk).contains("3 applied, 0 refused"),
+        "{}",
+        stdout(&bulk)
+    );
+    let left: Vec<(String, String)> = sqlx::query_as(
+        "SELECT tenant_id, run_state FROM legacy_space_publication_bootstraps WHERE run_state = 'failed'",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .expect("left");
+    assert_eq!(left, vec![("tenant-b".to_string(), "failed".to_string())]);
+
+    let cancel = on(
+        &db,
+        &[
+            "cancel",
+            "--tenant",
+            "tenant-a",
+            "--reason",
+            "pause rollout",
+            "--yes",
+            "--state",
+            "queued",
+        ],
+    );
+    assert_eq!(cancel.status.code(), Some(0), "{}", stdout(&cancel));
+    assert!(stdout(&cancel).contains("4 applied"), "{}", stdout(&cancel));
+}
+
+#[tokio::test]
+async fn lease_remove_deletes_the_named_lease_and_refuses_a_gone_one() {
+    let db = TestDb::migrated().await;
+    let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "queued")).await;
+    let lease = fixture::lease(&db.pool, "tenant-a", job.space, 3600)
+        .await
+        .to_string();
+
+    let dry = on(
+        &db,
+        &[
+            "lease",
+            "remove",
+            &lease,
+            "--reason",
+            "writer gone",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(dry.status.code(), Some(0), "{}", stdout(&dry));
+    assert!(stdout(&dry).contains("deleted"), "{}", stdout(&dry));
+    let removed = on(
+        &db,
+        &[
+            "lease",
+            "remove",
+            &lease,
+            "--reason",
+            "writer gone",
+            "--yes",
+        ],
+    );
+    assert_eq!(removed.status.code(), Some(0), "{}", stdout(&removed));
+    let again = on(
+        &db,
+        &["lease", "remove", &lease, "--reason", "again", "--yes"],
+    );
+    assert_eq!(again.status.code(), Some(3));
+    assert!(
+        stdout(&again).contains("no such lease"),
+        "{}",
+        stdout(&again)
+    );
+    assert_eq!(fixture::audit_count(&db.pool).await, 1);
+}
+
+#[tokio::test]
+async fn migrate_twice_applies_once_and_then_says_there_is_nothing_to_do() {
+    let db = TestDb::empty().await;
+    let first = on(&db, &["migrate"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert!(stdout(&first).contains("applied console schema unit 0001_audit_log"));
+    let second = on(&db, &["migrate"]);
+    assert_eq!(second.status.code(), Some(0));
+    assert!(
+        stdout(&second).contains("already up to date"),
+        "{}",
+        stdout(&second)
+    );
+}
+
+#[tokio::test]
+async fn bad_connections_and_bad_input_get_one_sentence_a_code_and_no_write() {
+    // A socket directory with no server in it.
+    let unreachable = run(&[
+        "status",
+        "--database-url",
+        "postgres://ops@%2Ftmp%2Fbc-no-such-server:5432/x",
+    ]);
+    assert_eq!(unreachable.status.code(), Some(4));
+    assert!(assert_one_sentence(&unreachable).contains("cannot reach the database"));
+
+    let malformed_url = run(&[
+        "status",
+        "--database-url",
+        "postgres://ops:s3cret@host:notaport/x",
+    ]);
+    assert_eq!(malformed_url.status.code(), Some(2));
+    let sentence = assert_one_sentence(&malformed_url);
+    assert!(
+        !sentence.contains("s3cret"),
+        "the password is never printed: {sentence}"
+    );
+
+    let db = TestDb::empty().await;
+    let mut conn = db.connect().await;
+    schema::apply_unit(&mut conn, &schema::PLATFORM_STANDIN)
+        .await
+        .expect("stand-in");
+    let no_ledger = on(&db, &["status"]);
+    assert_eq!(no_ledger.status.code(), Some(5));
+    assert!(assert_one_sentence(&no_ledger).contains("no bootstrap ledger"));
+
+    let migrated = TestDb::migrated().await;
+    fixture::job(&migrated.pool, &JobSpec::new("tenant-a", "failed")).await;
+    let image = fixture::ledger_image(&migrated.pool).await;
+    let malformed_id = on(&migrated, &["retry", "12345", "--reason", "x", "--yes"]);
+    assert_eq!(malformed_id.status.code(), Some(2));
+    assert!(assert_one_sentence(&malformed_id).contains("is not a space or bootstrap id"));
+    let no_reason = on(
+        &migrated,
+        &["retry", "--state", "failed", "--reason", " ", "--yes"],
+    );
+    assert_eq!(no_reason.status.code(), Some(2));
+    assert_eq!(
+        fixture::ledger_image(&migrated.pool).await,
+        image,
+        "nothing written"
+    );
+}
+
+#[tokio::test]
+async fn a_wrong_password_is_a_login_refusal_that_never_shows_the_password() {
+    let cluster = tokio::task::spawn_blocking(PrivateCluster::start)
+        .await
+        .expect("join")
+        .expect("a cluster that checks passwords");
+    let mut admin = cluster
+        .connect_options("postgres")
+        .connect()
+        .await
+        .expect("admin");
+    sqlx::raw_sql("CREATE ROLE ops LOGIN PASSWORD 'right-one'")
+        .execute(&mut admin)
+        .await
+        .expect("role");
+    let hba = cluster.socket_dir().join("data/pg_hba.conf");
+    std::fs::write(
+        &hba,
+        "local all postgres trust\nlocal all all scram-sha-256\n",
+    )
+    .expect("pg_hba");
+    sqlx::raw_sql("SELECT pg_reload_conf()")
+        .execute(&mut admin)
+        .await
+        .expect("reload");
+    admin.close().await.expect("close");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+
+    let url = cluster
+        .url("postgres")
+        .replace("postgres@", "ops:wr0ng-secret@");
+    let output = run(&["status", "--database-url", &url]);
+    assert_eq!(output.status.code(), Some(4));
+    let sentence = assert_one_sentence(&output);
+    assert!(sentence.contains("refused the login"), "{sentence}");
+    assert!(!sentence.contains("wr0ng-secret"), "{sentence}");
+}
+
+#[test]
+fn completions_are_printed_for_each_shell() {
+    for shell in ["bash", "zsh", "fish"] {
+        let output = run(&["completions", shell]);
+        assert_eq!(output.status.code(), Some(0));
+        assert!(stdout(&output).contains("bootstrap-console"), "{shell}");
+    }
+}
