@@ -174,7 +174,8 @@ fn start_sandbox_binary() -> (Child, u32, PathBuf) {
         .expect("spawn the binary");
     let stdout = child.stdout.take().expect("stdout");
     let (mut pid, mut dir) = (None, None);
-    for line in BufReader::new(stdout).lines() {
+    let mut lines = BufReader::new(stdout).lines();
+    for line in lines.by_ref() {
         let line = line.expect("line");
         if let Some(rest) = line.strip_prefix("server pid ") {
             pid = Some(rest.trim().parse::<u32>().expect("pid"));
@@ -184,6 +185,8 @@ fn start_sandbox_binary() -> (Child, u32, PathBuf) {
             break;
         }
     }
+    // Keep reading, as a terminal would, so the command never writes into a closed pipe.
+    std::thread::spawn(move || for _ in lines {});
     (
         child,
         pid.expect("server pid printed"),

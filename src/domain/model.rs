@@ -7,7 +7,7 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::store::rows::{AuditRow, BootstrapRow, ItemRow, LeaseRow};
+use crate::store::rows::{BootstrapRow, ItemRow, LeaseRow};
 
 macro_rules! text_enum {
     ($(#[$meta:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
@@ -332,45 +332,9 @@ impl TryFrom<ItemRow> for Item {
     }
 }
 
-/// An operator action recorded by the console.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AuditRecord {
-    pub id: i64,
-    pub at: DateTime<Utc>,
-    pub actor: String,
-    pub host: String,
-    pub ssh_client: Option<String>,
-    pub action: String,
-    pub tenant_id: String,
-    pub knowledge_space_id: Uuid,
-    pub bootstrap_id: Option<Uuid>,
-    pub lease_id: Option<Uuid>,
-    pub reason: String,
-    pub row_before: Option<serde_json::Value>,
-    pub row_after: Option<serde_json::Value>,
-    pub outcome: String,
-}
-
-impl From<AuditRow> for AuditRecord {
-    fn from(row: AuditRow) -> Self {
-        Self {
-            id: row.id,
-            at: row.at,
-            actor: row.actor,
-            host: row.host,
-            ssh_client: row.ssh_client,
-            action: row.action,
-            tenant_id: row.tenant_id,
-            knowledge_space_id: row.knowledge_space_id,
-            bootstrap_id: row.bootstrap_id,
-            lease_id: row.lease_id,
-            reason: row.reason,
-            row_before: row.row_before,
-            row_after: row.row_after,
-            outcome: row.outcome,
-        }
-    }
-}
+/// An operator action recorded by the console: the audit row as stored (its fields are
+/// already typed; no state needs parsing).
+pub use crate::store::rows::AuditRow as AuditRecord;
 
 /// The first 8 hex digits of an id: how operators refer to spaces and leases on screen.
 pub fn short_id(id: &Uuid) -> String {

@@ -168,7 +168,7 @@ impl Session {
             return Ok(Vec::new());
         }
         let rows = read::recent_audit(self.store.pool(), self.tenant_scope(), limit).await?;
-        Ok(rows.into_iter().map(AuditRecord::from).collect())
+        Ok(rows)
     }
 
     /// The bootstrap named by `id`, which may be a bootstrap id or a space id. Rows of other
@@ -275,9 +275,7 @@ impl TryFrom<read::DetailRows> for Detail {
                 .map(Item::try_from)
                 .collect::<Result<_, _>>()?,
             running_item: rows.running_item.map(Item::try_from).transpose()?,
-            audit: rows
-                .audit
-                .map(|records| records.into_iter().map(AuditRecord::from).collect()),
+            audit: rows.audit,
             bootstrap,
         })
     }

@@ -352,9 +352,9 @@ pub async fn lease(
         .await?)
 }
 
-/// The lease currently on a space, if any.
-pub async fn lease_of_space(
-    pool: &PgPool,
+/// The lease currently on a space, if any (on the pool, or inside a write transaction).
+pub async fn lease_of_space<'e, E: sqlx::PgExecutor<'e>>(
+    executor: E,
     layout: &Layout,
     tenant: &str,
     space: Uuid,
@@ -367,6 +367,6 @@ pub async fn lease_of_space(
     Ok(sqlx::query_as::<_, LeaseRow>(sqlx::AssertSqlSafe(sql))
         .bind(tenant)
         .bind(space)
-        .fetch_optional(pool)
+        .fetch_optional(executor)
         .await?)
 }

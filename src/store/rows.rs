@@ -61,7 +61,7 @@ pub struct ItemRow {
 }
 
 /// One record of `bootstrap_console.audit_log`.
-#[derive(Debug, Clone, sqlx::FromRow, Deserialize)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow, Deserialize)]
 pub struct AuditRow {
     pub id: i64,
     pub at: DateTime<Utc>,

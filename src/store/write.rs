@@ -160,16 +160,7 @@ impl WriteTx {
         tenant: &str,
         space: Uuid,
     ) -> Result<Option<LeaseRow>, StoreError> {
-        let sql = format!(
-            "SELECT {} FROM knowledge_space_mutation_leases l \
-             WHERE l.tenant_id = $1 AND l.knowledge_space_id = $2",
-            lease_columns(&self.layout)
-        );
-        Ok(sqlx::query_as::<_, LeaseRow>(sqlx::AssertSqlSafe(sql))
-            .bind(tenant)
-            .bind(space)
-            .fetch_optional(&mut *self.tx)
-            .await?)
+        super::read::lease_of_space(&mut *self.tx, &self.layout, tenant, space).await
     }
 
     /// Deletes exactly the lease described (id, tenant, space, acquired_at); returns whether

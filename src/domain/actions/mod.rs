@@ -6,9 +6,12 @@
 //! the same rules, write, append one audit record, commit. Anything that differs from what the
 //! operator saw is a [`Refusal`] — a plain sentence — and nothing is written.
 
+mod bootstrap_action;
 mod cancel;
 mod remove_lease;
 mod retry;
+
+use bootstrap_action::Kind;
 
 use std::fmt;
 
@@ -292,11 +295,11 @@ pub async fn plan(session: &Session, action: &Action) -> Result<Plan, ActionErro
         Action::Retry {
             bootstrap_id,
             seen_row_version,
-        } => retry::plan(session, *bootstrap_id, *seen_row_version).await,
+        } => bootstrap_action::plan(session, Kind::Retry, *bootstrap_id, *seen_row_version).await,
         Action::Cancel {
             bootstrap_id,
             seen_row_version,
-        } => cancel::plan(session, *bootstrap_id, *seen_row_version).await,
+        } => bootstrap_action::plan(session, Kind::Cancel, *bootstrap_id, *seen_row_version).await,
         Action::RemoveLease { seen, force } => remove_lease::plan(session, seen, *force).await,
     }
 }
@@ -315,11 +318,17 @@ pub async fn apply(
         Action::Retry {
             bootstrap_id,
             seen_row_version,
-        } => retry::apply(session, *bootstrap_id, *seen_row_version, reason).await,
+        } => {
+            let (id, seen) = (*bootstrap_id, *seen_row_version);
+            bootstrap_action::apply(session, Kind::Retry, id, seen, reason).await
+        }
         Action::Cancel {
             bootstrap_id,
             seen_row_version,
-        } => cancel::apply(session, *bootstrap_id, *seen_row_version, reason).await,
+        } => {
+            let (id, seen) = (*bootstrap_id, *seen_row_version);
+            bootstrap_action::apply(session, Kind::Cancel, id, seen, reason).await
+        }
         Action::RemoveLease { seen, force } => {
             remove_lease::apply(session, seen, *force, reason).await
         }

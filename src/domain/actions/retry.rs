@@ -2,29 +2,15 @@
 //! the frozen item set are kept — never a second snapshot; failed and running items return to
 //! pending.
 
+use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::{
-    Action, ActionError, Applied, Change, Outcome, Plan, Refusal, check_bootstrap, gate,
-    refused_plan,
-};
+use super::{ActionError, Change};
 use crate::domain::model::{Bootstrap, ItemStatus, RunState};
-use crate::domain::session::Session;
 use crate::store::read;
-use crate::store::write::WriteTx;
 
-fn check(session: &Session, bootstrap: &Bootstrap, seen_row_version: i32) -> Result<(), Refusal> {
-    check_bootstrap(
-        session,
-        bootstrap,
-        seen_row_version,
-        "retry",
-        &[RunState::Failed, RunState::Canceled],
-        "failed or canceled",
-    )
-}
-
-fn changes(bootstrap: &Bootstrap, items_reset: i64) -> Vec<Change> {
+/// What retry changes on `bootstrap`, resetting `items_reset` items.
+pub(super) fn changes(bootstrap: &Bootstrap, items_reset: i64) -> Vec<Change> {
     let mut changes = vec![Change::new(
         "run_state",
         bootstrap.run_state,
@@ -54,32 +40,10 @@ fn changes(bootstrap: &Bootstrap, items_reset: i64) -> Vec<Change> {
     changes
 }
 
-pub(super) async fn plan(
-    session: &Session,
-    bootstrap_id: Uuid,
-    seen_row_version: i32,
-) -> Result<Plan, ActionError> {
-    let action = Action::Retry {
-        bootstrap_id,
-        seen_row_version,
-    };
-    if let Err(refusal) = gate(session, None) {
-        return Ok(refused_plan(&action, None, refusal));
-    }
-    let pool = session.store().pool();
-    let Some(row) = read::bootstrap(pool, bootstrap_id).await? else {
-        return Ok(refused_plan(
-            &action,
-            None,
-            Refusal::UnknownBootstrap { id: bootstrap_id },
-        ));
-    };
-    let bootstrap = Bootstrap::try_from(row)?;
-    if let Err(refusal) = check(session, &bootstrap, seen_row_version) {
-        return Ok(refused_plan(&action, Some(&bootstrap), refusal));
-    }
+/// How many items a retry would send back to pending.
+pub(super) async fn items_to_reset(pool: &PgPool, bootstrap_id: Uuid) -> Result<i64, ActionError> {
     let counts = read::item_counts(pool, bootstrap_id).await?;
-    let to_reset: i64 = counts
+    Ok(counts
         .iter()
         .filter(|(status, _)| {
             matches!(
@@ -88,55 +52,5 @@ pub(super) async fn plan(
             )
         })
         .map(|(_, n)| n)
-        .sum();
-    Ok(Plan {
-        action,
-        tenant_id: Some(bootstrap.tenant_id.clone()),
-        knowledge_space_id: Some(bootstrap.knowledge_space_id),
-        verdict: Ok(changes(&bootstrap, to_reset)),
-    })
-}
-
-pub(super) async fn apply(
-    session: &Session,
-    bootstrap_id: Uuid,
-    seen_row_version: i32,
-    reason: &str,
-) -> Result<Outcome, ActionError> {
-    let mut tx = WriteTx::begin(session.store()).await?;
-    let Some(locked) = tx.lock_bootstrap(bootstrap_id).await? else {
-        tx.rollback().await?;
-        return Ok(Outcome::Refused(Refusal::UnknownBootstrap {
-            id: bootstrap_id,
-        }));
-    };
-    let before = Bootstrap::try_from(locked.row)?;
-    if let Err(refusal) = check(session, &before, seen_row_version) {
-        tx.rollback().await?;
-        return Ok(Outcome::Refused(refusal));
-    }
-    let items_reset = tx.reset_items_for_retry(bootstrap_id).await?;
-    let after = tx.retry_bootstrap(bootstrap_id).await?;
-    let audit_id = tx
-        .insert_audit(&session.audit_record(
-            "retry",
-            &before.tenant_id,
-            before.knowledge_space_id,
-            Some(bootstrap_id),
-            None,
-            reason,
-            &locked.json,
-            Some(&after.json),
-            "applied",
-        ))
-        .await?;
-    tx.commit().await?;
-    Ok(Outcome::Applied(Applied {
-        audit_id,
-        tenant_id: before.tenant_id.clone(),
-        knowledge_space_id: before.knowledge_space_id,
-        changes: changes(&before, items_reset as i64),
-        before: locked.json,
-        after: Some(after.json),
-    }))
+        .sum())
 }
