@@ -4,7 +4,7 @@
 mod common;
 
 use bootstrap_console::store::schema::{
-    self, CONSOLE_UNITS, LEGACY_SPACE_BOOTSTRAP, PLATFORM_STANDIN,
+    self, CONSOLE_UNITS, LEGACY_SPACE_BOOTSTRAP, LEGACY_TABLES, PLATFORM_STANDIN,
 };
 use common::TestDb;
 use sqlx::PgPool;
@@ -14,16 +14,6 @@ const LEDGER_TABLES: [&str; 3] = [
     "legacy_space_publication_bootstraps",
     "legacy_space_publication_bootstrap_items",
     "knowledge_space_mutation_leases",
-];
-
-const LEGACY_TABLES: [&str; 7] = [
-    "knowledge_nodes",
-    "index_projections",
-    "document_outlines",
-    "document_multimodal_manifests",
-    "knowledge_paths",
-    "graph_entities",
-    "graph_relations",
 ];
 
 async fn table_exists(pool: &PgPool, name: &str) -> bool {
@@ -112,24 +102,7 @@ struct Space {
 }
 
 async fn new_space(pool: &PgPool, tenant: &str) -> Space {
-    let id = Uuid::new_v4();
-    let publication = Uuid::new_v4();
-    sqlx::query("INSERT INTO knowledge_spaces (id, tenant_id, name) VALUES ($1, $2, 'fixture')")
-        .bind(id)
-        .bind(tenant)
-        .execute(pool)
-        .await
-        .expect("space");
-    sqlx::query(
-        "INSERT INTO projection_set_publications (id, tenant_id, knowledge_space_id, fingerprint) \
-         VALUES ($1, $2, $3, 'fp-1')",
-    )
-    .bind(publication)
-    .bind(tenant)
-    .bind(id)
-    .execute(pool)
-    .await
-    .expect("publication");
+    let (id, publication) = common::fixture::space(pool, tenant).await;
     Space {
         tenant: tenant.to_string(),
         id,
@@ -172,7 +145,7 @@ fn valid_bootstrap(space: &Space, run_state: &str) -> Vec<(&'static str, String)
                     "published_publication_id",
                     format!("'{}'", space.publication),
                 ),
-                ("published_fingerprint", "'fp-1'".into()),
+                ("published_fingerprint", "'fp-fixture'".into()),
                 ("published_head_revision", "1".into()),
             ]);
         }
@@ -545,7 +518,7 @@ async fn seed_marker_case(pool: &PgPool, case: &MarkerCase) -> Uuid {
         sqlx::query(
             "INSERT INTO projection_set_publication_heads \
              (tenant_id, knowledge_space_id, publication_id, fingerprint, revision) \
-             VALUES ($1, $2, $3, 'fp-1', 1)",
+             VALUES ($1, $2, $3, 'fp-fixture', 1)",
         )
         .bind(case.tenant)
         .bind(space.id)

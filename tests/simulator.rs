@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use bootstrap_console::domain::actions::{self, Action, Outcome};
+use bootstrap_console::domain::actions::{self, Action, Outcome, Refusal};
 use bootstrap_console::domain::board::Board;
 use bootstrap_console::domain::model::{MutationLease, RunState};
 use bootstrap_console::domain::progress::ProgressTracker;
@@ -323,19 +323,28 @@ async fn a_cancel_mid_rebuild_stops_the_worker_and_a_retry_resumes_from_the_chec
     let items_before = frozen_items(&db, job.id).await;
     let capture_before = job.snapshot_metadata["capture"].clone();
 
-    let current = session
-        .find_bootstrap(job.id)
-        .await
-        .expect("read")
-        .expect("exists");
-    let cancel = Action::Cancel {
-        bootstrap_id: job.id,
-        seen_row_version: current.row_version,
-    };
-    let outcome = actions::apply(&session, &cancel, "pause for maintenance")
-        .await
-        .expect("cancel");
-    assert!(matches!(outcome, Outcome::Applied(_)), "{outcome:?}");
+    // The worker keeps writing while we look, so a cancel may meet a newer row version; like an
+    // operator, look again and cancel what is there now.
+    let mut attempts = 0;
+    loop {
+        let current = session
+            .find_bootstrap(job.id)
+            .await
+            .expect("read")
+            .expect("exists");
+        let cancel = Action::Cancel {
+            bootstrap_id: job.id,
+            seen_row_version: current.row_version,
+        };
+        match actions::apply(&session, &cancel, "pause for maintenance")
+            .await
+            .expect("cancel")
+        {
+            Outcome::Applied(_) => break,
+            Outcome::Refused(Refusal::Stale { .. }) if attempts < 50 => attempts += 1,
+            other => panic!("cancel: {other:?}"),
+        }
+    }
     let writes_at_cancel = ledger_writes(&db, job.id).await;
     let completed_at_cancel = session
         .find_bootstrap(job.id)

@@ -11,41 +11,12 @@ use uuid::Uuid;
 use super::Failure;
 use super::args::{ActionArgs, LeaseRemoveArgs};
 use super::status::{board_of, select};
-use crate::domain::actions::{self, Action, Outcome, Plan};
+use crate::domain::actions::{self, Action, Kind, Outcome, Plan};
 use crate::domain::model::{MutationLease, short_id};
 use crate::domain::session::{Session, SessionOptions};
 use crate::domain::text;
 
 const REFUSED: u8 = 3;
-
-/// Which bootstrap action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
-    Retry,
-    Cancel,
-}
-
-impl Kind {
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Retry => "retry",
-            Kind::Cancel => "cancel",
-        }
-    }
-
-    fn action(self, bootstrap_id: Uuid, seen_row_version: i32) -> Action {
-        match self {
-            Kind::Retry => Action::Retry {
-                bootstrap_id,
-                seen_row_version,
-            },
-            Kind::Cancel => Action::Cancel {
-                bootstrap_id,
-                seen_row_version,
-            },
-        }
-    }
-}
 
 fn parse_id(text: &str, what: &str) -> Result<Uuid, Failure> {
     Uuid::parse_str(text.trim()).map_err(|_| {

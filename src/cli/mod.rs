@@ -66,8 +66,12 @@ pub async fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Some(Command::Simulate(args)) => rehearsal::simulate(&args).await,
         Some(Command::Watch(args)) => watch::watch(&args).await,
         Some(Command::Status(args)) => status::status(&args).await,
-        Some(Command::Retry(args)) => act::bootstrap_action(&args, act::Kind::Retry).await,
-        Some(Command::Cancel(args)) => act::bootstrap_action(&args, act::Kind::Cancel).await,
+        Some(Command::Retry(args)) => {
+            act::bootstrap_action(&args, crate::domain::actions::Kind::Retry).await
+        }
+        Some(Command::Cancel(args)) => {
+            act::bootstrap_action(&args, crate::domain::actions::Kind::Cancel).await
+        }
         Some(Command::Lease {
             command: LeaseCommand::Remove(args),
         }) => act::remove_lease(&args).await,

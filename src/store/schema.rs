@@ -12,6 +12,17 @@
 
 use sqlx::{Connection, PgConnection};
 
+/// The seven platform tables whose NULL-generation rows 0009 treats as legacy state.
+pub const LEGACY_TABLES: [&str; 7] = [
+    "knowledge_nodes",
+    "index_projections",
+    "document_outlines",
+    "document_multimodal_manifests",
+    "knowledge_paths",
+    "graph_entities",
+    "graph_relations",
+];
+
 /// One SQL file, applied in a single transaction.
 #[derive(Debug, Clone, Copy)]
 pub struct SchemaUnit {

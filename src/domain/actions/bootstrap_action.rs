@@ -14,20 +14,22 @@ use crate::store::write::WriteTx;
 
 /// Which of the two bootstrap actions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
+pub enum Kind {
     Retry,
     Cancel,
 }
 
 impl Kind {
-    fn name(self) -> &'static str {
+    /// As written in the audit log and in messages.
+    pub fn name(self) -> &'static str {
         match self {
             Kind::Retry => "retry",
             Kind::Cancel => "cancel",
         }
     }
 
-    fn action(self, bootstrap_id: Uuid, seen_row_version: i32) -> Action {
+    /// The action on `bootstrap_id` as seen at `seen_row_version`.
+    pub fn action(self, bootstrap_id: Uuid, seen_row_version: i32) -> Action {
         match self {
             Kind::Retry => Action::Retry {
                 bootstrap_id,

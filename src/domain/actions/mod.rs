@@ -11,7 +11,7 @@ mod cancel;
 mod remove_lease;
 mod retry;
 
-use bootstrap_action::Kind;
+pub use bootstrap_action::Kind;
 
 use std::fmt;
 

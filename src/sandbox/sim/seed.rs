@@ -9,7 +9,7 @@ use uuid::Uuid;
 use super::chance::Rng;
 use super::config::SeedConfig;
 use crate::domain::model::KNOWN_OPERATIONS;
-use crate::store::schema::{self, SchemaError};
+use crate::store::schema::{self, LEGACY_TABLES, SchemaError};
 
 const TENANT_NAMES: &[&str] = &[
     "acme",
@@ -24,15 +24,6 @@ const TENANT_NAMES: &[&str] = &[
     "soylent",
     "aperture",
     "wonka",
-];
-const LEGACY_TABLES: &[&str] = &[
-    "knowledge_nodes",
-    "index_projections",
-    "document_outlines",
-    "document_multimodal_manifests",
-    "knowledge_paths",
-    "graph_entities",
-    "graph_relations",
 ];
 
 /// A document writer holding a lease when the rollout starts.

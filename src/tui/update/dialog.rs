@@ -5,7 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use uuid::Uuid;
 
 use super::{Effect, selected_lease_line};
-use crate::domain::actions::Action;
+use crate::domain::actions::{Action, Kind};
 use crate::domain::model::short_id;
 use crate::poller::Extra;
 use crate::tui::app::{App, Dialog, Field, Overlay, Stage, View};
@@ -47,7 +47,8 @@ fn action_targets(app: &App) -> Vec<(Uuid, i32)> {
     }
 }
 
-pub(super) fn bootstrap_action(app: &mut App, name: &str) -> Vec<Effect> {
+pub(super) fn bootstrap_action(app: &mut App, kind: Kind) -> Vec<Effect> {
+    let name = kind.name();
     let targets = action_targets(app);
     if targets.is_empty() {
         app.say(format!("select a space to {name}"), true);

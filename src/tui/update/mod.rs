@@ -11,7 +11,7 @@ use uuid::Uuid;
 use super::app::{App, Overlay, Quick, SortKey, Stage, View};
 use super::keys::{self, Command};
 use super::layout;
-use crate::domain::actions::{Action, Plan};
+use crate::domain::actions::{Action, Kind, Plan};
 use crate::domain::model::MutationLease;
 use crate::poller::{self, Extra, Focus, PollStatus};
 
@@ -354,8 +354,8 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
         }
         Command::Refresh => return vec![Effect::Poller(poller::Command::PollNow)],
         Command::Copy => return copy(app),
-        Command::Retry => return dialog::bootstrap_action(app, "retry"),
-        Command::Cancel => return dialog::bootstrap_action(app, "cancel"),
+        Command::Retry => return dialog::bootstrap_action(app, Kind::Retry),
+        Command::Cancel => return dialog::bootstrap_action(app, Kind::Cancel),
         Command::RemoveLease => return dialog::remove_lease(app),
         Command::Mark => {
             if app.view == View::Board
