@@ -170,6 +170,38 @@ async fn status_json_matches_the_database_and_the_exit_code_flags_attention() {
 }
 
 #[tokio::test]
+async fn signal_thresholds_are_settings() {
+    let db = TestDb::migrated().await;
+    let spec = JobSpec {
+        updated_ago_secs: 900,
+        ..JobSpec::new("tenant-a", "queued")
+    };
+    fixture::job(&db.pool, &spec).await;
+    let attention = |args: &[&str]| {
+        let output = on(&db, args);
+        let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("json");
+        (
+            output.status.code(),
+            report["spaces"][0]["attention"]
+                .as_str()
+                .map(str::to_string),
+        )
+    };
+    assert_eq!(
+        attention(&["status", "--json"]),
+        (Some(1), Some("stuck".into()))
+    );
+    assert_eq!(
+        attention(&["status", "--json", "--stuck-after-mins", "20"]),
+        (Some(0), Some("queued".into())),
+        "15 idle minutes are not stuck at a 20-minute threshold"
+    );
+    let bad = on(&db, &["status", "--heartbeat-late-fraction", "1.5"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(assert_one_sentence(&bad).contains("between 0 and 1"));
+}
+
+#[tokio::test]
 async fn hostile_text_is_defused_in_the_table_and_escaped_in_json() {
     let db = TestDb::migrated().await;
     let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;

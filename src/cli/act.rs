@@ -69,7 +69,7 @@ pub(super) async fn bootstrap_action(args: &ActionArgs, kind: Kind) -> Result<Ex
     let mut unknown = Vec::new();
     let mut actions_to_plan = Vec::new();
     if ids.is_empty() {
-        let board = board_of(&session).await?;
+        let board = board_of(&session, &args.filter).await?;
         for row in select(&board, &args.filter) {
             actions_to_plan.push(kind.action(row.bootstrap.id, row.bootstrap.row_version));
         }

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::domain::signals::{self, Thresholds};
 use crate::sandbox::sim::{RunConfig, SeedConfig};
 use crate::store::connect::{ConnectError, Target};
 
@@ -67,6 +68,56 @@ pub enum LeaseCommand {
     Remove(LeaseRemoveArgs),
 }
 
+/// The thresholds behind the signals (SPEC §2 defaults).
+#[derive(Debug, Clone, Args)]
+pub struct ThresholdArgs {
+    /// A mutation lease older than this many minutes is an orphan suspect.
+    #[arg(long, default_value_t = 15.0)]
+    pub orphan_after_mins: f64,
+    /// A queued or running job unchanged for this many minutes is stuck.
+    #[arg(long, default_value_t = 10.0)]
+    pub stuck_after_mins: f64,
+    /// A running job with less than this share of its lease window left has a late heartbeat.
+    #[arg(long, default_value_t = 1.0 / 3.0)]
+    pub heartbeat_late_fraction: f64,
+}
+
+impl Default for ThresholdArgs {
+    fn default() -> Self {
+        Self {
+            orphan_after_mins: 15.0,
+            stuck_after_mins: 10.0,
+            heartbeat_late_fraction: 1.0 / 3.0,
+        }
+    }
+}
+
+impl ThresholdArgs {
+    pub fn thresholds(&self) -> Result<Thresholds, String> {
+        let minutes = |name: &str, value: f64| {
+            if value.is_finite() && value > 0.0 {
+                Ok(signals::minutes(value))
+            } else {
+                Err(format!(
+                    "--{name} must be a positive number of minutes, not {value}"
+                ))
+            }
+        };
+        let fraction = self.heartbeat_late_fraction;
+        if !(fraction.is_finite() && fraction > 0.0 && fraction < 1.0) {
+            return Err(format!(
+                "--heartbeat-late-fraction must be between 0 and 1, not {fraction}"
+            ));
+        }
+        Ok(Thresholds {
+            orphan_after: minutes("orphan-after-mins", self.orphan_after_mins)?,
+            stuck_after: minutes("stuck-after-mins", self.stuck_after_mins)?,
+            heartbeat_late_fraction: fraction,
+            ..Thresholds::default()
+        })
+    }
+}
+
 /// Which spaces: the filters of `status` and of bulk actions.
 #[derive(Debug, Clone, Default, Args)]
 pub struct FilterArgs {
@@ -88,6 +139,8 @@ pub struct FilterArgs {
         value_parser = ["any", "failed", "blocked", "lease-expired", "stuck", "heartbeat-late", "running", "queued", "canceled", "succeeded"]
     )]
     pub attention: Option<String>,
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
 }
 
 impl FilterArgs {
@@ -187,6 +240,8 @@ pub struct WatchArgs {
     pub label: Option<String>,
     #[command(flatten)]
     pub display: DisplayArgs,
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
 }
 
 /// Where to connect: `--database-url`, else `DATABASE_URL`, else the `PG*` variables.
@@ -255,6 +310,8 @@ pub struct RolloutArgs {
     pub text: bool,
     #[command(flatten)]
     pub display: DisplayArgs,
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
 }
 
 impl RolloutArgs {

@@ -16,6 +16,8 @@ use crate::store::connect::Target;
 use crate::store::schema;
 
 pub(super) async fn demo(args: &RolloutArgs) -> Result<ExitCode, Failure> {
+    // Bad flags are refused before anything is started.
+    args.thresholds.thresholds().map_err(Failure::Usage)?;
     let mut signals = StopSignals::install()?;
     let sandbox = SandboxDatabase::start(SandboxSchema::PlatformStandIn).await?;
     outln!("SANDBOX private PostgreSQL at {}", sandbox.url());
@@ -32,6 +34,7 @@ async fn run_demo(
     args: &RolloutArgs,
     signals: &mut StopSignals,
 ) -> Result<(), Failure> {
+    let thresholds = args.thresholds.thresholds().map_err(Failure::Usage)?;
     let mut conn = target.connect().await?;
     let report = sim::seed(&mut conn, &args.seed_config()).await?;
     print_seed_report(&report);
@@ -39,18 +42,21 @@ async fn run_demo(
     let simulation = Simulation::start(pool, args.run_config(), report.writers);
     let session = Session::open(target, SessionOptions::default()).await?;
     let watched = if interactive(args) {
-        let options = super::watch::tui_options(&args.display, None, true)?;
+        let mut options = super::watch::tui_options(&args.display, None, true)?;
+        options.thresholds = thresholds;
         crate::tui::run(session, options, signals.wait())
             .await
             .map_err(Failure::from)
     } else {
+        let every = args.report_every;
         watch_text(
             &session,
             &simulation,
-            args.report_every,
+            every,
             None,
             "SANDBOX",
             signals,
+            thresholds,
         )
         .await
     };
@@ -59,6 +65,11 @@ async fn run_demo(
 }
 
 pub(super) async fn simulate(args: &SimulateArgs) -> Result<ExitCode, Failure> {
+    let thresholds = args
+        .rollout
+        .thresholds
+        .thresholds()
+        .map_err(Failure::Usage)?;
     let mut signals = StopSignals::install()?;
     let target = args.connect.target()?;
     let mut conn = target.connect().await?;
@@ -101,13 +112,15 @@ pub(super) async fn simulate(args: &SimulateArgs) -> Result<ExitCode, Failure> {
     let session = Session::open(&target, SessionOptions::default()).await?;
     let duration = args.duration_secs.map(Duration::from_secs);
     let label = format!("SIMULATE {target}");
+    let every = args.rollout.report_every;
     let watched = watch_text(
         &session,
         &simulation,
-        args.rollout.report_every,
+        every,
         duration,
         &label,
         &mut signals,
+        thresholds,
     )
     .await;
     simulation.stop().await;
@@ -147,8 +160,8 @@ async fn watch_text(
     duration: Option<Duration>,
     label: &str,
     signals: &mut StopSignals,
+    thresholds: Thresholds,
 ) -> Result<(), Failure> {
-    let thresholds = Thresholds::default();
     let mut tracker = ProgressTracker::new(thresholds.rate_window);
     let mut ticker = tokio::time::interval(Duration::from_secs(every.max(1)));
     let deadline = duration.map(|d| tokio::time::Instant::now() + d);

@@ -12,7 +12,7 @@ use crate::domain::board::{Board, BoardRow, Summary};
 use crate::domain::model::{Checkpoint, RunState, short_id};
 use crate::domain::progress::ProgressTracker;
 use crate::domain::session::{Session, SessionOptions};
-use crate::domain::signals::{Attention, Thresholds};
+use crate::domain::signals::Attention;
 use crate::domain::text;
 
 pub const SCHEMA: &str = "bootstrap-console.status/v1";
@@ -30,7 +30,7 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
         },
     )
     .await?;
-    let board = board_of(&session).await?;
+    let board = board_of(&session, &args.filter).await?;
     let rows = select(&board, &args.filter);
     let attention =
         rows.iter().any(|r| r.signals.attention.needs_attention()) || !board.problems.is_empty();
@@ -47,9 +47,9 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
     })
 }
 
-/// One snapshot, assessed (a single snapshot has no rates).
-pub(super) async fn board_of(session: &Session) -> Result<Board, Failure> {
-    let thresholds = Thresholds::default();
+/// One snapshot, assessed with the filter's thresholds (a single snapshot has no rates).
+pub(super) async fn board_of(session: &Session, filter: &FilterArgs) -> Result<Board, Failure> {
+    let thresholds = filter.thresholds.thresholds().map_err(Failure::Usage)?;
     let mut tracker = ProgressTracker::new(thresholds.rate_window);
     Ok(Board::assess(
         session.board_rows().await?,

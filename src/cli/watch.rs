@@ -20,7 +20,8 @@ pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
         },
     )
     .await?;
-    let options = tui_options(&args.display, args.label.clone(), false)?;
+    let mut options = tui_options(&args.display, args.label.clone(), false)?;
+    options.thresholds = args.thresholds.thresholds().map_err(Failure::Usage)?;
     tui::run(session, options, signals.wait()).await?;
     Ok(ExitCode::SUCCESS)
 }
@@ -58,5 +59,6 @@ pub(super) fn tui_options(
         color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         interval,
         bulk_cap: display.bulk_cap,
+        thresholds: crate::domain::signals::Thresholds::default(),
     })
 }

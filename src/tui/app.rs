@@ -9,7 +9,7 @@ use crate::domain::actions::{Action, Plan};
 use crate::domain::board::{Board, BoardRow};
 use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::session::Access;
-use crate::domain::signals::Attention;
+use crate::domain::signals::{Attention, Thresholds};
 use crate::poller::{Extra, PollStatus};
 
 /// How long a changed row stays highlighted.
@@ -256,6 +256,8 @@ pub struct App {
     pub message: Option<Message>,
     pub size: (u16, u16),
     pub bulk_cap: usize,
+    /// What the signals were assessed with (the views judge lease ages by the same).
+    pub thresholds: Thresholds,
     pub next_dialog_id: u64,
     pub should_quit: bool,
 }
@@ -289,6 +291,7 @@ impl App {
             message: None,
             size,
             bulk_cap: 100,
+            thresholds: Thresholds::default(),
             next_dialog_id: 1,
             should_quit: false,
         }

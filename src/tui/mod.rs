@@ -33,6 +33,8 @@ pub struct Options {
     pub color: bool,
     pub interval: Duration,
     pub bulk_cap: usize,
+    /// The signal thresholds the poller assesses with and the views show.
+    pub thresholds: Thresholds,
 }
 
 const TICK: Duration = Duration::from_millis(500);
@@ -44,7 +46,7 @@ pub async fn run(
     options: Options,
     stop: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let poller = poller::start(session.clone(), options.interval, Thresholds::default());
+    let poller = poller::start(session.clone(), options.interval, options.thresholds);
     let mut terminal = ratatui::try_init()?;
     let outcome = event_loop(&mut terminal, &session, &options, &poller, stop).await;
     ratatui::try_restore()?;
@@ -72,6 +74,7 @@ async fn event_loop(
     };
     let mut app = App::new(header, display, options.interval, (size.width, size.height));
     app.bulk_cap = options.bulk_cap;
+    app.thresholds = options.thresholds;
     let (results, mut inbox) = mpsc::unbounded_channel::<Event>();
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(TICK);

@@ -210,7 +210,7 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
     lines.push(section("mutation lease", theme));
     match &d.lease {
         Some(lease) => {
-            let suspect = lease_is_orphan_suspect(lease, now, &Default::default());
+            let suspect = lease_is_orphan_suspect(lease, now, &app.thresholds);
             lines.push(field("lease id", lease.id.to_string(), theme));
             lines.push(field("operation", text::clean(&lease.operation, 64), theme));
             lines.push(field("acquired", when(lease.acquired_at, now), theme));
@@ -219,7 +219,7 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
             }
             if suspect {
                 lines.push(Line::from(Span::styled(
-                    "   ORPHAN SUSPECT: older than 15 minutes; if its writer is gone, x removes it",
+                    "   ORPHAN SUSPECT: older than the orphan threshold; if its writer is gone, x removes it",
                     theme.attention(crate::domain::signals::Attention::Blocked),
                 )));
             }

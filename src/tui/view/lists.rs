@@ -7,7 +7,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::format;
 use crate::domain::model::{MutationLease, short_id};
-use crate::domain::signals::{Attention, Thresholds, lease_is_orphan_suspect};
+use crate::domain::signals::{Attention, lease_is_orphan_suspect};
 use crate::domain::text;
 use crate::poller::Extra;
 use crate::tui::app::App;
@@ -45,7 +45,7 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         );
         return;
     }
-    let thresholds = Thresholds::default();
+    let thresholds = app.thresholds;
     let rows: Vec<Row> = window(&leases.lines, app)
         .map(|(index, line)| {
             let lease = MutationLease::from(line.lease.clone());
