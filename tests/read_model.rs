@@ -446,3 +446,29 @@ async fn an_impossible_row_is_reported_not_hidden_and_not_a_panic() {
         "the hostile value is escaped: {problem}"
     );
 }
+
+#[tokio::test]
+async fn a_bootstrap_is_found_by_its_own_id_or_by_its_space_id() {
+    let db = TestDb::migrated().await;
+    let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "queued")).await;
+    // Markers reuse the space id; a platform may also have given the job an id of its own.
+    let own_id = uuid::Uuid::new_v4();
+    sqlx::query("UPDATE legacy_space_publication_bootstraps SET id = $2 WHERE id = $1")
+        .bind(job.bootstrap)
+        .bind(own_id)
+        .execute(&db.pool)
+        .await
+        .expect("own id");
+    let session = db.session(SessionOptions::default()).await;
+    let by_space = session.find_bootstrap(job.space).await.expect("read");
+    let by_id = session.find_bootstrap(own_id).await.expect("read");
+    assert_eq!(by_space.as_ref().map(|b| b.id), Some(own_id));
+    assert_eq!(by_id.map(|b| b.knowledge_space_id), Some(job.space));
+    assert!(
+        session
+            .find_bootstrap(uuid::Uuid::new_v4())
+            .await
+            .expect("read")
+            .is_none()
+    );
+}

@@ -175,11 +175,7 @@ impl Session {
     /// tenants are returned too, so that an action on one is refused with a sentence naming the
     /// scope rather than a puzzling "not found"; the actions enforce the scope.
     pub async fn find_bootstrap(&self, id: Uuid) -> Result<Option<Bootstrap>, DetailError> {
-        let pool = self.store.pool();
-        let row = match read::bootstrap(pool, id).await? {
-            Some(row) => Some(row),
-            None => read::bootstrap_of_space(pool, id).await?,
-        };
+        let row = read::bootstrap_by_id_or_space(self.store.pool(), id).await?;
         row.map(Bootstrap::try_from)
             .transpose()
             .map_err(DetailError::from)

@@ -321,17 +321,21 @@ pub async fn bootstrap(pool: &PgPool, id: Uuid) -> Result<Option<BootstrapRow>, 
         .await?)
 }
 
-/// The bootstrap of a space, for commands that name a space instead of a bootstrap.
-pub async fn bootstrap_of_space(
+/// The bootstrap named by `id` as a bootstrap id, else as a space id (commands accept either),
+/// in one round trip.
+pub async fn bootstrap_by_id_or_space(
     pool: &PgPool,
-    space_id: Uuid,
+    id: Uuid,
 ) -> Result<Option<BootstrapRow>, StoreError> {
     let sql = format!(
-        "SELECT {BOOTSTRAP_COLUMNS} FROM legacy_space_publication_bootstraps b \
-         WHERE b.knowledge_space_id = $1 ORDER BY b.created_at LIMIT 1"
+        "(SELECT {BOOTSTRAP_COLUMNS} FROM legacy_space_publication_bootstraps b WHERE b.id = $1) \
+         UNION ALL \
+         (SELECT {BOOTSTRAP_COLUMNS} FROM legacy_space_publication_bootstraps b \
+          WHERE b.knowledge_space_id = $1 AND b.id <> $1 ORDER BY b.created_at LIMIT 1) \
+         LIMIT 1"
     );
     Ok(sqlx::query_as::<_, BootstrapRow>(sqlx::AssertSqlSafe(sql))
-        .bind(space_id)
+        .bind(id)
         .fetch_optional(pool)
         .await?)
 }
