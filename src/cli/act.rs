@@ -9,10 +9,10 @@ use std::process::ExitCode;
 use uuid::Uuid;
 
 use super::Failure;
-use super::args::{ActionArgs, LeaseRemoveArgs};
+use super::args::{ActionArgs, ConfirmArgs, LeaseRemoveArgs};
 use super::status::{board_of, select};
 use crate::domain::actions::{self, Action, Kind, Outcome, Plan};
-use crate::domain::model::{MutationLease, short_id};
+use crate::domain::model::short_id;
 use crate::domain::session::{Session, SessionOptions};
 use crate::domain::text;
 
@@ -54,7 +54,7 @@ pub(super) async fn bootstrap_action(args: &ActionArgs, kind: Kind) -> Result<Ex
     if args.row_version.is_some() && ids.len() != 1 {
         return Err(Failure::Usage("--row-version needs exactly one id".into()));
     }
-    check_reason(&args.reason)?;
+    check_reason(&args.confirm.reason)?;
 
     let target = args.connect.target()?;
     let session = Session::open(
@@ -75,11 +75,7 @@ pub(super) async fn bootstrap_action(args: &ActionArgs, kind: Kind) -> Result<Ex
         }
     } else {
         for id in &ids {
-            match session
-                .find_bootstrap(*id)
-                .await
-                .map_err(|e| Failure::Refused(e.to_string()))?
-            {
+            match session.find_bootstrap(*id).await? {
                 Some(b) => actions_to_plan
                     .push(kind.action(b.id, args.row_version.unwrap_or(b.row_version))),
                 None => unknown.push(*id),
@@ -106,22 +102,12 @@ pub(super) async fn bootstrap_action(args: &ActionArgs, kind: Kind) -> Result<Ex
     }
     let plans = plan_all(&session, &actions_to_plan).await?;
     let confirm = Confirmation::Count(plans.iter().filter(|p| p.verdict.is_ok()).count());
-    run(
-        &session,
-        plans,
-        unknown.len(),
-        &args.reason,
-        args.yes,
-        args.dry_run,
-        name,
-        confirm,
-    )
-    .await
+    run(&session, plans, unknown.len(), &args.confirm, name, confirm).await
 }
 
 pub(super) async fn remove_lease(args: &LeaseRemoveArgs) -> Result<ExitCode, Failure> {
     let id = parse_id(&args.lease_id, "lease")?;
-    check_reason(&args.reason)?;
+    check_reason(&args.confirm.reason)?;
     let target = args.connect.target()?;
     let session = Session::open(
         &target,
@@ -131,39 +117,23 @@ pub(super) async fn remove_lease(args: &LeaseRemoveArgs) -> Result<ExitCode, Fai
         },
     )
     .await?;
-    let leases = session.leases().await?;
-    let Some(line) = leases.lines.into_iter().find(|l| l.lease.id == id) else {
-        outln!("lease {id}: refused — no such lease in scope (already gone?)");
+    let Some(lease) = session.find_lease(id).await? else {
+        outln!("lease {id}: refused — no such lease (already gone?)");
         return Ok(ExitCode::from(REFUSED));
     };
-    let lease = MutationLease::from(line.lease);
     let action = Action::RemoveLease {
         seen: lease.identity(),
         force: args.force,
     };
     let plans = plan_all(&session, &[action]).await?;
     let confirm = Confirmation::Code(short_id(&id));
-    run(
-        &session,
-        plans,
-        0,
-        &args.reason,
-        args.yes,
-        args.dry_run,
-        "remove lease",
-        confirm,
-    )
-    .await
+    run(&session, plans, 0, &args.confirm, "remove lease", confirm).await
 }
 
 async fn plan_all(session: &Session, actions: &[Action]) -> Result<Vec<Plan>, Failure> {
     let mut plans = Vec::with_capacity(actions.len());
     for action in actions {
-        plans.push(
-            actions::plan(session, action)
-                .await
-                .map_err(|e| Failure::Refused(e.to_string()))?,
-        );
+        plans.push(actions::plan(session, action).await?);
     }
     Ok(plans)
 }
@@ -192,14 +162,11 @@ fn target_of(plan: &Plan) -> String {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn run(
     session: &Session,
     plans: Vec<Plan>,
     unknown: usize,
-    reason: &str,
-    yes: bool,
-    dry_run: bool,
+    flags: &ConfirmArgs,
     name: &str,
     confirm: Confirmation,
 ) -> Result<ExitCode, Failure> {
@@ -231,7 +198,7 @@ async fn run(
             }
         }
     }
-    if dry_run {
+    if flags.dry_run {
         outln!(
             "dry run: {} would be applied, {refused} refused; nothing was written",
             applicable.len()
@@ -242,13 +209,13 @@ async fn run(
         outln!("0 applied, {refused} refused");
         return Ok(exit_for(refused.max(1)));
     }
-    if !yes {
+    if !flags.yes {
         confirmed(&confirm, name, applicable.len()).await?;
     }
     let mut applied = 0;
     for plan in applicable {
         let target = target_of(plan);
-        match actions::apply(session, &plan.action, reason).await {
+        match actions::apply(session, &plan.action, &flags.reason).await {
             Ok(Outcome::Applied(done)) => {
                 applied += 1;
                 outln!("{target}: {name} applied (audit record {})", done.audit_id);

@@ -164,14 +164,9 @@ pub struct StatusArgs {
     pub wide: bool,
 }
 
+/// Why, and whether to ask: shared by every command that writes.
 #[derive(Debug, Clone, Args)]
-pub struct ActionArgs {
-    #[command(flatten)]
-    pub connect: ConnectArgs,
-    /// Space or bootstrap ids; or none, and select spaces with the filters instead.
-    pub ids: Vec<String>,
-    #[command(flatten)]
-    pub filter: FilterArgs,
+pub struct ConfirmArgs {
     /// Why: recorded in the audit log with the action.
     #[arg(long)]
     pub reason: String,
@@ -181,6 +176,18 @@ pub struct ActionArgs {
     /// Show the plan and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ActionArgs {
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    /// Space or bootstrap ids; or none, and select spaces with the filters instead.
+    pub ids: Vec<String>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    #[command(flatten)]
+    pub confirm: ConfirmArgs,
     /// The most spaces one command may act on.
     #[arg(long, default_value_t = 100)]
     pub limit: usize,
@@ -198,13 +205,8 @@ pub struct LeaseRemoveArgs {
     /// Restrict to this tenant.
     #[arg(long)]
     pub tenant: Option<String>,
-    /// Why: recorded in the audit log.
-    #[arg(long)]
-    pub reason: String,
-    #[arg(long, short = 'y')]
-    pub yes: bool,
-    #[arg(long)]
-    pub dry_run: bool,
+    #[command(flatten)]
+    pub confirm: ConfirmArgs,
     /// Remove even a lease whose heartbeat is still live.
     #[arg(long)]
     pub force: bool,

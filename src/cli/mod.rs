@@ -43,6 +43,27 @@ pub enum Failure {
     Io(#[from] std::io::Error),
 }
 
+/// A database failure during an action is "unreachable" (4); an unreadable row is a refusal.
+impl From<crate::domain::actions::ActionError> for Failure {
+    fn from(error: crate::domain::actions::ActionError) -> Self {
+        use crate::domain::actions::ActionError;
+        match error {
+            ActionError::Store(e) => Self::Store(e),
+            ActionError::Row(e) => Self::Refused(e.to_string()),
+        }
+    }
+}
+
+impl From<crate::domain::session::DetailError> for Failure {
+    fn from(error: crate::domain::session::DetailError) -> Self {
+        use crate::domain::session::DetailError;
+        match error {
+            DetailError::Store(e) => Self::Store(e),
+            DetailError::Row(e) => Self::Refused(e.to_string()),
+        }
+    }
+}
+
 impl Failure {
     pub fn exit_code(&self) -> ExitCode {
         match self {

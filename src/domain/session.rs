@@ -181,6 +181,12 @@ impl Session {
             .map_err(DetailError::from)
     }
 
+    /// The mutation lease with this id, whatever its tenant (the actions enforce the scope).
+    pub async fn find_lease(&self, id: Uuid) -> Result<Option<MutationLease>, StoreError> {
+        let row = read::lease(self.store.pool(), self.store.layout(), id).await?;
+        Ok(row.map(MutationLease::from))
+    }
+
     /// The audit record for an action applied in this session.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn audit_record<'a>(
