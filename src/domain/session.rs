@@ -8,7 +8,7 @@ use super::actions::Refusal;
 use super::actor::Actor;
 use super::model::{AuditRecord, Bootstrap, Item, MutationLease, RowError};
 use crate::store::connect::{ConnectError, Target};
-use crate::store::read::{self, AUDIT_RECORDS_SHOWN};
+use crate::store::read;
 use crate::store::write::NewAudit;
 use crate::store::{Capabilities, Store, StoreError};
 
@@ -242,8 +242,6 @@ pub struct Detail {
 }
 
 impl Detail {
-    pub const AUDIT_SHOWN: i64 = AUDIT_RECORDS_SHOWN;
-
     pub fn count(&self, status: super::model::ItemStatus) -> i64 {
         self.item_counts
             .iter()
