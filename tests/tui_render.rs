@@ -85,6 +85,17 @@ fn the_detail_of_a_failed_space_with_a_hostile_error() {
 }
 
 #[test]
+fn the_tenants_view() {
+    for size in SIZES {
+        let mut app = screens::app(size, Extra::None, Focus::Tenants);
+        app.view = View::Tenants;
+        snapshot("tenants", &app);
+        let text = screen_text(&render(&app));
+        assert!(text.contains("acme"), "{text}");
+    }
+}
+
+#[test]
 fn the_leases_view() {
     for size in SIZES {
         let mut app = screens::app(size, Extra::Leases(screens::leases()), Focus::Leases);

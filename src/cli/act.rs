@@ -10,9 +10,9 @@ use uuid::Uuid;
 
 use super::Failure;
 use super::args::{ActionArgs, ConfirmArgs, LeaseRemoveArgs};
-use super::status::{board_of, select};
 use crate::domain::actions::{self, Action, Kind, Outcome, Plan};
 use crate::domain::model::short_id;
+use crate::domain::report::Rows;
 use crate::domain::session::{Session, SessionOptions};
 use crate::domain::text;
 
@@ -69,9 +69,21 @@ pub(super) async fn bootstrap_action(args: &ActionArgs, kind: Kind) -> Result<Ex
     let mut unknown = Vec::new();
     let mut actions_to_plan = Vec::new();
     if ids.is_empty() {
-        let board = board_of(&session, &args.filter).await?;
-        for row in select(&board, &args.filter) {
-            actions_to_plan.push(kind.action(row.bootstrap.id, row.bootstrap.row_version));
+        let thresholds = args
+            .filter
+            .thresholds
+            .thresholds()
+            .map_err(Failure::Usage)?;
+        let now = session.database_now().await?;
+        let filter = args.filter.report_filter();
+        let mut rows = Rows::new(&session, now, &filter, &thresholds);
+        // One more than the limit is enough to say the filter selects too many.
+        while actions_to_plan.len() <= args.limit
+            && let Some(page) = rows.next_page().await?
+        {
+            for row in page.iter().take(args.limit + 1 - actions_to_plan.len()) {
+                actions_to_plan.push(kind.action(row.id, row.row_version));
+            }
         }
     } else {
         for id in &ids {
@@ -84,9 +96,9 @@ pub(super) async fn bootstrap_action(args: &ActionArgs, kind: Kind) -> Result<Ex
     }
     if actions_to_plan.len() > args.limit {
         return Err(Failure::Usage(format!(
-            "{} spaces match, more than --limit {}: narrow the filter or raise --limit",
-            actions_to_plan.len(),
-            args.limit
+            "more than {limit} spaces match (--limit {limit}): narrow the filter or raise \
+             --limit",
+            limit = args.limit
         )));
     }
     for id in &unknown {

@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::domain::signals::{self, Thresholds};
+use crate::domain::model::{Checkpoint, RunState};
+use crate::domain::report::{AttentionFilter, ReportFilter};
+use crate::domain::signals::{self, Attention, Thresholds};
 use crate::sandbox::sim::{RunConfig, SeedConfig};
 use crate::store::connect::{ConnectError, Target};
 
@@ -144,6 +146,29 @@ pub struct FilterArgs {
 }
 
 impl FilterArgs {
+    /// The filters as the domain's report takes them (clap has checked every value).
+    pub fn report_filter(&self) -> ReportFilter {
+        ReportFilter {
+            states: self
+                .state
+                .iter()
+                .filter_map(|s| RunState::parse(s))
+                .collect(),
+            checkpoints: self
+                .checkpoint
+                .iter()
+                .filter_map(|c| Checkpoint::parse(c))
+                .collect(),
+            attention: self
+                .attention
+                .as_deref()
+                .map(|a| match Attention::parse(a) {
+                    Some(class) => AttentionFilter::Class(class),
+                    None => AttentionFilter::Any,
+                }),
+        }
+    }
+
     /// Whether any filter besides the tenant scope was given.
     pub fn selects(&self) -> bool {
         !self.state.is_empty() || !self.checkpoint.is_empty() || self.attention.is_some()

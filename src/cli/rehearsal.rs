@@ -6,14 +6,14 @@ use std::time::Duration;
 
 use super::args::SimulateArgs;
 use super::{Failure, RolloutArgs, StopSignals};
-use crate::domain::board::Board;
-use crate::domain::progress::ProgressTracker;
+use crate::domain::fleet::Fleet;
 use crate::domain::session::{Session, SessionOptions};
 use crate::domain::signals::{Attention, Thresholds};
 use crate::sandbox::sim::{self, SeedReport, Simulation, Stats};
 use crate::sandbox::{SandboxDatabase, SandboxSchema};
 use crate::store::connect::Target;
 use crate::store::schema;
+use crate::store::sync::SyncSettings;
 
 pub(super) async fn demo(args: &RolloutArgs) -> Result<ExitCode, Failure> {
     // Bad flags are refused before anything is started.
@@ -162,8 +162,10 @@ async fn watch_text(
     signals: &mut StopSignals,
     thresholds: Thresholds,
 ) -> Result<(), Failure> {
-    let mut tracker = ProgressTracker::new(thresholds.rate_window);
-    let mut ticker = tokio::time::interval(Duration::from_secs(every.max(1)));
+    let period = Duration::from_secs(every.max(1));
+    let mut sync = session.ledger_sync(SyncSettings::default());
+    let mut fleet = Fleet::new(thresholds);
+    let mut ticker = tokio::time::interval(period);
     let deadline = duration.map(|d| tokio::time::Instant::now() + d);
     loop {
         let until_deadline = async {
@@ -177,18 +179,18 @@ async fn watch_text(
             _ = until_deadline => return Ok(()),
             _ = ticker.tick() => {}
         }
-        match session.board_rows().await {
-            Ok(rows) => {
-                let board = Board::assess(rows, &mut tracker, &thresholds);
-                outln!("{}", summary_line(label, &board, simulation.stats()));
+        match session.sync(&mut sync, period).await {
+            Ok(changes) => {
+                fleet.apply(changes);
+                outln!("{}", summary_line(label, &fleet, simulation.stats()));
             }
             Err(e) => outln!("{label} poll failed: {e}"),
         }
     }
 }
 
-fn summary_line(label: &str, board: &Board, stats: &Stats) -> String {
-    let s = &board.summary;
+fn summary_line(label: &str, fleet: &Fleet, stats: &Stats) -> String {
+    let s = fleet.summary();
     let rate = s
         .documents_per_minute
         .map_or("-".to_string(), |r| format!("{r:.0}"));
@@ -203,7 +205,9 @@ fn summary_line(label: &str, board: &Board, stats: &Stats) -> String {
     format!(
         "{label} {} | readable {}/{} ({:.0}%) | {} | docs/min {rate} ETA {eta} | \
          crashes {} fenced-out {}",
-        board.db_now.format("%H:%M:%S"),
+        fleet
+            .now()
+            .map_or("--:--:--".into(), |t| t.format("%H:%M:%S").to_string()),
         s.readable,
         s.spaces,
         s.readable_share() * 100.0,

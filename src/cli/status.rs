@@ -1,16 +1,20 @@
 //! `status`: the board for a script, a ticket or a runbook — a table that fits 80 columns, or
 //! JSON with a documented, stable schema. The exit code says whether anything needs attention.
+//!
+//! At 100,000 spaces it stays light: the summary is one aggregate statement, rows come in
+//! keyset pages (see [`crate::domain::report`]) and are written as they arrive.
 
-use super::outln;
 use std::process::ExitCode;
 
 use serde::Serialize;
 
+use chrono::{DateTime, Utc};
+
 use super::Failure;
-use super::args::{FilterArgs, StatusArgs};
-use crate::domain::board::{Board, BoardRow, Summary};
+use super::args::StatusArgs;
+use crate::domain::board::{BoardRow, Summary};
 use crate::domain::model::{Checkpoint, RunState, short_id};
-use crate::domain::progress::ProgressTracker;
+use crate::domain::report::{self, Report, Rows};
 use crate::domain::session::{Session, SessionOptions};
 use crate::domain::signals::Attention;
 use crate::domain::text;
@@ -21,6 +25,11 @@ pub const SCHEMA: &str = "bootstrap-console.status/v1";
 const NEEDS_ATTENTION: u8 = 1;
 
 pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
+    let thresholds = args
+        .filter
+        .thresholds
+        .thresholds()
+        .map_err(Failure::Usage)?;
     let target = args.connect.target()?;
     let session = Session::open(
         &target,
@@ -30,16 +39,36 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
         },
     )
     .await?;
-    let board = board_of(&session, &args.filter).await?;
-    let rows = select(&board, &args.filter);
-    let attention =
-        rows.iter().any(|r| r.signals.attention.needs_attention()) || !board.problems.is_empty();
-    if args.json {
-        let report = json_report(&board, &rows, &target.to_string(), session.tenant_scope());
-        outln!("{report}");
+    let report = report::summarize(&session, &thresholds).await?;
+    let mut rows = Rows::new(
+        &session,
+        report.db_now,
+        &args.filter.report_filter(),
+        &thresholds,
+    );
+    let mut out = if args.json {
+        Output::Json(JsonOutput::begin(
+            &report,
+            &target.to_string(),
+            session.tenant_scope(),
+        ))
     } else {
-        super::emit(&table(&board, &rows, args.wide));
+        Output::Table(TableOutput::begin(args.wide))
+    };
+    let mut shown = 0usize;
+    let mut attention = !report.unreadable.is_empty();
+    // Each page is written before the next is read: nothing stays open on the server while
+    // a slow reader drains the output.
+    while let Some(page) = rows.next_page().await? {
+        let mut text = String::new();
+        for row in &page {
+            attention |= row.signals.attention.needs_attention();
+            out.row(&mut text, row, report.db_now);
+            shown += 1;
+        }
+        super::emit(&text);
     }
+    super::emit(&out.end(&report, shown));
     Ok(if attention {
         ExitCode::from(NEEDS_ATTENTION)
     } else {
@@ -47,73 +76,71 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
     })
 }
 
-/// One snapshot, assessed with the filter's thresholds (a single snapshot has no rates).
-pub(super) async fn board_of(session: &Session, filter: &FilterArgs) -> Result<Board, Failure> {
-    let thresholds = filter.thresholds.thresholds().map_err(Failure::Usage)?;
-    let mut tracker = ProgressTracker::new(thresholds.rate_window);
-    Ok(Board::assess(
-        session.board_rows().await?,
-        &mut tracker,
-        &thresholds,
-    ))
+enum Output {
+    Table(TableOutput),
+    Json(JsonOutput),
 }
 
-/// The rows the filters select, in attention order.
-pub(super) fn select<'a>(board: &'a Board, filter: &FilterArgs) -> Vec<&'a BoardRow> {
-    board
-        .rows
-        .iter()
-        .filter(|r| {
-            filter.state.is_empty()
-                || filter
-                    .state
-                    .iter()
-                    .any(|s| s == r.bootstrap.run_state.as_str())
-        })
-        .filter(|r| {
-            filter.checkpoint.is_empty()
-                || filter
-                    .checkpoint
-                    .iter()
-                    .any(|c| c == r.bootstrap.checkpoint.as_str())
-        })
-        .filter(|r| match filter.attention.as_deref() {
-            None => true,
-            Some("any") => r.signals.attention.needs_attention(),
-            Some(class) => r.signals.attention.label() == class,
-        })
-        .collect()
-}
-
-fn table(board: &Board, rows: &[&BoardRow], wide: bool) -> String {
-    let mut out = String::new();
-    if wide {
-        out.push_str(&format!(
-            "{:<14} {:<24} {:<36} {:<17} {:<9} {:>11} {:<16} {:<22} {}\n",
-            "FLAG", "TENANT", "SPACE", "CHECKPOINT", "STATE", "DOCS", "WORKER", "LEASE", "ERROR"
-        ));
-    } else {
-        out.push_str(&format!(
-            "{:<7} {:<10} {:<8} {:<17} {:<9} {:>9} {}\n",
-            "FLAG", "TENANT", "SPACE", "CHECKPOINT", "STATE", "DOCS", "ERROR"
-        ));
+impl Output {
+    fn row(&mut self, out: &mut String, row: &BoardRow, now: DateTime<Utc>) {
+        match self {
+            Self::Table(table) => table.row(out, row, now),
+            Self::Json(json) => json.row(out, row, now),
+        }
     }
-    for row in rows {
-        let b = &row.bootstrap;
+
+    fn end(&self, report: &Report, shown: usize) -> String {
+        match self {
+            Self::Table(_) => table_end(report, shown),
+            Self::Json(_) => json_end(report),
+        }
+    }
+}
+
+struct TableOutput {
+    wide: bool,
+}
+
+impl TableOutput {
+    fn begin(wide: bool) -> Self {
+        let header = if wide {
+            format!(
+                "{:<14} {:<24} {:<36} {:<17} {:<9} {:>11} {:<16} {:<22} {}\n",
+                "FLAG",
+                "TENANT",
+                "SPACE",
+                "CHECKPOINT",
+                "STATE",
+                "DOCS",
+                "WORKER",
+                "LEASE",
+                "ERROR"
+            )
+        } else {
+            format!(
+                "{:<7} {:<10} {:<8} {:<17} {:<9} {:>9} {}\n",
+                "FLAG", "TENANT", "SPACE", "CHECKPOINT", "STATE", "DOCS", "ERROR"
+            )
+        };
+        super::emit(&header);
+        Self { wide }
+    }
+
+    fn row(&self, out: &mut String, row: &BoardRow, now: DateTime<Utc>) {
         let s = &row.signals;
-        let docs = format!("{}/{}", b.completed_documents, b.total_documents);
-        let error = b
-            .last_error_code
+        let docs = format!("{}/{}", row.completed, row.total);
+        let error = row
+            .error_code
             .as_deref()
             .map(|e| text::clean(e, 64))
             .unwrap_or_default();
-        if wide {
-            let worker = b.worker.as_ref().map_or(String::new(), |w| {
-                let left = s.lease_remaining.unwrap_or_default().num_seconds();
+        if self.wide {
+            let worker = row.worker.as_ref().map_or(String::new(), |w| {
+                let left = row.lease_remaining(now).unwrap_or_default().num_seconds();
                 format!("{} {left}s", text::clean(&w.worker_id, 10))
             });
             let lease = row.lease.as_ref().map_or(String::new(), |l| {
-                let age = s.mutation_lease_age.unwrap_or_default().num_minutes();
+                let age = row.lease_age(now).unwrap_or_default().num_minutes();
                 let suspect = if s.lease_orphan_suspect {
                     " orphan?"
                 } else {
@@ -121,18 +148,18 @@ fn table(board: &Board, rows: &[&BoardRow], wide: bool) -> String {
                 };
                 format!("{} {age}m{suspect}", short_id(&l.id))
             });
-            let message = b
-                .last_error_message
+            let message = row
+                .error_message
                 .as_deref()
                 .map(|m| text::clean(m, 80))
                 .unwrap_or_default();
             out.push_str(&format!(
                 "{:<14} {:<24} {:<36} {:<17} {:<9} {:>11} {:<16} {:<22} {} {}\n",
                 s.attention.label(),
-                text::clean(&b.tenant_id, 24),
-                b.knowledge_space_id,
-                b.checkpoint,
-                b.run_state,
+                text::clean(&row.tenant, 24),
+                row.space,
+                row.checkpoint,
+                row.run_state,
                 docs,
                 worker,
                 lease,
@@ -143,18 +170,22 @@ fn table(board: &Board, rows: &[&BoardRow], wide: bool) -> String {
             out.push_str(&format!(
                 "{:<7} {:<10} {:<8} {:<17} {:<9} {:>9} {}\n",
                 crate::tui::view::format::flag(s.attention),
-                text::clean(&b.tenant_id, 10),
-                short_id(&b.knowledge_space_id),
-                b.checkpoint,
-                b.run_state,
+                text::clean(&row.tenant, 10),
+                short_id(&row.space),
+                row.checkpoint,
+                row.run_state,
                 text::clean(&docs, 9),
                 text::clean(&error, 14)
             ));
         }
     }
-    out.push('\n');
-    out.push_str(&summary_lines(&board.summary, rows.len(), board.rows.len()));
-    for problem in &board.problems {
+}
+
+fn table_end(report: &Report, shown: usize) -> String {
+    let mut out = String::from("\n");
+    let total = report.summary.spaces as usize;
+    out.push_str(&summary_lines(&report.summary, shown, total));
+    for problem in &report.unreadable {
         out.push_str(&format!(
             "unreadable: {}\n",
             text::clean(&problem.to_string(), 200)
@@ -195,17 +226,6 @@ fn summary_lines(s: &Summary, shown: usize, total: usize) -> String {
 }
 
 #[derive(Serialize)]
-struct JsonReport<'a> {
-    schema: &'static str,
-    database_time: chrono::DateTime<chrono::Utc>,
-    target: &'a str,
-    tenant_scope: Option<&'a str>,
-    summary: JsonSummary,
-    spaces: Vec<JsonSpace<'a>>,
-    unreadable_rows: Vec<String>,
-}
-
-#[derive(Serialize)]
 struct JsonSummary {
     spaces: u32,
     readable: u32,
@@ -235,7 +255,7 @@ struct JsonSpace<'a> {
     idle_seconds: i64,
     last_error_code: Option<&'a str>,
     last_error_message: Option<&'a str>,
-    updated_at: chrono::DateTime<chrono::Utc>,
+    updated_at: DateTime<Utc>,
     mutation_lease: Option<JsonLease<'a>>,
     signals: JsonSignals,
 }
@@ -244,7 +264,7 @@ struct JsonSpace<'a> {
 struct JsonLease<'a> {
     id: uuid::Uuid,
     operation: &'a str,
-    acquired_at: chrono::DateTime<chrono::Utc>,
+    acquired_at: DateTime<Utc>,
     age_seconds: i64,
     orphan_suspect: bool,
 }
@@ -259,8 +279,49 @@ struct JsonSignals {
     stuck: bool,
 }
 
-fn json_report(board: &Board, rows: &[&BoardRow], target: &str, scope: Option<&str>) -> String {
-    let s = &board.summary;
+/// The JSON document, written as it goes: the head with the summary, one space at a time, the
+/// tail. Pretty-printed like one `serde_json` document would be.
+struct JsonOutput {
+    first: bool,
+}
+
+/// A value pretty-printed, its continuation lines indented by `by` spaces.
+fn pretty<T: Serialize>(value: &T, by: usize) -> String {
+    let json = serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("\"{e}\""));
+    terminal_safe_json(&json.replace('\n', &format!("\n{}", " ".repeat(by))))
+}
+
+impl JsonOutput {
+    fn begin(report: &Report, target: &str, scope: Option<&str>) -> Self {
+        let head = format!(
+            "{{\n  \"schema\": {},\n  \"database_time\": {},\n  \"target\": {},\n  \
+             \"tenant_scope\": {},\n  \"summary\": {},\n  \"spaces\": [",
+            pretty(&SCHEMA, 2),
+            pretty(&report.db_now, 2),
+            pretty(&target, 2),
+            pretty(&scope, 2),
+            pretty(&json_summary(&report.summary), 2),
+        );
+        super::emit(&head);
+        Self { first: true }
+    }
+
+    fn row(&mut self, out: &mut String, row: &BoardRow, now: DateTime<Utc>) {
+        out.push_str(if self.first { "\n    " } else { ",\n    " });
+        self.first = false;
+        out.push_str(&pretty(&json_space(row, now), 4));
+    }
+}
+
+fn json_end(report: &Report) -> String {
+    let unreadable: Vec<String> = report.unreadable.iter().map(|p| p.to_string()).collect();
+    format!(
+        "\n  ],\n  \"unreadable_rows\": {}\n}}\n",
+        pretty(&unreadable, 2)
+    )
+}
+
+fn json_summary(s: &Summary) -> JsonSummary {
     let matrix = Checkpoint::ALL
         .iter()
         .map(|c| {
@@ -271,58 +332,46 @@ fn json_report(board: &Board, rows: &[&BoardRow], target: &str, scope: Option<&s
             (c.as_str(), states)
         })
         .collect();
-    let report = JsonReport {
-        schema: SCHEMA,
-        database_time: board.db_now,
-        target,
-        tenant_scope: scope,
-        summary: JsonSummary {
-            spaces: s.spaces,
-            readable: s.readable,
-            readable_share: s.readable_share(),
-            needs_attention: s.needing_attention(),
-            by_attention: Attention::ALL
-                .iter()
-                .map(|a| (a.label(), s.count(*a)))
-                .collect(),
-            matrix,
-            documents_remaining: s.documents_remaining,
-            spaces_uncaptured: s.spaces_uncaptured,
-        },
-        spaces: rows.iter().map(|r| json_space(r)).collect(),
-        unreadable_rows: board.problems.iter().map(|p| p.to_string()).collect(),
-    };
-    let json =
-        serde_json::to_string_pretty(&report).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
-    terminal_safe_json(&json)
+    JsonSummary {
+        spaces: s.spaces,
+        readable: s.readable,
+        readable_share: s.readable_share(),
+        needs_attention: s.needing_attention(),
+        by_attention: Attention::ALL
+            .iter()
+            .map(|a| (a.label(), s.count(*a)))
+            .collect(),
+        matrix,
+        documents_remaining: s.documents_remaining,
+        spaces_uncaptured: s.spaces_uncaptured,
+    }
 }
 
-fn json_space<'a>(row: &'a BoardRow) -> JsonSpace<'a> {
-    let b = &row.bootstrap;
+fn json_space(row: &BoardRow, now: DateTime<Utc>) -> JsonSpace<'_> {
     let s = &row.signals;
     JsonSpace {
-        bootstrap_id: b.id,
-        tenant_id: &b.tenant_id,
-        knowledge_space_id: b.knowledge_space_id,
-        checkpoint: b.checkpoint.as_str(),
-        run_state: b.run_state.as_str(),
+        bootstrap_id: row.id,
+        tenant_id: &row.tenant,
+        knowledge_space_id: row.space,
+        checkpoint: row.checkpoint.as_str(),
+        run_state: row.run_state.as_str(),
         attention: s.attention.label(),
         needs_attention: s.attention.needs_attention(),
-        total_documents: b.total_documents,
-        completed_documents: b.completed_documents,
-        row_version: b.row_version,
-        worker_id: b.worker.as_ref().map(|w| w.worker_id.as_str()),
-        lease_expires_in_seconds: s.lease_remaining.map(|d| d.num_seconds()),
-        heartbeat_age_seconds: s.heartbeat_age.map(|d| d.num_seconds()),
-        idle_seconds: s.idle_for.num_seconds(),
-        last_error_code: b.last_error_code.as_deref(),
-        last_error_message: b.last_error_message.as_deref(),
-        updated_at: b.updated_at,
+        total_documents: row.total,
+        completed_documents: row.completed,
+        row_version: row.row_version,
+        worker_id: row.worker.as_ref().map(|w| &*w.worker_id),
+        lease_expires_in_seconds: row.lease_remaining(now).map(|d| d.num_seconds()),
+        heartbeat_age_seconds: row.heartbeat_age(now).map(|d| d.num_seconds()),
+        idle_seconds: row.idle_for(now).num_seconds(),
+        last_error_code: row.error_code.as_deref(),
+        last_error_message: row.error_message.as_deref(),
+        updated_at: row.updated_at,
         mutation_lease: row.lease.as_ref().map(|l| JsonLease {
             id: l.id,
             operation: &l.operation,
             acquired_at: l.acquired_at,
-            age_seconds: s.mutation_lease_age.map_or(0, |d| d.num_seconds()),
+            age_seconds: row.lease_age(now).map_or(0, |d| d.num_seconds()),
             orphan_suspect: s.lease_orphan_suspect,
         }),
         signals: JsonSignals {

@@ -60,5 +60,6 @@ pub(super) fn tui_options(
         interval,
         bulk_cap: display.bulk_cap,
         thresholds: crate::domain::signals::Thresholds::default(),
+        sync: crate::store::sync::SyncSettings::default(),
     })
 }

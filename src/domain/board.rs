@@ -1,20 +1,159 @@
-//! The board: every bootstrap in scope with its signals, in attention order, and the rollout
-//! summary — built from one snapshot of the store.
+//! The board's vocabulary: one compact row per bootstrap, the rollout summary, the orderings
+//! and filters an operator picks, and the ordered view the model publishes.
+//!
+//! A [`BoardRow`] holds what the board shows and nothing wider (no snapshot metadata, no
+//! fingerprints, messages clipped): 100,000 of them must fit comfortably in memory. Rows are
+//! immutable and shared through `Arc` between the model and every published view; a change
+//! makes a new row.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
-use super::model::{Bootstrap, Checkpoint, MutationLease, RowError, RunState};
-use super::progress::ProgressTracker;
-use super::signals::{self, Attention, Signals, Thresholds};
-use crate::store::read::BoardRows;
+use super::model::{Checkpoint, MutationLease, RunState};
+use super::progress::Sample;
+use super::signals::{self, Attention, Facts, Signals, Thresholds};
+
+/// Text many rows share (tenant names, worker ids, error codes), stored once.
+pub type Name = Arc<str>;
+
+/// The worker lease of a running job, as the board needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerClock {
+    pub worker_id: Name,
+    pub expires_at: DateTime<Utc>,
+    pub heartbeat_at: DateTime<Utc>,
+}
 
 /// One space on the board.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoardRow {
-    pub bootstrap: Bootstrap,
-    pub lease: Option<MutationLease>,
+    pub id: Uuid,
+    pub tenant: Name,
+    pub space: Uuid,
+    pub checkpoint: Checkpoint,
+    pub run_state: RunState,
+    pub total: i32,
+    pub completed: i32,
+    pub worker: Option<WorkerClock>,
+    pub error_code: Option<Name>,
+    /// The start of the last error message (the detail view reads it whole).
+    pub error_message: Option<Box<str>>,
+    pub row_version: i32,
+    pub updated_at: DateTime<Utc>,
+    pub completed_at: Option<DateTime<Utc>>,
+    /// The mutation lease on the space, if any.
+    pub lease: Option<Arc<MutationLease>>,
     pub signals: Signals,
+    /// The oldest progress sample inside the rate window when the job last changed (running
+    /// jobs only): the rate is measured from it to the present.
+    pub progress_anchor: Option<Sample>,
+    /// When (database clock) the run state or checkpoint last changed while the console watched.
+    pub state_changed_at: Option<DateTime<Utc>>,
+    /// Lower-case tenant, ids, worker and error code: what the `/` filter searches.
+    pub search: Box<str>,
+}
+
+impl BoardRow {
+    /// What the signals are judged from.
+    pub fn facts(&self) -> Facts {
+        Facts {
+            run_state: self.run_state,
+            checkpoint: self.checkpoint,
+            updated_at: self.updated_at,
+            worker: self.worker.as_ref().map(|w| (w.expires_at, w.heartbeat_at)),
+            lease_acquired_at: self.lease.as_ref().map(|l| l.acquired_at),
+        }
+    }
+
+    /// 0.0–1.0; a job with nothing to do is at 0 until it succeeds.
+    pub fn fraction(&self) -> f64 {
+        if self.total > 0 {
+            f64::from(self.completed) / f64::from(self.total)
+        } else {
+            0.0
+        }
+    }
+
+    pub fn idle_for(&self, now: DateTime<Utc>) -> Duration {
+        now - self.updated_at
+    }
+
+    /// Worker lease time left (negative once expired); running jobs only.
+    pub fn lease_remaining(&self, now: DateTime<Utc>) -> Option<Duration> {
+        self.worker.as_ref().map(|w| w.expires_at - now)
+    }
+
+    /// Time since the worker's last heartbeat; running jobs only.
+    pub fn heartbeat_age(&self, now: DateTime<Utc>) -> Option<Duration> {
+        self.worker.as_ref().map(|w| now - w.heartbeat_at)
+    }
+
+    /// Age of the space's mutation lease, if any.
+    pub fn lease_age(&self, now: DateTime<Utc>) -> Option<Duration> {
+        self.lease.as_ref().map(|l| now - l.acquired_at)
+    }
+
+    /// Documents per minute from the anchor sample to `now` (it decays while a job is quiet).
+    pub fn rate_per_minute(&self, now: DateTime<Utc>) -> Option<f64> {
+        let anchor = self.progress_anchor?;
+        anchor.rate_to(Sample {
+            at: now,
+            completed: i64::from(self.completed),
+        })
+    }
+
+    /// Time to finish at the current rate; only a job being worked on is heading anywhere.
+    pub fn eta(&self, now: DateTime<Utc>) -> Option<Duration> {
+        if self.run_state != RunState::Running {
+            return None;
+        }
+        let rate = self.rate_per_minute(now).filter(|r| *r > 0.0)?;
+        Some(signals::minutes(
+            f64::from(self.total - self.completed) / rate,
+        ))
+    }
+
+    /// Since when the row has been in its attention class (see [`signals::attention_since`]).
+    pub fn attention_since(&self, thresholds: &Thresholds) -> Option<DateTime<Utc>> {
+        signals::attention_since(
+            &self.facts(),
+            self.signals.attention,
+            self.completed_at,
+            thresholds,
+        )
+    }
+
+    /// Whether the lower-case `needle` occurs in the tenant, the ids, the worker or the code.
+    pub fn matches_text(&self, needle: &str) -> bool {
+        needle.is_empty()
+            || memchr::memmem::find(self.search.as_bytes(), needle.as_bytes()).is_some()
+    }
+
+    /// The `/` filter's haystack for a row with these values.
+    pub fn search_text(
+        tenant: &str,
+        space: Uuid,
+        id: Uuid,
+        worker: Option<&str>,
+        error_code: Option<&str>,
+    ) -> Box<str> {
+        let mut text = String::with_capacity(96);
+        text.push_str(&tenant.to_lowercase());
+        text.push('\u{1}');
+        text.push_str(&space.hyphenated().to_string());
+        if id != space {
+            text.push('\u{1}');
+            text.push_str(&id.hyphenated().to_string());
+        }
+        for extra in [worker, error_code].into_iter().flatten() {
+            text.push('\u{1}');
+            text.push_str(&extra.to_lowercase());
+        }
+        text.into_boxed_str()
+    }
 }
 
 /// The rollout at a glance.
@@ -48,7 +187,7 @@ impl Summary {
     }
 
     pub fn count(&self, attention: Attention) -> u32 {
-        self.by_attention[attention as usize]
+        self.by_attention[attention.index()]
     }
 
     /// Rows that need a human now.
@@ -63,105 +202,222 @@ impl Summary {
     pub fn in_state(&self, checkpoint: Checkpoint, run_state: RunState) -> u32 {
         self.matrix[checkpoint.index()][run_state.index()]
     }
-}
 
-/// The assessed board.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Board {
-    /// The database clock of the snapshot.
-    pub db_now: DateTime<Utc>,
-    /// In attention order.
-    pub rows: Vec<BoardRow>,
-    /// Rows that could not be read, shown rather than hidden.
-    pub problems: Vec<RowError>,
-    pub summary: Summary,
-}
-
-impl Board {
-    /// Parses, assesses and orders one snapshot; feeds the progress history.
-    pub fn assess(
-        snapshot: BoardRows,
-        tracker: &mut ProgressTracker,
-        thresholds: &Thresholds,
-    ) -> Self {
-        let now = snapshot.db_now;
-        let mut parsed = Vec::with_capacity(snapshot.lines.len());
-        let mut problems = Vec::new();
-        for line in snapshot.lines {
-            match Bootstrap::try_from(line.bootstrap) {
-                Ok(bootstrap) => parsed.push((bootstrap, line.lease.map(MutationLease::from))),
-                Err(problem) => problems.push(problem),
+    /// Counts a row in (`add`) or out of the summary.
+    pub fn count_row(&mut self, row: &BoardRow, add: bool) {
+        let step = |n: &mut u32| {
+            if add {
+                *n += 1
+            } else {
+                *n = n.saturating_sub(1)
             }
-        }
-        tracker.observe(
-            now,
-            parsed.iter().map(|(b, _)| (b.id, b.completed_documents)),
-        );
-
-        let mut rows: Vec<BoardRow> = parsed
-            .into_iter()
-            .map(|(bootstrap, lease)| {
-                let rate = tracker.rate_per_minute(&bootstrap.id);
-                let signals = signals::assess(&bootstrap, lease.as_ref(), now, thresholds, rate);
-                BoardRow {
-                    bootstrap,
-                    lease,
-                    signals,
-                }
-            })
-            .collect();
-        rows.sort_by(attention_order);
-        let summary = summarize(&rows, tracker.rollout_rate_per_minute());
-        Self {
-            db_now: now,
-            rows,
-            problems,
-            summary,
+        };
+        step(&mut self.matrix[row.checkpoint.index()][row.run_state.index()]);
+        step(&mut self.spaces);
+        step(&mut self.by_attention[row.signals.attention.index()]);
+        if row.signals.readable {
+            step(&mut self.readable);
+        } else if row.checkpoint == Checkpoint::PendingSnapshot {
+            step(&mut self.spaces_uncaptured);
+        } else {
+            let remaining = i64::from(row.total - row.completed);
+            self.documents_remaining += if add { remaining } else { -remaining };
         }
     }
 
-    pub fn row(&self, bootstrap_id: &Uuid) -> Option<&BoardRow> {
-        self.rows.iter().find(|r| r.bootstrap.id == *bootstrap_id)
+    /// Sets the rollout rate, and the ETA that follows from it.
+    pub fn set_rate(&mut self, documents_per_minute: Option<f64>) {
+        self.documents_per_minute = documents_per_minute;
+        self.eta = documents_per_minute
+            .filter(|rate| *rate > 0.0)
+            .map(|rate| signals::minutes(self.documents_remaining as f64 / rate));
     }
 }
 
-/// SPEC §2 attention order; within a class the longest-idle first, then by tenant and space so
-/// the order is stable between polls.
-pub fn attention_order(a: &BoardRow, b: &BoardRow) -> std::cmp::Ordering {
+/// How the board is ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    Attention,
+    Tenant,
+    Progress,
+    Idle,
+}
+
+impl SortKey {
+    pub const ALL: [SortKey; 4] = [Self::Attention, Self::Tenant, Self::Progress, Self::Idle];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Attention => "attention",
+            Self::Tenant => "tenant",
+            Self::Progress => "progress",
+            Self::Idle => "idle",
+        }
+    }
+
+    /// The order of two rows under this key. Every order ends in the bootstrap id, so no two
+    /// rows ever compare equal and a row's place is well defined.
+    pub fn compare(self, a: &BoardRow, b: &BoardRow) -> Ordering {
+        match self {
+            Self::Attention => attention_order(a, b),
+            Self::Tenant => a
+                .tenant
+                .cmp(&b.tenant)
+                .then(a.space.cmp(&b.space))
+                .then(a.id.cmp(&b.id)),
+            Self::Progress => a
+                .fraction()
+                .total_cmp(&b.fraction())
+                .then_with(|| attention_order(a, b)),
+            Self::Idle => a.updated_at.cmp(&b.updated_at).then(a.id.cmp(&b.id)),
+        }
+    }
+}
+
+/// SPEC §2 attention order; within a class the longest-idle first, then by id, so the order is
+/// stable between polls and the same as `status` pages through.
+pub fn attention_order(a: &BoardRow, b: &BoardRow) -> Ordering {
     a.signals
         .attention
         .cmp(&b.signals.attention)
-        .then(a.bootstrap.updated_at.cmp(&b.bootstrap.updated_at))
-        .then_with(|| a.bootstrap.tenant_id.cmp(&b.bootstrap.tenant_id))
-        .then(
-            a.bootstrap
-                .knowledge_space_id
-                .cmp(&b.bootstrap.knowledge_space_id),
-        )
+        .then(a.updated_at.cmp(&b.updated_at))
+        .then(a.id.cmp(&b.id))
 }
 
-fn summarize(rows: &[BoardRow], documents_per_minute: Option<f64>) -> Summary {
-    let mut summary = Summary {
-        documents_per_minute,
-        ..Summary::default()
-    };
-    for row in rows {
-        let b = &row.bootstrap;
-        summary.matrix[b.checkpoint.index()][b.run_state.index()] += 1;
-        summary.spaces += 1;
-        summary.by_attention[row.signals.attention as usize] += 1;
-        if row.signals.readable {
-            summary.readable += 1;
-            continue;
-        }
-        if b.checkpoint == Checkpoint::PendingSnapshot {
-            summary.spaces_uncaptured += 1;
-        } else {
-            summary.documents_remaining += i64::from(b.total_documents - b.completed_documents);
+/// Quick filters: by attention class, cycled with `f`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quick {
+    All,
+    NeedsAttention,
+    Class(Attention),
+}
+
+impl Quick {
+    pub fn cycle() -> Vec<Quick> {
+        let mut all = vec![Quick::All, Quick::NeedsAttention];
+        all.extend(Attention::ALL.iter().map(|a| Quick::Class(*a)));
+        all
+    }
+
+    pub fn label(self) -> String {
+        match self {
+            Quick::All => "all".into(),
+            Quick::NeedsAttention => "needs attention".into(),
+            Quick::Class(a) => a.label().into(),
         }
     }
-    summary.eta = documents_per_minute
-        .filter(|rate| *rate > 0.0)
-        .map(|rate| signals::minutes(summary.documents_remaining as f64 / rate));
-    summary
+
+    pub fn matches(self, row: &BoardRow) -> bool {
+        match self {
+            Quick::All => true,
+            Quick::NeedsAttention => row.signals.attention.needs_attention(),
+            Quick::Class(a) => row.signals.attention == a,
+        }
+    }
+}
+
+/// What the operator asked the board to show: order, filters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardQuery {
+    pub sort: SortKey,
+    pub reverse: bool,
+    pub quick: Quick,
+    /// The `/` filter as typed (matched case-insensitively).
+    pub text: String,
+    /// Only this tenant (chosen in the tenants view).
+    pub tenant: Option<Name>,
+}
+
+impl Default for BoardQuery {
+    fn default() -> Self {
+        Self {
+            sort: SortKey::Attention,
+            reverse: false,
+            quick: Quick::All,
+            text: String::new(),
+            tenant: None,
+        }
+    }
+}
+
+impl BoardQuery {
+    /// Whether any filter is set (otherwise every row is shown).
+    pub fn filters(&self) -> bool {
+        self.quick != Quick::All || !self.text.is_empty() || self.tenant.is_some()
+    }
+
+    /// The lower-case needle of the text filter.
+    pub fn needle(&self) -> String {
+        self.text.to_lowercase()
+    }
+
+    /// Whether `row` passes every filter (`needle` is [`Self::needle`], computed once).
+    pub fn matches(&self, row: &BoardRow, needle: &str) -> bool {
+        self.quick.matches(row)
+            && self.tenant.as_ref().is_none_or(|t| *t == row.tenant)
+            && row.matches_text(needle)
+    }
+
+    /// Whether `self` shows a subset of what `before` showed, in the same order: then the new
+    /// rows can be found among the old ones instead of among all rows.
+    pub fn narrows(&self, before: &BoardQuery) -> bool {
+        self.sort == before.sort
+            && self.quick == before.quick
+            && self.tenant == before.tenant
+            && self.needle().contains(&before.needle())
+    }
+}
+
+/// The rows a query shows, in its order, as one immutable value the UI can index cheaply.
+#[derive(Debug, Clone)]
+pub struct BoardView {
+    pub query: BoardQuery,
+    /// In the query's sort order (not yet reversed).
+    rows: imbl::Vector<Arc<BoardRow>>,
+}
+
+impl BoardView {
+    pub fn new(query: BoardQuery, rows: imbl::Vector<Arc<BoardRow>>) -> Self {
+        Self { query, rows }
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The row at `position` as shown (the query's direction applied).
+    pub fn get(&self, position: usize) -> Option<&Arc<BoardRow>> {
+        if position >= self.rows.len() {
+            return None;
+        }
+        let index = if self.query.reverse {
+            self.rows.len() - 1 - position
+        } else {
+            position
+        };
+        self.rows.get(index)
+    }
+
+    /// Up to `count` rows from `position` on, as shown.
+    pub fn window(&self, position: usize, count: usize) -> impl Iterator<Item = &Arc<BoardRow>> {
+        (position..position.saturating_add(count).min(self.len())).filter_map(|p| self.get(p))
+    }
+
+    /// Where `row` (as currently known) is shown, if it is.
+    pub fn position_of(&self, row: &BoardRow) -> Option<usize> {
+        let sort = self.query.sort;
+        let index = self
+            .rows
+            .binary_search_by(|probe| sort.compare(probe, row))
+            .ok()?;
+        Some(if self.query.reverse {
+            self.rows.len() - 1 - index
+        } else {
+            index
+        })
+    }
 }

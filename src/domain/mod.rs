@@ -5,8 +5,10 @@
 pub mod actions;
 pub mod actor;
 pub mod board;
+pub mod fleet;
 pub mod model;
 pub mod progress;
+pub mod report;
 pub mod session;
 pub mod signals;
 pub mod text;

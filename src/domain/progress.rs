@@ -1,93 +1,86 @@
-//! Sliding-window progress rates, fed by successive snapshots.
+//! Progress rates from a bounded history.
 //!
-//! One snapshot says how far a job is; only a history of snapshots says how fast it moves. The
-//! tracker keeps, per bootstrap and for the rollout as a whole, the completed-document count
-//! at each database-clock instant within the window, and derives documents per minute.
+//! One snapshot says how far a job is; only a history says how fast it moves. A [`Series`]
+//! keeps at most [`SAMPLES`] samples of (database-clock instant, completed documents) spread
+//! over the rate window, so memory stays fixed however long the console runs and however often
+//! it polls. The model keeps one series per running job (fed only when the job changes) and
+//! one for the whole rollout (fed once per poll).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use chrono::{DateTime, Duration, Utc};
-use uuid::Uuid;
 
-/// Samples older than the window are dropped; a rate needs samples at least this far apart.
+/// The most samples one series keeps.
+pub const SAMPLES: usize = 8;
+/// A rate needs samples at least this far apart.
 const MIN_SPAN: Duration = Duration::seconds(1);
 
-#[derive(Debug, Clone, Default)]
-struct Series {
-    samples: VecDeque<(DateTime<Utc>, i64)>,
+/// A progress sample: at this instant, this many documents were done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    pub at: DateTime<Utc>,
+    pub completed: i64,
 }
 
-impl Series {
-    fn observe(&mut self, now: DateTime<Utc>, completed: i64, window: Duration) {
-        if let Some(&(at, last)) = self.samples.back() {
-            // A count that went down (a reset) or a clock that went back starts a new history.
-            if completed < last || now < at {
-                self.samples.clear();
-            } else if now == at {
-                self.samples.pop_back();
-            }
-        }
-        self.samples.push_back((now, completed));
-        while let Some(&(at, _)) = self.samples.front() {
-            if now - at > window && self.samples.len() > 2 {
-                self.samples.pop_front();
-            } else {
-                break;
-            }
-        }
-    }
-
-    fn rate_per_minute(&self) -> Option<f64> {
-        let (first_at, first) = *self.samples.front()?;
-        let (last_at, last) = *self.samples.back()?;
-        let span = last_at - first_at;
+impl Sample {
+    /// Documents per minute from this sample to `later`; `None` over less than a second.
+    pub fn rate_to(&self, later: Sample) -> Option<f64> {
+        let span = later.at - self.at;
         if span < MIN_SPAN {
             return None;
         }
-        Some((last - first) as f64 * 60_000.0 / span.num_milliseconds() as f64)
+        Some((later.completed - self.completed) as f64 * 60_000.0 / span.num_milliseconds() as f64)
     }
 }
 
-/// Per-bootstrap and rollout-wide progress history.
-#[derive(Debug, Clone)]
-pub struct ProgressTracker {
-    window: Duration,
-    jobs: HashMap<Uuid, Series>,
-    rollout: Series,
+/// At most [`SAMPLES`] samples spanning about the rate window.
+#[derive(Debug, Clone, Default)]
+pub struct Series {
+    samples: VecDeque<Sample>,
 }
 
-impl ProgressTracker {
-    pub fn new(window: Duration) -> Self {
-        Self {
-            window,
-            jobs: HashMap::new(),
-            rollout: Series::default(),
+impl Series {
+    /// Records `completed` at `now`. Samples closer together than a share of the window are
+    /// merged (the newest value wins), and samples older than the window leave.
+    pub fn observe(&mut self, now: DateTime<Utc>, completed: i64, window: Duration) {
+        let sample = Sample { at: now, completed };
+        if let Some(last) = self.samples.back() {
+            // A count that went down (a reset) or a clock that went back starts a new history.
+            if completed < last.completed || now < last.at {
+                self.samples.clear();
+            }
+        }
+        let spacing = window / SAMPLES as i32;
+        let len = self.samples.len();
+        if len >= 2 && now - self.samples[len - 2].at < spacing {
+            // The previous sample was only a waypoint: replace it with the newer value.
+            self.samples.pop_back();
+        }
+        self.samples.push_back(sample);
+        while self.samples.len() > SAMPLES
+            || (self.samples.len() > 2 && self.samples.front().is_some_and(|s| now - s.at > window))
+        {
+            self.samples.pop_front();
         }
     }
 
-    /// Records one snapshot: `(bootstrap id, completed documents)` for every job in it. Jobs
-    /// absent from the snapshot are forgotten.
-    pub fn observe(&mut self, now: DateTime<Utc>, jobs: impl IntoIterator<Item = (Uuid, i32)>) {
-        let mut seen = HashMap::with_capacity(self.jobs.len());
-        let mut total = 0i64;
-        for (id, completed) in jobs {
-            let mut series = self.jobs.remove(&id).unwrap_or_default();
-            series.observe(now, i64::from(completed), self.window);
-            total += i64::from(completed);
-            seen.insert(id, series);
-        }
-        self.jobs = seen;
-        self.rollout.observe(now, total, self.window);
+    /// The oldest sample kept.
+    pub fn first(&self) -> Option<Sample> {
+        self.samples.front().copied()
     }
 
-    /// Documents per minute of one job over the window.
-    pub fn rate_per_minute(&self, id: &Uuid) -> Option<f64> {
-        self.jobs.get(id)?.rate_per_minute()
+    /// Documents per minute between the oldest and the newest sample.
+    pub fn rate_per_minute(&self) -> Option<f64> {
+        let first = self.samples.front()?;
+        first.rate_to(*self.samples.back()?)
     }
 
-    /// Documents per minute of the whole rollout over the window.
-    pub fn rollout_rate_per_minute(&self) -> Option<f64> {
-        self.rollout.rate_per_minute()
+    pub fn len(&self) -> usize {
+        self.samples.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.samples.is_empty()
     }
 }
 
@@ -101,44 +94,48 @@ mod tests {
 
     #[test]
     fn the_rate_is_measured_over_the_window() {
-        let id = Uuid::from_u128(1);
-        let mut tracker = ProgressTracker::new(Duration::minutes(5));
-        tracker.observe(at(0), [(id, 0)]);
-        assert_eq!(tracker.rate_per_minute(&id), None, "one sample has no rate");
-        tracker.observe(at(30), [(id, 10)]);
-        tracker.observe(at(60), [(id, 20)]);
-        assert_eq!(tracker.rate_per_minute(&id), Some(20.0));
-        assert_eq!(tracker.rollout_rate_per_minute(), Some(20.0));
+        let mut series = Series::default();
+        let window = Duration::minutes(5);
+        series.observe(at(0), 0, window);
+        assert_eq!(series.rate_per_minute(), None, "one sample has no rate");
+        series.observe(at(60), 20, window);
+        series.observe(at(120), 40, window);
+        assert_eq!(series.rate_per_minute(), Some(20.0));
     }
 
     #[test]
     fn old_samples_leave_the_window() {
-        let id = Uuid::from_u128(1);
-        let mut tracker = ProgressTracker::new(Duration::minutes(1));
-        tracker.observe(at(0), [(id, 0)]);
-        tracker.observe(at(60), [(id, 600)]);
+        let mut series = Series::default();
+        let window = Duration::minutes(1);
+        series.observe(at(0), 0, window);
+        series.observe(at(60), 600, window);
         // Then it slows down: the fast first minute drops out of the window.
-        tracker.observe(at(120), [(id, 610)]);
-        tracker.observe(at(180), [(id, 620)]);
-        assert_eq!(tracker.rate_per_minute(&id), Some(10.0));
+        series.observe(at(120), 610, window);
+        series.observe(at(180), 620, window);
+        assert_eq!(series.rate_per_minute(), Some(10.0));
     }
 
     #[test]
     fn a_count_that_goes_down_restarts_the_history() {
-        let id = Uuid::from_u128(1);
-        let mut tracker = ProgressTracker::new(Duration::minutes(5));
-        tracker.observe(at(0), [(id, 50)]);
-        tracker.observe(at(60), [(id, 10)]);
-        assert_eq!(tracker.rate_per_minute(&id), None);
+        let mut series = Series::default();
+        let window = Duration::minutes(5);
+        series.observe(at(0), 50, window);
+        series.observe(at(60), 10, window);
+        assert_eq!(series.rate_per_minute(), None);
     }
 
     #[test]
-    fn jobs_that_disappear_are_forgotten() {
-        let (a, b) = (Uuid::from_u128(1), Uuid::from_u128(2));
-        let mut tracker = ProgressTracker::new(Duration::minutes(5));
-        tracker.observe(at(0), [(a, 0), (b, 0)]);
-        tracker.observe(at(60), [(a, 6)]);
-        assert_eq!(tracker.rate_per_minute(&a), Some(6.0));
-        assert_eq!(tracker.rate_per_minute(&b), None);
+    fn a_series_stays_bounded_however_often_it_is_fed() {
+        let mut series = Series::default();
+        let window = Duration::minutes(5);
+        for second in 0..3_600 {
+            series.observe(at(second), second, window);
+            assert!(series.len() <= SAMPLES);
+        }
+        // One document a second, measured over (about) the window.
+        let rate = series.rate_per_minute().expect("rate");
+        assert!((rate - 60.0).abs() < 1e-9, "{rate}");
+        let span = at(3_599) - series.first().expect("first").at;
+        assert!(span <= window && span >= window / 2, "{span}");
     }
 }

@@ -6,9 +6,12 @@ use uuid::Uuid;
 
 use super::actions::Refusal;
 use super::actor::Actor;
+use super::fleet::Fleet;
 use super::model::{AuditRecord, Bootstrap, Item, MutationLease, RowError};
+use super::signals::Thresholds;
 use crate::store::connect::{ConnectError, Target};
 use crate::store::read;
+use crate::store::sync::{Changes, LedgerSync, SyncSettings};
 use crate::store::write::NewAudit;
 use crate::store::{Capabilities, Store, StoreError};
 
@@ -140,9 +143,30 @@ impl Session {
             .await?)
     }
 
-    /// The raw board snapshot (assess it with [`super::board::Board::assess`]).
-    pub async fn board_rows(&self) -> Result<read::BoardRows, StoreError> {
-        read::board(self.store.pool(), self.store.layout(), self.tenant_scope()).await
+    /// A sync that keeps a copy of this session's scope current (see [`crate::store::sync`]).
+    pub fn ledger_sync(&self, settings: SyncSettings) -> LedgerSync {
+        LedgerSync::new(self.tenant.clone(), settings)
+    }
+
+    /// One poll of `sync` on this session's pool.
+    pub async fn sync(
+        &self,
+        sync: &mut LedgerSync,
+        period: std::time::Duration,
+    ) -> Result<Changes, StoreError> {
+        sync.poll(self.store.pool(), self.store.layout(), period)
+            .await
+    }
+
+    /// The whole ledger in scope, loaded and judged once (for one-shot reports and tests).
+    pub async fn load_fleet(&self, thresholds: Thresholds) -> Result<Fleet, StoreError> {
+        let mut sync = self.ledger_sync(SyncSettings::default());
+        let changes = self
+            .sync(&mut sync, std::time::Duration::from_secs(1))
+            .await?;
+        let mut fleet = Fleet::new(thresholds);
+        fleet.apply(changes);
+        Ok(fleet)
     }
 
     /// One bootstrap in depth; `None` when it does not exist in scope.

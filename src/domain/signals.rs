@@ -1,17 +1,21 @@
-//! Operator signals (SPEC §2): what each bootstrap needs from a human, derived from one snapshot.
+//! Operator signals (SPEC §2): what each bootstrap needs from a human.
 //!
-//! Every age and expiry is computed against the **database clock** read in the same snapshot
-//! (`now` here), never the local clock: the console often runs on a jump host whose clock
-//! drifts.
+//! Every age and expiry is judged against the **database clock** (`now` here), never the local
+//! clock: the console often runs on a jump host whose clock drifts.
+//!
+//! The signals of a row change in two ways: when the row (or its space's lease) changes, and
+//! when time passes a threshold (a lease runs out, a job goes quiet for too long). The second
+//! kind is predictable, so [`next_change`] says when it happens and the model re-judges only
+//! the rows that are due, instead of every row on every tick.
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::model::{Bootstrap, Checkpoint, MutationLease, RunState};
+use super::model::{Checkpoint, RunState};
 
 /// The thresholds behind the signals; the defaults are SPEC §2's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Thresholds {
-    /// A mutation lease older than this is suspected to be an orphan.
+    /// A mutation lease at least this old is suspected to be an orphan.
     pub orphan_after: Duration,
     /// A running or queued job whose row has not changed for this long is stuck.
     pub stuck_after: Duration,
@@ -82,32 +86,28 @@ impl Attention {
     pub fn parse(text: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|a| a.label() == text)
     }
-}
 
-/// Progress of one job through its frozen document set.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Progress {
-    pub completed: i32,
-    pub total: i32,
-    /// Documents per minute over the rate window, when there is enough history.
-    pub rate_per_minute: Option<f64>,
-    /// Time to finish at that rate.
-    pub eta: Option<Duration>,
-}
-
-impl Progress {
-    /// 0.0–1.0; a job with nothing to do is complete only once it succeeded.
-    pub fn fraction(&self) -> f64 {
-        if self.total > 0 {
-            f64::from(self.completed) / f64::from(self.total)
-        } else {
-            0.0
-        }
+    /// Position in [`Self::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
     }
 }
 
-/// Everything the board shows about one bootstrap besides its columns.
-#[derive(Debug, Clone, PartialEq)]
+/// What the signals of one bootstrap are judged from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Facts {
+    pub run_state: RunState,
+    pub checkpoint: Checkpoint,
+    pub updated_at: DateTime<Utc>,
+    /// The worker lease of a running job: (expires at, last heartbeat).
+    pub worker: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    /// When the space's mutation lease was acquired, if it has one.
+    pub lease_acquired_at: Option<DateTime<Utc>>,
+}
+
+/// Everything the board shows about one bootstrap besides its columns. Ages are not stored:
+/// they are computed against the clock of the moment they are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Signals {
     pub readable: bool,
     pub failed: bool,
@@ -118,51 +118,67 @@ pub struct Signals {
     pub heartbeat_late: bool,
     pub stuck: bool,
     pub attention: Attention,
-    /// Worker lease time left (negative once expired); running jobs only.
-    pub lease_remaining: Option<Duration>,
-    /// Time since the worker's last heartbeat; running jobs only.
-    pub heartbeat_age: Option<Duration>,
-    /// Time since the row last changed.
-    pub idle_for: Duration,
-    /// Age of the space's mutation lease, if any.
-    pub mutation_lease_age: Option<Duration>,
-    pub progress: Progress,
 }
 
-/// Whether a mutation lease looks abandoned (SPEC §2: older than the orphan threshold).
-pub fn lease_is_orphan_suspect(lease: &MutationLease, now: DateTime<Utc>, t: &Thresholds) -> bool {
-    now - lease.acquired_at > t.orphan_after
+/// The instants at which a fact's signals flip, as the rules define them.
+struct Instants {
+    expires_at: Option<DateTime<Utc>>,
+    late_at: Option<DateTime<Utc>>,
+    stuck_at: Option<DateTime<Utc>>,
+    orphan_at: Option<DateTime<Utc>>,
+}
+
+fn instants_of(facts: &Facts, t: &Thresholds) -> Instants {
+    let worker = facts
+        .worker
+        .filter(|_| facts.run_state == RunState::Running);
+    Instants {
+        expires_at: worker.map(|(expires, _)| expires),
+        late_at: worker.and_then(|(expires, heartbeat)| late_at(expires, heartbeat, t)),
+        stuck_at: matches!(facts.run_state, RunState::Running | RunState::Queued)
+            .then(|| facts.updated_at + t.stuck_after),
+        orphan_at: facts.lease_acquired_at.map(|at| at + t.orphan_after),
+    }
+}
+
+/// When a worker lease enters its last `heartbeat_late_fraction` of the lease window; `None`
+/// for a lease without a window (renewed at or after its own expiry).
+pub fn late_at(
+    expires_at: DateTime<Utc>,
+    heartbeat_at: DateTime<Utc>,
+    t: &Thresholds,
+) -> Option<DateTime<Utc>> {
+    let window_us = (expires_at - heartbeat_at).num_microseconds()?;
+    if window_us <= 0 {
+        return None;
+    }
+    // Microseconds, floored: the SQL summary computes exactly the same instant.
+    let late_us = (window_us as f64 * t.heartbeat_late_fraction).floor() as i64;
+    Some(expires_at - Duration::microseconds(late_us))
+}
+
+/// Whether a mutation lease looks abandoned (SPEC §2: as old as the orphan threshold).
+pub fn lease_is_orphan_suspect(
+    acquired_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+    t: &Thresholds,
+) -> bool {
+    now >= acquired_at + t.orphan_after
 }
 
 /// The signals of one bootstrap at `now` (database clock).
-pub fn assess(
-    bootstrap: &Bootstrap,
-    lease: Option<&MutationLease>,
-    now: DateTime<Utc>,
-    thresholds: &Thresholds,
-    rate_per_minute: Option<f64>,
-) -> Signals {
-    let state = bootstrap.run_state;
+pub fn assess(facts: &Facts, now: DateTime<Utc>, thresholds: &Thresholds) -> Signals {
+    let state = facts.run_state;
+    let at = instants_of(facts, thresholds);
+    let reached = |instant: Option<DateTime<Utc>>| instant.is_some_and(|i| now >= i);
     let readable = state == RunState::Succeeded;
     let failed = state == RunState::Failed;
-    let blocked_by_lease =
-        !readable && bootstrap.checkpoint == Checkpoint::PendingSnapshot && lease.is_some();
-    let worker = bootstrap
-        .worker
-        .as_ref()
-        .filter(|_| state == RunState::Running);
-    let lease_remaining = worker.map(|w| w.expires_at - now);
-    let lease_expired = lease_remaining.is_some_and(|left| left <= Duration::zero());
-    let heartbeat_late = worker.is_some_and(|w| {
-        let window = w.expires_at - w.heartbeat_at;
-        let left = w.expires_at - now;
-        !lease_expired
-            && window > Duration::zero()
-            && ratio(left, window) < thresholds.heartbeat_late_fraction
-    });
-    let idle_for = now - bootstrap.updated_at;
-    let stuck =
-        matches!(state, RunState::Running | RunState::Queued) && idle_for >= thresholds.stuck_after;
+    let blocked_by_lease = !readable
+        && facts.checkpoint == Checkpoint::PendingSnapshot
+        && facts.lease_acquired_at.is_some();
+    let lease_expired = reached(at.expires_at);
+    let heartbeat_late = !lease_expired && reached(at.late_at);
+    let stuck = reached(at.stuck_at);
 
     let attention = if failed {
         Attention::Failed
@@ -183,40 +199,124 @@ pub fn assess(
             RunState::Failed => Attention::Failed,
         }
     };
-
-    let remaining = bootstrap.total_documents - bootstrap.completed_documents;
-    // Only a job that is being worked on is heading anywhere.
-    let eta = rate_per_minute
-        .filter(|rate| *rate > 0.0 && state == RunState::Running)
-        .map(|rate| minutes(f64::from(remaining) / rate));
     Signals {
         readable,
         failed,
         blocked_by_lease,
-        lease_orphan_suspect: lease.is_some_and(|l| lease_is_orphan_suspect(l, now, thresholds)),
+        lease_orphan_suspect: reached(at.orphan_at),
         lease_expired,
         heartbeat_late,
         stuck,
         attention,
-        lease_remaining,
-        heartbeat_age: worker.map(|w| now - w.heartbeat_at),
-        idle_for,
-        mutation_lease_age: lease.map(|l| now - l.acquired_at),
-        progress: Progress {
-            completed: bootstrap.completed_documents,
-            total: bootstrap.total_documents,
-            rate_per_minute,
-            eta,
-        },
     }
 }
 
-fn ratio(part: Duration, whole: Duration) -> f64 {
-    part.num_milliseconds() as f64 / whole.num_milliseconds() as f64
+/// The first instant after `now` at which [`assess`] would say something else, if the row and
+/// its lease stay as they are; `None` when time alone changes nothing any more.
+pub fn next_change(
+    facts: &Facts,
+    now: DateTime<Utc>,
+    thresholds: &Thresholds,
+) -> Option<DateTime<Utc>> {
+    let at = instants_of(facts, thresholds);
+    [at.expires_at, at.late_at, at.stuck_at, at.orphan_at]
+        .into_iter()
+        .flatten()
+        .filter(|instant| *instant > now)
+        .min()
+}
+
+/// Since when a row has been in its attention class, as far as the ledger tells: the ledger
+/// records no time of entering a state, so this is the instant the class's own rule points at.
+pub fn attention_since(
+    facts: &Facts,
+    attention: Attention,
+    completed_at: Option<DateTime<Utc>>,
+    thresholds: &Thresholds,
+) -> Option<DateTime<Utc>> {
+    let at = instants_of(facts, thresholds);
+    match attention {
+        Attention::Failed => completed_at.or(Some(facts.updated_at)),
+        Attention::Blocked => facts.lease_acquired_at,
+        Attention::LeaseExpired => at.expires_at,
+        Attention::Stuck => Some(facts.updated_at),
+        Attention::HeartbeatLate => at.late_at,
+        _ => None,
+    }
 }
 
 /// A fractional number of minutes as a duration (saturating at one year).
 pub fn minutes(value: f64) -> Duration {
     let millis = (value * 60_000.0).clamp(0.0, 365.0 * 24.0 * 3_600_000.0);
     Duration::milliseconds(millis as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(seconds: i64) -> DateTime<Utc> {
+        DateTime::<Utc>::from_timestamp(1_800_000_000 + seconds, 0).expect("valid")
+    }
+
+    fn running(expires: i64, heartbeat: i64, updated: i64) -> Facts {
+        Facts {
+            run_state: RunState::Running,
+            checkpoint: Checkpoint::Rebuilding,
+            updated_at: at(updated),
+            worker: Some((at(expires), at(heartbeat))),
+            lease_acquired_at: None,
+        }
+    }
+
+    #[test]
+    fn a_running_job_goes_late_then_expires_then_stuck_on_schedule() {
+        let t = Thresholds::default();
+        // A 30 s lease renewed at 0: late from 20 s, expired from 30 s, stuck from 600 s.
+        let facts = running(30, 0, 0);
+        let mut now = at(1);
+        let mut seen = vec![assess(&facts, now, &t).attention];
+        while let Some(next) = next_change(&facts, now, &t) {
+            now = next;
+            seen.push(assess(&facts, now, &t).attention);
+        }
+        assert_eq!(
+            seen,
+            [
+                Attention::Running,
+                Attention::HeartbeatLate,
+                Attention::LeaseExpired,
+                Attention::LeaseExpired
+            ]
+        );
+        assert_eq!(now, at(600), "the last change is the stuck threshold");
+        assert!(assess(&facts, now, &t).stuck);
+    }
+
+    #[test]
+    fn between_changes_the_signals_do_not_move() {
+        let t = Thresholds::default();
+        let facts = running(30, 0, 0);
+        let next = next_change(&facts, at(1), &t).expect("late at 20 s");
+        assert_eq!(next, at(20));
+        let before = next - Duration::microseconds(1);
+        assert_eq!(assess(&facts, at(1), &t), assess(&facts, before, &t));
+        assert_ne!(assess(&facts, before, &t), assess(&facts, next, &t));
+    }
+
+    #[test]
+    fn a_lease_becomes_an_orphan_suspect_at_the_threshold() {
+        let t = Thresholds::default();
+        let facts = Facts {
+            run_state: RunState::Succeeded,
+            checkpoint: Checkpoint::Published,
+            updated_at: at(0),
+            worker: None,
+            lease_acquired_at: Some(at(0)),
+        };
+        assert_eq!(next_change(&facts, at(5), &t), Some(at(900)));
+        assert!(!assess(&facts, at(899), &t).lease_orphan_suspect);
+        assert!(assess(&facts, at(900), &t).lease_orphan_suspect);
+        assert_eq!(next_change(&facts, at(900), &t), None);
+    }
 }

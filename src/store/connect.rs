@@ -49,14 +49,20 @@ impl Target {
     }
 
     /// `observer` sessions default to read-only transactions: a read can never write by
-    /// mistake, and a write must open its transaction with `BEGIN READ WRITE` on purpose.
+    /// mistake, and a write must open its transaction with `BEGIN READ WRITE` on purpose. They
+    /// also plan every statement for its actual parameters: a generic plan cannot know that a
+    /// poll's `updated_at > $1` matches a handful of rows, and may scan the table instead.
     /// Every session waits at most `LOCK_TIMEOUT` for a row lock (a worker holding a row must
     /// not freeze the console) and is cut off if it sits idle inside a transaction.
     fn session_options(&self, statement_timeout: Duration, observer: bool) -> PgConnectOptions {
         let statement_ms = statement_timeout.as_millis().to_string();
         let lock_ms = LOCK_TIMEOUT.as_millis().to_string();
         let idle_ms = IDLE_IN_TRANSACTION_TIMEOUT.as_millis().to_string();
-        let read_only = if observer { "on" } else { "off" };
+        let (read_only, plans) = if observer {
+            ("on", "force_custom_plan")
+        } else {
+            ("off", "auto")
+        };
         self.options
             .clone()
             .application_name(APPLICATION_NAME)
@@ -65,6 +71,7 @@ impl Target {
                 ("lock_timeout", lock_ms.as_str()),
                 ("idle_in_transaction_session_timeout", idle_ms.as_str()),
                 ("default_transaction_read_only", read_only),
+                ("plan_cache_mode", plans),
             ])
     }
 

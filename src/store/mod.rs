@@ -6,9 +6,12 @@
 
 pub mod capabilities;
 pub mod connect;
+pub mod fleet;
 pub mod read;
+pub mod report;
 pub mod rows;
 pub mod schema;
+pub mod sync;
 pub mod write;
 
 use sqlx::PgPool;

@@ -1,10 +1,11 @@
-//! The read model: each view of the ledger in one round trip, with the database clock.
+//! Reads of one view at a time: the detail of a space, the leases view, the audit view, and the
+//! rows an action plans on. (The board's rows are kept current by [`super::sync`].)
 //!
-//! Every query selects `now()` alongside the data, so ages and expiries are computed against
-//! the database clock of the very same snapshot (SPEC §2). The `(SELECT now()) clock LEFT JOIN
-//! (…) ON true` shape returns one row even when nothing matches, so the clock is never missing.
-//! The pool's sessions default to read-only transactions (see `connect`), so these statements
-//! cannot write.
+//! Queries that show ages select `now()` alongside the data, so ages and expiries are computed
+//! against the database clock of the very same snapshot (SPEC §2). The `(SELECT now()) clock
+//! LEFT JOIN (…) ON true` shape returns one row even when nothing matches, so the clock is never
+//! missing. The pool's sessions default to read-only transactions (see `connect`), so these
+//! statements cannot write.
 
 use chrono::{DateTime, Utc};
 use sqlx::postgres::PgRow;
@@ -23,7 +24,7 @@ pub(super) const BOOTSTRAP_COLUMNS: &str = "b.id, b.tenant_id, b.knowledge_space
 
 /// The lease columns of `l`, renamed with a `lease_` prefix; NULL where the table predates the
 /// heartbeat columns.
-fn prefixed_lease_columns(layout: &Layout) -> String {
+pub(super) fn prefixed_lease_columns(layout: &Layout) -> String {
     let (heartbeat, expires) = heartbeat_columns(layout);
     format!(
         "l.id AS lease_id, l.operation AS lease_operation, l.acquired_at AS lease_acquired_at, \
@@ -48,78 +49,19 @@ pub(super) fn lease_columns(layout: &Layout) -> String {
     )
 }
 
-/// One bootstrap and the mutation lease on its space, if any.
-#[derive(Debug, Clone)]
-pub struct BoardLine {
-    pub bootstrap: BootstrapRow,
-    pub lease: Option<LeaseRow>,
-}
-
-/// All bootstraps in scope at one instant of the database clock.
-#[derive(Debug, Clone)]
-pub struct BoardRows {
-    pub db_now: DateTime<Utc>,
-    pub lines: Vec<BoardLine>,
-}
-
-/// The SQL of the board query (public so a test can `EXPLAIN` it).
-pub fn board_sql(layout: &Layout) -> String {
-    format!(
-        "SELECT clock.db_now, x.* \
-         FROM (SELECT now() AS db_now) clock \
-         LEFT JOIN ( \
-           SELECT {BOOTSTRAP_COLUMNS}, {lease} \
-           FROM legacy_space_publication_bootstraps b \
-           LEFT JOIN knowledge_space_mutation_leases l \
-             ON l.tenant_id = b.tenant_id AND l.knowledge_space_id = b.knowledge_space_id \
-           WHERE ($1::text IS NULL OR b.tenant_id = $1) \
-         ) x ON true",
-        lease = prefixed_lease_columns(layout)
-    )
-}
-
-/// The board: every bootstrap in scope, its space's lease and `now()`, without touching items.
-pub async fn board(
-    pool: &PgPool,
-    layout: &Layout,
-    tenant: Option<&str>,
-) -> Result<BoardRows, StoreError> {
-    let rows = sqlx::query(sqlx::AssertSqlSafe(board_sql(layout)))
-        .bind(tenant)
-        .fetch_all(pool)
-        .await?;
-    let mut db_now = None;
-    let mut lines = Vec::with_capacity(rows.len());
-    for row in &rows {
-        db_now = Some(row.try_get("db_now")?);
-        if let Some(line) = board_line(row)? {
-            lines.push(line);
-        }
-    }
-    Ok(BoardRows {
-        db_now: db_now.ok_or(StoreError::NoClock)?,
-        lines,
-    })
-}
-
-/// `None` for the placeholder row of an empty result.
-fn board_line(row: &PgRow) -> Result<Option<BoardLine>, sqlx::Error> {
-    if row.try_get::<Option<Uuid>, _>("id")?.is_none() {
-        return Ok(None);
-    }
-    let bootstrap = BootstrapRow::from_row(row)?;
-    let lease = prefixed_lease(row, &bootstrap)?;
-    Ok(Some(BoardLine { bootstrap, lease }))
-}
-
-fn prefixed_lease(row: &PgRow, owner: &BootstrapRow) -> Result<Option<LeaseRow>, sqlx::Error> {
+/// The `lease_`-prefixed columns of a row as the lease of (`tenant_id`, `space`), if any.
+pub(super) fn prefixed_lease(
+    row: &PgRow,
+    tenant_id: &str,
+    space: Uuid,
+) -> Result<Option<LeaseRow>, sqlx::Error> {
     let Some(id) = row.try_get::<Option<Uuid>, _>("lease_id")? else {
         return Ok(None);
     };
     Ok(Some(LeaseRow {
         id,
-        tenant_id: owner.tenant_id.clone(),
-        knowledge_space_id: owner.knowledge_space_id,
+        tenant_id: tenant_id.to_string(),
+        knowledge_space_id: space,
         operation: row.try_get("lease_operation")?,
         acquired_at: row.try_get("lease_acquired_at")?,
         heartbeat_at: row.try_get("lease_heartbeat_at")?,
@@ -200,7 +142,7 @@ pub async fn detail(
         return Ok(None);
     };
     let bootstrap = BootstrapRow::from_row(&row)?;
-    let lease = prefixed_lease(&row, &bootstrap)?;
+    let lease = prefixed_lease(&row, &bootstrap.tenant_id, bootstrap.knowledge_space_id)?;
     let counts: serde_json::Value = row.try_get("item_counts")?;
     let item_counts: Vec<(String, i64)> = serde_json::from_value(counts)?;
     let failed: serde_json::Value = row.try_get("failed_items")?;

@@ -78,3 +78,29 @@ pub struct AuditRow {
     pub row_after: Option<serde_json::Value>,
     pub outcome: String,
 }
+
+/// The narrow columns of a bootstrap that the board shows, with the row's version (`xmin`,
+/// which changes with every update). Wide columns (snapshot metadata, fingerprints, the whole
+/// message) are read only for the detail of one space.
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
+pub struct BoardRecord {
+    pub id: Uuid,
+    pub tenant_id: String,
+    pub knowledge_space_id: Uuid,
+    pub checkpoint: String,
+    pub run_state: String,
+    pub total_documents: i32,
+    pub completed_documents: i32,
+    pub worker_id: Option<String>,
+    /// `lease_token IS NOT NULL` (the token itself is the worker's secret to fence with).
+    pub has_lease_token: bool,
+    pub lease_expires_at: Option<DateTime<Utc>>,
+    pub heartbeat_at: Option<DateTime<Utc>>,
+    pub last_error_code: Option<String>,
+    pub last_error_message: Option<String>,
+    pub row_version: i32,
+    pub updated_at: DateTime<Utc>,
+    pub completed_at: Option<DateTime<Utc>>,
+    /// The transaction that wrote this version of the row.
+    pub version: i64,
+}

@@ -1,16 +1,20 @@
-//! The console's state. Everything on screen is derived from an [`App`]; only `update` changes it.
+//! The console's state. Everything on screen is derived from an [`App`]; only `update` changes
+//! it. Each view owns its cursor and scroll; the rows themselves come from the poller's latest
+//! snapshot, already ordered and filtered off the UI thread.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::domain::actions::{Action, Plan};
-use crate::domain::board::{Board, BoardRow};
-use crate::domain::model::{Checkpoint, RunState};
+use crate::domain::board::{BoardQuery, BoardRow, BoardView};
+use crate::domain::fleet::FleetSnapshot;
 use crate::domain::session::Access;
-use crate::domain::signals::{Attention, Thresholds};
-use crate::poller::{Extra, PollStatus};
+use crate::domain::signals::Thresholds;
+use crate::poller::{Extra, Focus, Health, PollStatus};
 
 /// How long a changed row stays highlighted.
 pub const CHANGE_HIGHLIGHT: Duration = Duration::from_secs(4);
@@ -42,93 +46,48 @@ pub struct Display {
     pub color: bool,
 }
 
-/// The main views, in Tab order (detail is entered from the board).
+/// The main views, in Tab order (detail is entered from the others).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum View {
     Board,
+    Tenants,
     Detail(Uuid),
     Leases,
     Audit,
 }
 
-/// Quick filters: by attention class or run state, cycled with `f`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Quick {
-    All,
-    NeedsAttention,
-    Class(Attention),
-}
-
-impl Quick {
-    pub fn cycle() -> Vec<Quick> {
-        let mut all = vec![Quick::All, Quick::NeedsAttention];
-        all.extend(Attention::ALL.iter().map(|a| Quick::Class(*a)));
-        all
-    }
-
-    pub fn label(self) -> String {
+impl View {
+    /// What the poller must fetch for this view.
+    pub fn focus(&self) -> Focus {
         match self {
-            Quick::All => "all".into(),
-            Quick::NeedsAttention => "needs attention".into(),
-            Quick::Class(a) => a.label().into(),
-        }
-    }
-
-    pub fn matches(self, row: &BoardRow) -> bool {
-        match self {
-            Quick::All => true,
-            Quick::NeedsAttention => row.signals.attention.needs_attention(),
-            Quick::Class(a) => row.signals.attention == a,
+            View::Board => Focus::Board,
+            View::Tenants => Focus::Tenants,
+            View::Detail(id) => Focus::Detail(*id),
+            View::Leases => Focus::Leases,
+            View::Audit => Focus::Audit,
         }
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SortKey {
-    Attention,
-    Tenant,
-    Progress,
-    Idle,
-}
-
-impl SortKey {
-    pub const ALL: [SortKey; 4] = [Self::Attention, Self::Tenant, Self::Progress, Self::Idle];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::Attention => "attention",
-            Self::Tenant => "tenant",
-            Self::Progress => "progress",
-            Self::Idle => "idle",
-        }
-    }
-}
-
-/// The text filter being typed (while open) and applied.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Filter {
-    pub text: String,
+/// The board's own state.
+#[derive(Debug, Clone, Default)]
+pub struct BoardState {
+    /// What the operator asked for; the snapshot's view catches up a moment later.
+    pub query: BoardQuery,
+    /// The `/` filter is being typed.
     pub editing: bool,
+    pub cursor: usize,
+    pub offset: usize,
+    /// The space under the cursor, so it stays selected as rows move.
+    pub selected: Option<Uuid>,
+    pub marked: BTreeSet<Uuid>,
 }
 
-impl Filter {
-    /// Case-insensitive substring match on tenant, space id, worker and error code.
-    pub fn matches(&self, row: &BoardRow) -> bool {
-        if self.text.is_empty() {
-            return true;
-        }
-        let needle = self.text.to_lowercase();
-        let b = &row.bootstrap;
-        b.tenant_id.to_lowercase().contains(&needle)
-            || b.knowledge_space_id.to_string().contains(&needle)
-            || b.id.to_string().contains(&needle)
-            || b.worker
-                .as_ref()
-                .is_some_and(|w| w.worker_id.to_lowercase().contains(&needle))
-            || b.last_error_code
-                .as_ref()
-                .is_some_and(|c| c.to_lowercase().contains(&needle))
-    }
+/// A cursor over a list (tenants, leases, audit records).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListState {
+    pub cursor: usize,
+    pub offset: usize,
 }
 
 /// A status-line message.
@@ -232,27 +191,15 @@ pub struct App {
     pub display: Display,
     pub view: View,
     pub overlay: Overlay,
+    /// The poller's latest status: data, focused view, health.
     pub status: PollStatus,
     /// Local monotonic time of the last event, for "N s ago".
     pub now: Instant,
-    pub filter: Filter,
-    pub quick: Quick,
-    pub sort: SortKey,
-    pub sort_reverse: bool,
-    /// Indices into the board's rows, filtered and sorted.
-    pub visible: Vec<usize>,
-    pub cursor: usize,
-    pub offset: usize,
-    /// Id of the bootstrap under the cursor, so it stays selected as rows move.
-    pub selected: Option<Uuid>,
-    pub list_cursor: usize,
-    pub list_offset: usize,
+    pub board: BoardState,
+    pub tenants: ListState,
+    pub leases: ListState,
+    pub audit: ListState,
     pub detail_scroll: u16,
-    pub marked: BTreeSet<Uuid>,
-    /// Rows whose state changed in a recent snapshot, and when.
-    pub changed: HashMap<Uuid, Instant>,
-    /// (run state, checkpoint, row version) per bootstrap in the previous snapshot.
-    pub previous: HashMap<Uuid, (RunState, Checkpoint, i32)>,
     pub message: Option<Message>,
     pub size: (u16, u16),
     pub bulk_cap: usize,
@@ -270,24 +217,18 @@ impl App {
             view: View::Board,
             overlay: Overlay::None,
             status: PollStatus {
-                interval,
+                health: Health {
+                    interval,
+                    ..Health::default()
+                },
                 ..PollStatus::default()
             },
             now: Instant::now(),
-            filter: Filter::default(),
-            quick: Quick::All,
-            sort: SortKey::Attention,
-            sort_reverse: false,
-            visible: Vec::new(),
-            cursor: 0,
-            offset: 0,
-            selected: None,
-            list_cursor: 0,
-            list_offset: 0,
+            board: BoardState::default(),
+            tenants: ListState::default(),
+            leases: ListState::default(),
+            audit: ListState::default(),
             detail_scroll: 0,
-            marked: BTreeSet::new(),
-            changed: HashMap::new(),
-            previous: HashMap::new(),
             message: None,
             size,
             bulk_cap: 100,
@@ -297,51 +238,66 @@ impl App {
         }
     }
 
-    pub fn board(&self) -> Option<&Board> {
-        self.status.snapshot.as_ref().map(|s| &s.board)
+    pub fn fleet(&self) -> Option<&FleetSnapshot> {
+        self.status.fleet.as_deref()
     }
 
-    pub fn extra(&self) -> Option<&Extra> {
-        self.status.snapshot.as_ref().map(|s| &s.extra)
+    /// The rows the board shows, in order.
+    pub fn board_view(&self) -> Option<&BoardView> {
+        self.fleet().map(|f| &f.board)
     }
 
-    /// The visible rows, in order.
-    pub fn visible_rows(&self) -> impl Iterator<Item = &BoardRow> {
-        let rows = self.board().map(|b| b.rows.as_slice()).unwrap_or(&[]);
-        self.visible.iter().filter_map(move |i| rows.get(*i))
+    /// The focused view's data, when it is for `focus`.
+    pub fn extra_for(&self, focus: &Focus) -> Option<&Extra> {
+        self.status
+            .focused
+            .as_ref()
+            .filter(|f| f.focus == *focus)
+            .map(|f| &f.extra)
     }
 
-    /// The bootstrap id of the visible row at `position`.
-    pub fn id_at(&self, position: usize) -> Option<Uuid> {
-        self.visible_rows().nth(position).map(|r| r.bootstrap.id)
+    /// The board row at `position` of the board as shown.
+    pub fn row_at(&self, position: usize) -> Option<&Arc<BoardRow>> {
+        self.board_view()?.get(position)
     }
 
-    pub fn selected_row(&self) -> Option<&BoardRow> {
-        let board = self.board()?;
-        let id = self.selected?;
-        board.rows.iter().find(|r| r.bootstrap.id == id)
+    /// A row by bootstrap id, whether the board shows it or not.
+    pub fn row(&self, id: &Uuid) -> Option<&Arc<BoardRow>> {
+        self.fleet()?.row(id)
+    }
+
+    pub fn selected_row(&self) -> Option<&Arc<BoardRow>> {
+        self.row(&self.board.selected?)
+    }
+
+    /// The database clock now, estimated between polls from the local monotonic clock.
+    pub fn db_now(&self) -> Option<DateTime<Utc>> {
+        self.status.db_now_at(self.now)
     }
 
     pub fn too_small(&self) -> bool {
         self.size.0 < MIN_WIDTH || self.size.1 < MIN_HEIGHT
     }
 
-    /// Whether a row changed recently enough to be highlighted.
-    pub fn recently_changed(&self, id: &Uuid) -> bool {
-        self.changed
-            .get(id)
-            .is_some_and(|at| self.now.saturating_duration_since(*at) < CHANGE_HIGHLIGHT)
+    /// Whether a row's run state or checkpoint changed recently enough to be highlighted.
+    pub fn recently_changed(&self, row: &BoardRow) -> bool {
+        let (Some(at), Some(now)) = (row.state_changed_at, self.db_now()) else {
+            return false;
+        };
+        (now - at).to_std().is_ok_and(|age| age < CHANGE_HIGHLIGHT) || now < at
     }
 
-    /// Seconds since the last good snapshot (local clock: this is about our own polling).
+    /// How long since the last good poll started (local clock: this is about our own polling).
     pub fn snapshot_age(&self) -> Option<Duration> {
         self.status
-            .received_at
+            .health
+            .polled_at
             .map(|at| self.now.saturating_duration_since(at))
     }
 
     pub fn failing_for(&self) -> Option<Duration> {
         self.status
+            .health
             .failing_since
             .map(|at| self.now.saturating_duration_since(at))
     }

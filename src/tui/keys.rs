@@ -98,7 +98,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Enter, NONE)],
         shown: "⏎",
         command: Command::Open,
-        help: "open the selected space",
+        help: "open the selected space/tenant",
         hint: Some("detail"),
     },
     Binding {
@@ -112,7 +112,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Tab, NONE)],
         shown: "Tab",
         command: Command::NextView,
-        help: "next view: board/leases/audit",
+        help: "next: board/tenants/leases/audit",
         hint: Some("view"),
     },
     Binding {

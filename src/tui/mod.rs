@@ -5,6 +5,7 @@
 pub mod app;
 pub mod keys;
 pub mod layout;
+pub mod terminal;
 pub mod theme;
 pub mod update;
 pub mod view;
@@ -20,7 +21,8 @@ use crate::domain::actions::{self, Action, Outcome};
 use crate::domain::model::short_id;
 use crate::domain::session::Session;
 use crate::domain::signals::Thresholds;
-use crate::poller::{self, Focus, PollerHandle};
+use crate::poller::{self, Focus, PollerHandle, PollerOptions};
+use crate::store::sync::SyncSettings;
 use app::{App, Display, Header};
 use update::{Effect, Event};
 
@@ -35,6 +37,8 @@ pub struct Options {
     pub bulk_cap: usize,
     /// The signal thresholds the poller assesses with and the views show.
     pub thresholds: Thresholds,
+    /// How the poller keeps its copy of the ledger current.
+    pub sync: SyncSettings,
 }
 
 const TICK: Duration = Duration::from_millis(500);
@@ -46,15 +50,22 @@ pub async fn run(
     options: Options,
     stop: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let poller = poller::start(session.clone(), options.interval, options.thresholds);
-    let mut terminal = ratatui::try_init()?;
-    let outcome = event_loop(&mut terminal, &session, &options, &poller, stop).await;
-    ratatui::try_restore()?;
+    let poller = poller::start(
+        session.clone(),
+        PollerOptions {
+            interval: options.interval,
+            thresholds: options.thresholds,
+            sync: options.sync,
+        },
+    );
+    let mut screen = terminal::enter()?;
+    let outcome = event_loop(&mut screen, &session, &options, &poller, stop).await;
+    terminal::leave()?;
     outcome
 }
 
 async fn event_loop(
-    terminal: &mut ratatui::DefaultTerminal,
+    terminal: &mut terminal::Screen,
     session: &Session,
     options: &Options,
     poller: &PollerHandle,
@@ -82,6 +93,7 @@ async fn event_loop(
     poller.send(poller::Command::Focus(Focus::Board));
     tokio::pin!(stop);
     loop {
+        // Unchanged frames write nothing (see `terminal::QuietBackend`).
         terminal.draw(|frame| view::draw(frame, &app))?;
         let event = tokio::select! {
             term = input.next() => match term {

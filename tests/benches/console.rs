@@ -1,24 +1,26 @@
-//! Speed and memory of the console's hot paths, as ratios against a baseline in the same run
-//! (shared machines are noisy; ratios are what carry over):
+//! Speed and memory of the console's in-process hot paths, as ratios against a baseline in the
+//! same run (shared machines are noisy; ratios are what carry over):
 //!
-//! * assessing a board snapshot of 10 000 spaces against one of 100 (linear: ~100×);
+//! * loading 10 000 spaces into the model against 100 (linear: ~100×);
+//! * one poll's changes (1% of the rows) applied at 10 000 spaces against 100 (only changed rows
+//!   are re-placed: close to 1×);
 //! * drawing the board at 160×48 with 10 000 spaces against 100 (only visible rows are laid
 //!   out: ~1×);
 //! * defusing a hostile error message against copying a clean one.
 //!
 //! `cargo bench --bench console` (allocation counts and bytes per iteration are reported too).
+//! The fleet-scale benchmark against a real PostgreSQL is `cargo bench --bench fleet`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bootstrap_console::domain::board::Board;
-use bootstrap_console::domain::progress::ProgressTracker;
+use bootstrap_console::domain::fleet::Fleet;
 use bootstrap_console::domain::session::Access;
 use bootstrap_console::domain::signals::Thresholds;
 use bootstrap_console::domain::text;
-use bootstrap_console::poller::{Extra, Focus, PollStatus, Snapshot};
-use bootstrap_console::store::read::{BoardLine, BoardRows};
-use bootstrap_console::store::rows::BootstrapRow;
+use bootstrap_console::poller::{Health, PollStatus};
+use bootstrap_console::store::rows::BoardRecord;
+use bootstrap_console::store::sync::Changes;
 use bootstrap_console::tui::app::{App, Display, Header};
 use bootstrap_console::tui::update::{self, Event};
 use bootstrap_console::tui::view;
@@ -42,70 +44,97 @@ fn now() -> DateTime<Utc> {
 }
 
 /// `n` spaces in a realistic mix of states.
-fn snapshot(n: usize) -> BoardRows {
+fn records(n: usize) -> Vec<BoardRecord> {
     let states = ["queued", "running", "succeeded", "failed", "canceled"];
-    let lines = (0..n)
+    (0..n)
         .map(|i| {
             let run_state = states[i % states.len()];
             let running = run_state == "running";
             let terminal = matches!(run_state, "succeeded" | "failed" | "canceled");
-            BoardLine {
-                bootstrap: BootstrapRow {
-                    id: Uuid::from_u128(i as u128),
-                    tenant_id: format!("tenant-{}", i % 40),
-                    knowledge_space_id: Uuid::from_u128(i as u128),
-                    idempotency_key: "legacy-space-publication-bootstrap-v1".into(),
-                    checkpoint: if run_state == "succeeded" {
-                        "published"
-                    } else {
-                        "rebuilding"
-                    }
-                    .into(),
-                    run_state: run_state.into(),
-                    total_documents: 100,
-                    completed_documents: if run_state == "succeeded" {
-                        100
-                    } else {
-                        (i % 100) as i32
-                    },
-                    worker_id: running.then(|| format!("worker-{}", i % 8)),
-                    lease_token: running.then(|| Uuid::from_u128(1)),
-                    lease_expires_at: running.then(|| now() + chrono::Duration::seconds(20)),
-                    heartbeat_at: running.then(now),
-                    last_error_code: (run_state == "failed").then(|| "compile_timeout".into()),
-                    last_error_message: (run_state == "failed").then(|| "exceeded 300s".into()),
-                    row_version: 3,
-                    published_publication_id: (run_state == "succeeded")
-                        .then(|| Uuid::from_u128(2)),
-                    published_fingerprint: (run_state == "succeeded").then(|| "fp".into()),
-                    published_head_revision: (run_state == "succeeded").then_some(1),
-                    snapshot_metadata: serde_json::json!({}),
-                    created_at: now(),
-                    updated_at: now(),
-                    completed_at: terminal.then(now),
+            BoardRecord {
+                id: Uuid::from_u128(i as u128),
+                tenant_id: format!("tenant-{}", i % 40),
+                knowledge_space_id: Uuid::from_u128(i as u128),
+                checkpoint: if run_state == "succeeded" {
+                    "published"
+                } else {
+                    "rebuilding"
+                }
+                .into(),
+                run_state: run_state.into(),
+                total_documents: 100,
+                completed_documents: if run_state == "succeeded" {
+                    100
+                } else {
+                    (i % 100) as i32
                 },
-                lease: None,
+                worker_id: running.then(|| format!("worker-{}", i % 8)),
+                has_lease_token: running,
+                lease_expires_at: running.then(|| now() + chrono::Duration::seconds(20)),
+                heartbeat_at: running.then(now),
+                last_error_code: (run_state == "failed").then(|| "compile_timeout".into()),
+                last_error_message: (run_state == "failed").then(|| "exceeded 300s".into()),
+                row_version: 3,
+                updated_at: now(),
+                completed_at: terminal.then(now),
+                version: 1,
             }
         })
-        .collect();
-    BoardRows {
+        .collect()
+}
+
+fn load(n: usize) -> Changes {
+    Changes {
         db_now: now(),
-        lines,
+        reset: true,
+        upserts: records(n),
+        ..Changes::default()
     }
 }
 
 #[divan::bench(args = SIZES)]
-fn assess_board(bencher: Bencher, n: usize) {
-    let thresholds = Thresholds::default();
+fn load_model(bencher: Bencher, n: usize) {
+    bencher.with_inputs(|| load(n)).bench_values(|changes| {
+        let mut fleet = Fleet::new(Thresholds::default());
+        fleet.apply(changes);
+        fleet
+    });
+}
+
+/// One poll later: 1% of the rows (at least one) made progress.
+fn one_poll(n: usize) -> Changes {
+    let later = now() + chrono::Duration::seconds(2);
+    let mut upserts = records(n);
+    upserts.truncate((n / 100).max(1));
+    for record in &mut upserts {
+        record.completed_documents = (record.completed_documents + 1).min(record.total_documents);
+        record.updated_at = later;
+        record.version = 2;
+    }
+    Changes {
+        db_now: later,
+        upserts,
+        ..Changes::default()
+    }
+}
+
+#[divan::bench(args = SIZES)]
+fn apply_one_poll(bencher: Bencher, n: usize) {
     bencher
-        .with_inputs(|| (snapshot(n), ProgressTracker::new(thresholds.rate_window)))
-        .bench_values(|(rows, mut tracker)| Board::assess(rows, &mut tracker, &thresholds));
+        .with_inputs(|| {
+            let mut fleet = Fleet::new(Thresholds::default());
+            fleet.apply(load(n));
+            (fleet, one_poll(n))
+        })
+        .bench_values(|(mut fleet, changes)| {
+            fleet.apply(changes);
+            fleet
+        });
 }
 
 fn app_with(n: usize) -> App {
-    let thresholds = Thresholds::default();
-    let mut tracker = ProgressTracker::new(thresholds.rate_window);
-    let board = Board::assess(snapshot(n), &mut tracker, &thresholds);
+    let mut fleet = Fleet::new(Thresholds::default());
+    fleet.apply(load(n));
     let header = Header {
         target: "ops@db:5432/platform".into(),
         label: Some("prod".into()),
@@ -122,17 +151,18 @@ fn app_with(n: usize) -> App {
         Duration::from_secs(2),
         (160, 48),
     );
+    let at = Instant::now();
     let status = PollStatus {
-        snapshot: Some(Arc::new(Snapshot {
-            board,
-            extra: Extra::None,
-            focus: Focus::Board,
-        })),
-        received_at: Some(Instant::now()),
-        latency: Some(Duration::from_millis(10)),
+        fleet: fleet.snapshot().map(Arc::new),
+        fleet_at: Some(at),
+        focused: None,
+        health: Health {
+            interval: Duration::from_secs(2),
+            poll_time: Some(Duration::from_millis(3)),
+            polled_at: Some(at),
+            ..Health::default()
+        },
         sequence: 1,
-        interval: Duration::from_secs(2),
-        ..PollStatus::default()
     };
     update::update(&mut app, Event::Poll(status));
     app

@@ -1,19 +1,21 @@
 //! Fixed fixture data for the console's views: a board with one space in every situation (and
 //! hostile text from the database), a detail, leases and audit records — no database needed.
+//! The board is a real [`Fleet`] fed with rows as the sync would deliver them, and
+//! [`Console`] plays the poller's model: it answers the board's queries like the model task.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bootstrap_console::domain::board::Board;
+use bootstrap_console::domain::fleet::{Fleet, FleetSnapshot};
 use bootstrap_console::domain::model::{AuditRecord, Bootstrap, Item, ItemStatus, MutationLease};
-use bootstrap_console::domain::progress::ProgressTracker;
 use bootstrap_console::domain::session::{Access, Detail};
 use bootstrap_console::domain::signals::Thresholds;
-use bootstrap_console::poller::{Extra, Focus, PollStatus, Snapshot};
-use bootstrap_console::store::read::{BoardLine, BoardRows, LeaseLine, LeaseRows};
-use bootstrap_console::store::rows::{BootstrapRow, LeaseRow};
+use bootstrap_console::poller::{self, Extra, Focus, Focused, Health, PollStatus};
+use bootstrap_console::store::read::{LeaseLine, LeaseRows};
+use bootstrap_console::store::rows::{BoardRecord, BootstrapRow, LeaseRow};
+use bootstrap_console::store::sync::Changes;
 use bootstrap_console::tui::app::{App, Display, Header};
-use bootstrap_console::tui::update::{self, Event};
+use bootstrap_console::tui::update::{self, Effect, Event};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -51,7 +53,7 @@ struct Spec {
     lease_age: Option<i64>,
 }
 
-fn row(spec: &Spec) -> BoardLine {
+fn row(spec: &Spec) -> (BootstrapRow, Option<LeaseRow>) {
     let now = db_now();
     let terminal = matches!(spec.run_state, "succeeded" | "failed" | "canceled");
     let bootstrap = BootstrapRow {
@@ -89,7 +91,30 @@ fn row(spec: &Spec) -> BoardLine {
         heartbeat_at: None,
         expires_at: None,
     });
-    BoardLine { bootstrap, lease }
+    (bootstrap, lease)
+}
+
+/// The board's columns of a full row, as the sync reads them.
+pub fn record(row: &BootstrapRow) -> BoardRecord {
+    BoardRecord {
+        id: row.id,
+        tenant_id: row.tenant_id.clone(),
+        knowledge_space_id: row.knowledge_space_id,
+        checkpoint: row.checkpoint.clone(),
+        run_state: row.run_state.clone(),
+        total_documents: row.total_documents,
+        completed_documents: row.completed_documents,
+        worker_id: row.worker_id.clone(),
+        has_lease_token: row.lease_token.is_some(),
+        lease_expires_at: row.lease_expires_at,
+        heartbeat_at: row.heartbeat_at,
+        last_error_code: row.last_error_code.clone(),
+        last_error_message: row.last_error_message.clone(),
+        row_version: row.row_version,
+        updated_at: row.updated_at,
+        completed_at: row.completed_at,
+        version: 1,
+    }
 }
 
 fn specs() -> Vec<Spec> {
@@ -188,36 +213,42 @@ fn specs() -> Vec<Spec> {
     ]
 }
 
-/// The board, assessed after two snapshots a minute apart (so rates and ETAs exist).
-pub fn board() -> Board {
-    let lines: Vec<BoardLine> = specs().iter().map(row).collect();
-    let mut earlier = lines.clone();
-    for line in &mut earlier {
-        let b = &mut line.bootstrap;
-        b.completed_documents = (b.completed_documents - 20).max(0);
+/// The fixture's spaces as the sync delivers them at `now`, with `done_shift` fewer documents
+/// done (an earlier poll).
+pub fn changes(now: DateTime<Utc>, done_shift: i32) -> Changes {
+    let rows: Vec<(BootstrapRow, Option<LeaseRow>)> = specs().iter().map(row).collect();
+    Changes {
+        db_now: now,
+        reset: false,
+        upserts: rows
+            .iter()
+            .map(|(b, _)| {
+                let mut record = record(b);
+                record.completed_documents = (record.completed_documents - done_shift).max(0);
+                record
+            })
+            .collect(),
+        deletes: Vec::new(),
+        leases: rows.iter().filter_map(|(_, l)| l.clone()).collect(),
+        report: Default::default(),
     }
-    let mut tracker = ProgressTracker::new(chrono::Duration::minutes(5));
-    let thresholds = Thresholds::default();
-    Board::assess(
-        BoardRows {
-            db_now: db_now() - secs(60),
-            lines: earlier,
-        },
-        &mut tracker,
-        &thresholds,
-    );
-    Board::assess(
-        BoardRows {
-            db_now: db_now(),
-            lines,
-        },
-        &mut tracker,
-        &thresholds,
-    )
+}
+
+/// The model after two polls a minute apart (so rates and ETAs exist).
+pub fn fleet() -> Fleet {
+    let mut fleet = Fleet::new(Thresholds::default());
+    fleet.apply(changes(db_now() - secs(60), 20));
+    fleet.apply(changes(db_now(), 0));
+    fleet
+}
+
+/// The board as the model publishes it.
+pub fn board() -> FleetSnapshot {
+    fleet().snapshot().expect("a snapshot")
 }
 
 pub fn detail() -> Detail {
-    let b = Bootstrap::try_from(row(&specs()[0]).bootstrap).expect("valid");
+    let b = Bootstrap::try_from(row(&specs()[0]).0).expect("valid");
     let item = |ordinal: i32, status: ItemStatus, error: Option<&str>| Item {
         bootstrap_id: b.id,
         document_asset_id: id((50 + ordinal % 100) as u8),
@@ -269,8 +300,9 @@ pub fn audits() -> Vec<AuditRecord> {
 
 pub fn leases() -> LeaseRows {
     let b = board();
-    let lines = b
-        .rows
+    let mut rows: Vec<_> = b.rows.values().cloned().collect();
+    rows.sort_by_key(|r| r.id);
+    let lines = rows
         .iter()
         .filter_map(|r| r.lease.as_ref().map(|l| (r, l)))
         .map(|(r, l)| LeaseLine {
@@ -283,9 +315,9 @@ pub fn leases() -> LeaseRows {
                 heartbeat_at: None,
                 expires_at: None,
             },
-            bootstrap_id: Some(r.bootstrap.id),
-            bootstrap_run_state: Some(r.bootstrap.run_state.as_str().into()),
-            bootstrap_checkpoint: Some(r.bootstrap.checkpoint.as_str().into()),
+            bootstrap_id: Some(r.id),
+            bootstrap_run_state: Some(r.run_state.as_str().into()),
+            bootstrap_checkpoint: Some(r.checkpoint.as_str().into()),
         })
         .collect();
     LeaseRows {
@@ -297,40 +329,78 @@ pub fn leases() -> LeaseRows {
 pub fn lease_of(row: u8) -> MutationLease {
     board()
         .row(&id(row))
-        .and_then(|r| r.lease.clone())
+        .and_then(|r| r.lease.as_deref().cloned())
         .expect("a lease on that row")
+}
+
+/// A poll status carrying `snapshot`, as if the poller had just delivered it at `at`.
+pub fn status(snapshot: FleetSnapshot, extra: Extra, focus: Focus, at: Instant) -> PollStatus {
+    PollStatus {
+        fleet: Some(Arc::new(snapshot)),
+        fleet_at: Some(at),
+        focused: Some(Arc::new(Focused { focus, extra })),
+        health: Health {
+            interval: Duration::from_secs(2),
+            period: Some(Duration::from_secs(2)),
+            poll_time: Some(Duration::from_millis(3)),
+            polled_at: Some(at),
+            ..Health::default()
+        },
+        sequence: 1,
+    }
 }
 
 /// An app showing the fixture, as if the poller had just delivered it.
 pub fn app(size: (u16, u16), extra: Extra, focus: Focus) -> App {
-    let header = Header {
-        target: "ops@db.internal:5432/platform".into(),
-        label: Some("prod".into()),
-        sandbox: false,
-        tenant_scope: None,
-        access: Access::ReadWrite,
-    };
-    let display = Display {
-        ascii: false,
-        color: true,
-    };
-    let mut app = App::new(header, display, Duration::from_secs(2), size);
-    let now = Instant::now();
-    app.now = now;
-    let status = PollStatus {
-        snapshot: Some(Arc::new(Snapshot {
-            board: board(),
-            extra,
-            focus,
-        })),
-        received_at: Some(now),
-        latency: Some(Duration::from_millis(12)),
-        failing_since: None,
-        last_error: None,
-        sequence: 1,
-        paused: false,
-        interval: Duration::from_secs(2),
-    };
-    update::update(&mut app, Event::Poll(status));
-    app
+    Console::new(size, extra, focus).app
+}
+
+/// The app with the poller's model beside it: queries the app sends are answered by a real
+/// [`Fleet`], and its new view is delivered as the model task would.
+pub struct Console {
+    pub app: App,
+    pub fleet: Fleet,
+}
+
+impl Console {
+    pub fn new(size: (u16, u16), extra: Extra, focus: Focus) -> Self {
+        let header = Header {
+            target: "ops@db.internal:5432/platform".into(),
+            label: Some("prod".into()),
+            sandbox: false,
+            tenant_scope: None,
+            access: Access::ReadWrite,
+        };
+        let display = Display {
+            ascii: false,
+            color: true,
+        };
+        let mut app = App::new(header, display, Duration::from_secs(2), size);
+        let now = Instant::now();
+        app.now = now;
+        let mut fleet = fleet();
+        let snapshot = fleet.snapshot().expect("a snapshot");
+        update::update(&mut app, Event::Poll(status(snapshot, extra, focus, now)));
+        Self { app, fleet }
+    }
+
+    /// Runs one event through `update`, answering the board's queries like the model task.
+    pub fn update(&mut self, event: Event) -> Vec<Effect> {
+        let effects = update::update(&mut self.app, event);
+        for effect in &effects {
+            if let Effect::Poller(poller::Command::Query(query)) = effect {
+                self.fleet.set_query(query.clone());
+                self.deliver();
+            }
+        }
+        effects
+    }
+
+    /// Publishes the model's current state to the app.
+    pub fn deliver(&mut self) {
+        let mut status = self.app.status.clone();
+        status.fleet = Some(Arc::new(self.fleet.snapshot().expect("a snapshot")));
+        status.sequence += 1;
+        update::update(&mut self.app, Event::Poll(status));
+    }
 }

@@ -7,7 +7,7 @@ use uuid::Uuid;
 use super::{Effect, selected_lease_line};
 use crate::domain::actions::{Action, Kind};
 use crate::domain::model::short_id;
-use crate::poller::Extra;
+use crate::poller::{Extra, Focus};
 use crate::tui::app::{App, Dialog, Field, Overlay, Stage, View};
 
 const REASON_LIMIT: usize = 500;
@@ -16,31 +16,26 @@ const CONFIRM_LIMIT: usize = 40;
 /// The (bootstrap id, row version seen) the action targets in the current view.
 fn action_targets(app: &App) -> Vec<(Uuid, i32)> {
     match &app.view {
-        View::Board if !app.marked.is_empty() => app
-            .board()
-            .map(|board| {
-                board
-                    .rows
-                    .iter()
-                    .filter(|r| app.marked.contains(&r.bootstrap.id))
-                    .map(|r| (r.bootstrap.id, r.bootstrap.row_version))
-                    .collect()
-            })
-            .unwrap_or_default(),
+        View::Board if !app.board.marked.is_empty() => app
+            .board
+            .marked
+            .iter()
+            .filter_map(|id| app.row(id))
+            .map(|r| (r.id, r.row_version))
+            .collect(),
         View::Board => app
             .selected_row()
-            .map(|r| vec![(r.bootstrap.id, r.bootstrap.row_version)])
+            .map(|r| vec![(r.id, r.row_version)])
             .unwrap_or_default(),
-        View::Detail(id) => match app.extra() {
+        View::Detail(id) => match app.extra_for(&Focus::Detail(*id)) {
             Some(Extra::Detail(detail)) => detail
                 .as_ref()
                 .as_ref()
                 .map(|d| vec![(d.bootstrap.id, d.bootstrap.row_version)])
                 .unwrap_or_default(),
             _ => app
-                .board()
-                .and_then(|b| b.row(id))
-                .map(|r| vec![(r.bootstrap.id, r.bootstrap.row_version)])
+                .row(id)
+                .map(|r| vec![(r.id, r.row_version)])
                 .unwrap_or_default(),
         },
         _ => Vec::new(),
@@ -69,10 +64,9 @@ pub(super) fn bootstrap_action(app: &mut App, kind: Kind) -> Vec<Effect> {
         .collect();
     let count = actions.len();
     let title = if count == 1 {
-        let space = app.board().and_then(|b| b.row(&targets[0].0)).map_or_else(
-            || short_id(&targets[0].0),
-            |r| short_id(&r.bootstrap.knowledge_space_id),
-        );
+        let space = app
+            .row(&targets[0].0)
+            .map_or_else(|| short_id(&targets[0].0), |r| short_id(&r.space));
         format!("{name} space {space}")
     } else {
         format!("{name} {count} spaces")
@@ -94,12 +88,12 @@ pub(super) fn bootstrap_action(app: &mut App, kind: Kind) -> Vec<Effect> {
 pub(super) fn remove_lease(app: &mut App) -> Vec<Effect> {
     let lease = match &app.view {
         View::Leases => selected_lease_line(app).map(|(lease, _)| lease),
-        View::Detail(_) => match app.extra() {
+        View::Detail(id) => match app.extra_for(&Focus::Detail(*id)) {
             Some(Extra::Detail(detail)) => detail.as_ref().as_ref().and_then(|d| d.lease.clone()),
             _ => None,
         },
-        View::Board => app.selected_row().and_then(|r| r.lease.clone()),
-        View::Audit => None,
+        View::Board => app.selected_row().and_then(|r| r.lease.as_deref().cloned()),
+        View::Audit | View::Tenants => None,
     };
     let Some(lease) = lease else {
         app.say("the selected space has no mutation lease", true);

@@ -1,5 +1,9 @@
 //! `update(&mut App, Event) -> Vec<Effect>`: every state transition of the console, with no IO.
 //! Whatever needs the database or the terminal comes back as an [`Effect`] for the event loop.
+//!
+//! Nothing here walks all rows: the board's order and filters are the poller's model's work
+//! (a changed query is sent as an effect and the ordered view comes back in the next status),
+//! and finding the selected row in a new view is a binary search.
 
 mod dialog;
 
@@ -8,10 +12,11 @@ use std::time::{Duration, Instant};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use uuid::Uuid;
 
-use super::app::{App, Overlay, Quick, SortKey, Stage, View};
+use super::app::{App, ListState, Overlay, Stage, View};
 use super::keys::{self, Command};
 use super::layout;
-use crate::domain::actions::{Action, Kind, Plan};
+use crate::domain::actions::{Kind, Plan};
+use crate::domain::board::{Quick, SortKey};
 use crate::domain::model::MutationLease;
 use crate::poller::{self, Extra, Focus, PollStatus};
 
@@ -40,11 +45,11 @@ pub enum Effect {
     Poller(poller::Command),
     Plan {
         dialog: u64,
-        actions: Vec<Action>,
+        actions: Vec<crate::domain::actions::Action>,
     },
     Apply {
         dialog: u64,
-        actions: Vec<Action>,
+        actions: Vec<crate::domain::actions::Action>,
         reason: String,
     },
     Copy(String),
@@ -59,7 +64,7 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
         }
         Event::Resize(width, height) => {
             app.size = (width, height);
-            keep_cursor_visible(app);
+            keep_cursors_visible(app);
             Vec::new()
         }
         Event::Poll(status) => {
@@ -89,7 +94,7 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
                 let applied = results.iter().filter(|(ok, _)| *ok).count();
                 let total = results.len();
                 d.stage = Stage::Done(results);
-                app.marked.clear();
+                app.board.marked.clear();
                 let text = format!("{applied} of {total} applied");
                 app.say(text, applied < total);
             } else {
@@ -109,108 +114,83 @@ fn expire(app: &mut App) {
     {
         app.message = None;
     }
-    let now = app.now;
-    app.changed
-        .retain(|_, at| now.saturating_duration_since(*at) < super::app::CHANGE_HIGHLIGHT);
 }
 
-/// Takes a new poll status: remembers what changed and re-derives the visible rows.
+/// Takes a new poll status; when the board's rows changed, puts the cursor back on the
+/// selected space.
 fn absorb_poll(app: &mut App, status: PollStatus) {
-    let fresh = status.snapshot.as_ref().map(std::sync::Arc::as_ptr)
-        != app.status.snapshot.as_ref().map(std::sync::Arc::as_ptr);
+    let fresh = status.fleet.as_ref().map(std::sync::Arc::as_ptr)
+        != app.status.fleet.as_ref().map(std::sync::Arc::as_ptr);
     app.status = status;
-    if !fresh {
-        return;
+    if fresh {
+        follow_selection(app);
     }
-    let now = app.now;
-    let Some(board) = app.board() else { return };
-    let mut seen = std::collections::HashMap::with_capacity(board.rows.len());
-    let mut changed = Vec::new();
-    for row in &board.rows {
-        let b = &row.bootstrap;
-        let state = (b.run_state, b.checkpoint, b.row_version);
-        if let Some(before) = app.previous.get(&b.id)
-            && (before.0, before.1) != (state.0, state.1)
-        {
-            changed.push(b.id);
-        }
-        seen.insert(b.id, state);
-    }
-    let first = app.previous.is_empty();
-    app.previous = seen;
-    if !first {
-        for id in changed {
-            app.changed.insert(id, now);
-        }
-    }
-    refresh_visible(app);
+    keep_cursors_visible(app);
 }
 
-/// Recomputes the filtered, sorted row list and puts the cursor back on the selected row.
-pub fn refresh_visible(app: &mut App) {
-    let Some(board) = app.board() else {
-        app.visible.clear();
+/// Finds the selected space in the current view (or selects what is under the cursor).
+fn follow_selection(app: &mut App) {
+    let Some(view) = app.board_view() else {
         return;
     };
-    let mut visible: Vec<usize> = board
-        .rows
-        .iter()
-        .enumerate()
-        .filter(|(_, row)| app.quick.matches(row) && app.filter.matches(row))
-        .map(|(i, _)| i)
-        .collect();
-    let rows = &board.rows;
-    match app.sort {
-        // The board already arrives in attention order.
-        SortKey::Attention => {}
-        SortKey::Tenant => visible.sort_by(|a, b| {
-            let (a, b) = (&rows[*a].bootstrap, &rows[*b].bootstrap);
-            (&a.tenant_id, a.knowledge_space_id).cmp(&(&b.tenant_id, b.knowledge_space_id))
-        }),
-        SortKey::Progress => visible.sort_by(|a, b| {
-            let (a, b) = (&rows[*a].signals.progress, &rows[*b].signals.progress);
-            a.fraction().total_cmp(&b.fraction())
-        }),
-        SortKey::Idle => visible.sort_by_key(|i| std::cmp::Reverse(rows[*i].signals.idle_for)),
+    let position = app.selected_row().and_then(|row| view.position_of(row));
+    let len = view.len();
+    match position {
+        Some(position) => app.board.cursor = position,
+        None => app.board.cursor = app.board.cursor.min(len.saturating_sub(1)),
     }
-    if app.sort_reverse {
-        visible.reverse();
-    }
-    let selected = app.selected;
-    app.visible = visible;
-    if let Some(position) =
-        selected.and_then(|id| app.visible_rows().position(|r| r.bootstrap.id == id))
-    {
-        app.cursor = position;
-    }
-    app.cursor = app.cursor.min(app.visible.len().saturating_sub(1));
-    app.selected = app.id_at(app.cursor);
-    keep_cursor_visible(app);
+    app.board.selected = app.row_at(app.board.cursor).map(|r| r.id);
 }
 
-fn keep_cursor_visible(app: &mut App) {
+fn board_len(app: &App) -> usize {
+    app.board_view().map_or(0, |v| v.len())
+}
+
+fn keep_cursors_visible(app: &mut App) {
     let page = layout::table_rows(app.size);
-    if app.cursor < app.offset {
-        app.offset = app.cursor;
-    } else if app.cursor >= app.offset + page {
-        app.offset = app.cursor + 1 - page;
-    }
-    let max_offset = app.visible.len().saturating_sub(page);
-    app.offset = app.offset.min(max_offset);
-    let list_len = list_len(app);
-    app.list_cursor = app.list_cursor.min(list_len.saturating_sub(1));
-    if app.list_cursor < app.list_offset {
-        app.list_offset = app.list_cursor;
-    } else if app.list_cursor >= app.list_offset + page {
-        app.list_offset = app.list_cursor + 1 - page;
+    let board_len = board_len(app);
+    let b = &mut app.board;
+    b.cursor = b.cursor.min(board_len.saturating_sub(1));
+    scroll_to(&mut b.offset, b.cursor, page, board_len);
+    for view in [View::Tenants, View::Leases, View::Audit] {
+        let len = list_len(app, &view);
+        if let Some(list) = list_state(app, &view) {
+            list.cursor = list.cursor.min(len.saturating_sub(1));
+            scroll_to(&mut list.offset, list.cursor, page, len);
+        }
     }
 }
 
-fn list_len(app: &App) -> usize {
-    match (&app.view, app.extra()) {
-        (View::Leases, Some(Extra::Leases(leases))) => leases.lines.len(),
-        (View::Audit, Some(Extra::Audit(records))) => records.len(),
-        _ => 0,
+fn scroll_to(offset: &mut usize, cursor: usize, page: usize, len: usize) {
+    if cursor < *offset {
+        *offset = cursor;
+    } else if cursor >= *offset + page {
+        *offset = cursor + 1 - page;
+    }
+    *offset = (*offset).min(len.saturating_sub(page));
+}
+
+fn list_state<'a>(app: &'a mut App, view: &View) -> Option<&'a mut ListState> {
+    match view {
+        View::Tenants => Some(&mut app.tenants),
+        View::Leases => Some(&mut app.leases),
+        View::Audit => Some(&mut app.audit),
+        View::Board | View::Detail(_) => None,
+    }
+}
+
+fn list_len(app: &App, view: &View) -> usize {
+    match view {
+        View::Tenants => app.fleet().map_or(0, |f| f.tenants.len()),
+        View::Leases => match app.extra_for(&Focus::Leases) {
+            Some(Extra::Leases(leases)) => leases.lines.len(),
+            _ => 0,
+        },
+        View::Audit => match app.extra_for(&Focus::Audit) {
+            Some(Extra::Audit(records)) => records.len(),
+            _ => 0,
+        },
+        View::Board | View::Detail(_) => 0,
     }
 }
 
@@ -227,9 +207,8 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         app.overlay = Overlay::None;
         return Vec::new();
     }
-    if app.filter.editing {
-        filter_key(app, key);
-        return Vec::new();
+    if app.board.editing {
+        return filter_key(app, key);
     }
     match keys::command_for(&key) {
         Some(command) => on_command(app, command),
@@ -237,44 +216,45 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     }
 }
 
-fn filter_key(app: &mut App, key: KeyEvent) {
-    match key.code {
-        KeyCode::Enter => app.filter.editing = false,
-        KeyCode::Esc => {
-            app.filter.editing = false;
-            app.filter.text.clear();
-        }
-        KeyCode::Backspace => {
-            app.filter.text.pop();
-        }
-        KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-            app.filter.text.clear()
-        }
-        KeyCode::Char(c) if !c.is_control() && app.filter.text.chars().count() < 64 => {
-            app.filter.text.push(c)
-        }
-        _ => return,
-    }
-    app.cursor = 0;
-    refresh_visible(app);
+/// Sends the board's query to the poller's model, which answers with the new view.
+fn requery(app: &mut App) -> Vec<Effect> {
+    vec![Effect::Poller(poller::Command::Query(
+        app.board.query.clone(),
+    ))]
 }
 
-fn focus_effect(view: &View) -> Effect {
-    Effect::Poller(poller::Command::Focus(match view {
-        View::Board => Focus::Board,
-        View::Detail(id) => Focus::Detail(*id),
-        View::Leases => Focus::Leases,
-        View::Audit => Focus::Audit,
-    }))
+fn filter_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
+    let text = &mut app.board.query.text;
+    match key.code {
+        KeyCode::Enter => {
+            app.board.editing = false;
+            return Vec::new();
+        }
+        KeyCode::Esc => {
+            app.board.editing = false;
+            text.clear();
+        }
+        KeyCode::Backspace => {
+            text.pop();
+        }
+        KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => text.clear(),
+        KeyCode::Char(c) if !c.is_control() && text.chars().count() < 64 => text.push(c),
+        _ => return Vec::new(),
+    }
+    app.board.cursor = 0;
+    requery(app)
 }
 
 fn switch_view(app: &mut App, view: View) -> Vec<Effect> {
-    app.view = view;
-    app.list_cursor = 0;
-    app.list_offset = 0;
+    if let Some(list) = list_state(app, &view) {
+        *list = ListState::default();
+    }
     app.detail_scroll = 0;
-    vec![focus_effect(&app.view)]
+    app.view = view;
+    vec![Effect::Poller(poller::Command::Focus(app.view.focus()))]
 }
+
+const TAB_ORDER: [View; 4] = [View::Board, View::Tenants, View::Leases, View::Audit];
 
 fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
     let page = layout::table_rows(app.size);
@@ -288,14 +268,13 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Open => return open(app),
         Command::Back => return back(app),
         Command::NextView | Command::PrevView => {
-            let order = [View::Board, View::Leases, View::Audit];
-            let current = order.iter().position(|v| *v == app.view).unwrap_or(0);
+            let current = TAB_ORDER.iter().position(|v| *v == app.view).unwrap_or(0);
             let step = if command == Command::NextView {
                 1
             } else {
-                order.len() - 1
+                TAB_ORDER.len() - 1
             };
-            return switch_view(app, order[(current + step) % order.len()].clone());
+            return switch_view(app, TAB_ORDER[(current + step) % TAB_ORDER.len()].clone());
         }
         Command::Filter => {
             let effects = if app.view == View::Board {
@@ -303,52 +282,55 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
             } else {
                 switch_view(app, View::Board)
             };
-            app.filter.editing = true;
+            app.board.editing = true;
             return effects;
         }
         Command::QuickNext | Command::QuickPrev => {
             let cycle = Quick::cycle();
-            let current = cycle.iter().position(|q| *q == app.quick).unwrap_or(0);
+            let query = &mut app.board.query;
+            let current = cycle.iter().position(|q| *q == query.quick).unwrap_or(0);
             let step = if command == Command::QuickNext {
                 1
             } else {
                 cycle.len() - 1
             };
-            app.quick = cycle[(current + step) % cycle.len()];
-            app.cursor = 0;
-            refresh_visible(app);
+            query.quick = cycle[(current + step) % cycle.len()];
+            app.board.cursor = 0;
+            return requery(app);
         }
         Command::Sort => {
+            let query = &mut app.board.query;
             let current = SortKey::ALL
                 .iter()
-                .position(|s| *s == app.sort)
+                .position(|s| *s == query.sort)
                 .unwrap_or(0);
-            app.sort = SortKey::ALL[(current + 1) % SortKey::ALL.len()];
-            refresh_visible(app);
+            query.sort = SortKey::ALL[(current + 1) % SortKey::ALL.len()];
+            return requery(app);
         }
         Command::SortReverse => {
-            app.sort_reverse = !app.sort_reverse;
-            refresh_visible(app);
+            app.board.query.reverse = !app.board.query.reverse;
+            return requery(app);
         }
         Command::Pause => {
-            app.status.paused = !app.status.paused;
-            let text = if app.status.paused {
+            let paused = !app.status.health.paused;
+            app.status.health.paused = paused;
+            let text = if paused {
                 "polling paused (p resumes)"
             } else {
                 "polling resumed"
             };
             app.say(text, false);
-            return vec![Effect::Poller(poller::Command::Pause(app.status.paused))];
+            return vec![Effect::Poller(poller::Command::Pause(paused))];
         }
         Command::Faster | Command::Slower => {
-            let current = app.status.interval;
+            let current = app.status.health.interval;
             let next = if command == Command::Faster {
                 current / 2
             } else {
                 current * 2
             };
             let next = next.clamp(poller::MIN_INTERVAL, poller::MAX_INTERVAL);
-            app.status.interval = next;
+            app.status.health.interval = next;
             app.say(format!("polling every {}", human(next)), false);
             return vec![Effect::Poller(poller::Command::Interval(next))];
         }
@@ -359,59 +341,85 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::RemoveLease => return dialog::remove_lease(app),
         Command::Mark => {
             if app.view == View::Board
-                && let Some(id) = app.selected
+                && let Some(id) = app.board.selected
             {
-                if !app.marked.remove(&id) {
-                    app.marked.insert(id);
+                if !app.board.marked.remove(&id) {
+                    app.board.marked.insert(id);
                 }
                 move_cursor(app, 1);
             }
         }
-        Command::MarkAll => {
-            if app.view == View::Board {
-                let ids: Vec<Uuid> = app.visible_rows().map(|r| r.bootstrap.id).collect();
-                if ids.iter().all(|id| app.marked.contains(id)) {
-                    for id in &ids {
-                        app.marked.remove(id);
-                    }
-                } else {
-                    app.marked.extend(ids);
-                }
-            }
-        }
-        Command::ClearMarks => app.marked.clear(),
+        Command::MarkAll => mark_all(app),
+        Command::ClearMarks => app.board.marked.clear(),
         Command::Help => app.overlay = Overlay::Help,
         Command::Quit => app.should_quit = true,
     }
     Vec::new()
 }
 
+/// Marks every space the board shows, or unmarks them when all are marked. More spaces than
+/// one bulk action may touch are refused here, before anything is marked.
+fn mark_all(app: &mut App) {
+    if app.view != View::Board {
+        return;
+    }
+    let Some(view) = app.board_view() else {
+        return;
+    };
+    if view.len() > app.bulk_cap {
+        let text = format!(
+            "the board shows {} spaces, more than the bulk cap of {}: narrow the filter first",
+            view.len(),
+            app.bulk_cap
+        );
+        app.say(text, true);
+        return;
+    }
+    let ids: Vec<Uuid> = view.window(0, view.len()).map(|r| r.id).collect();
+    let marked = &mut app.board.marked;
+    if ids.iter().all(|id| marked.contains(id)) {
+        for id in &ids {
+            marked.remove(id);
+        }
+    } else {
+        marked.extend(ids);
+    }
+}
+
 fn move_cursor(app: &mut App, delta: isize) {
-    match app.view {
+    let step = |cursor: usize, len: usize| {
+        let last = len.saturating_sub(1) as isize;
+        (cursor as isize)
+            .saturating_add(delta)
+            .clamp(0, last.max(0)) as usize
+    };
+    match app.view.clone() {
         View::Board => {
-            let last = app.visible.len().saturating_sub(1) as isize;
-            app.cursor = (app.cursor as isize + delta).clamp(0, last.max(0)) as usize;
-            app.selected = app.id_at(app.cursor);
+            app.board.cursor = step(app.board.cursor, board_len(app));
+            app.board.selected = app.row_at(app.board.cursor).map(|r| r.id);
         }
         View::Detail(_) => {
             let scrolled = i64::from(app.detail_scroll) + delta.clamp(-10_000, 10_000) as i64;
             app.detail_scroll = scrolled.clamp(0, 10_000) as u16;
         }
-        View::Leases | View::Audit => {
-            let last = list_len(app).saturating_sub(1) as isize;
-            app.list_cursor = (app.list_cursor as isize + delta).clamp(0, last.max(0)) as usize;
+        view => {
+            let len = list_len(app, &view);
+            if let Some(list) = list_state(app, &view) {
+                list.cursor = step(list.cursor, len);
+            }
         }
     }
-    keep_cursor_visible(app);
+    keep_cursors_visible(app);
 }
 
 fn open(app: &mut App) -> Vec<Effect> {
     let id = match app.view {
-        View::Board => app.selected,
+        View::Board => app.board.selected,
+        View::Tenants => return open_tenant(app),
         View::Leases => selected_lease_line(app).and_then(|(_, bootstrap)| bootstrap),
-        View::Audit => match app.extra() {
+        View::Audit => match app.extra_for(&Focus::Audit) {
             Some(Extra::Audit(records)) => records
-                .get(app.list_cursor)
+                .get(app.audit.cursor)
                 .and_then(|r| r.bootstrap_id.or(Some(r.knowledge_space_id))),
             _ => None,
         },
@@ -423,48 +431,69 @@ fn open(app: &mut App) -> Vec<Effect> {
     }
 }
 
+/// Enter on a tenant: the board, showing only that tenant's spaces.
+fn open_tenant(app: &mut App) -> Vec<Effect> {
+    let Some(tenant) = app
+        .fleet()
+        .and_then(|f| f.tenants.get(app.tenants.cursor))
+        .map(|t| t.tenant.clone())
+    else {
+        return Vec::new();
+    };
+    app.board.query.tenant = Some(tenant);
+    app.board.cursor = 0;
+    let mut effects = requery(app);
+    effects.extend(switch_view(app, View::Board));
+    effects
+}
+
 fn back(app: &mut App) -> Vec<Effect> {
     match app.view {
         View::Board => {
-            if !app.filter.text.is_empty() || app.quick != Quick::All {
-                app.filter.text.clear();
-                app.quick = Quick::All;
-                refresh_visible(app);
+            let query = &mut app.board.query;
+            if query.text.is_empty() && query.quick == Quick::All && query.tenant.is_none() {
+                return Vec::new();
             }
-            Vec::new()
+            query.text.clear();
+            query.quick = Quick::All;
+            query.tenant = None;
+            requery(app)
         }
         _ => switch_view(app, View::Board),
     }
 }
 
 fn copy(app: &mut App) -> Vec<Effect> {
-    let id = match &app.view {
-        View::Board => app
-            .selected_row()
-            .map(|r| r.bootstrap.knowledge_space_id.to_string()),
+    let text = match &app.view {
+        View::Board => app.selected_row().map(|r| r.space.to_string()),
+        View::Tenants => app
+            .fleet()
+            .and_then(|f| f.tenants.get(app.tenants.cursor))
+            .map(|t| t.tenant.to_string()),
         View::Detail(id) => Some(id.to_string()),
         View::Leases => selected_lease_line(app).map(|(lease, _)| lease.id.to_string()),
-        View::Audit => match app.extra() {
+        View::Audit => match app.extra_for(&Focus::Audit) {
             Some(Extra::Audit(records)) => records
-                .get(app.list_cursor)
+                .get(app.audit.cursor)
                 .map(|r| r.knowledge_space_id.to_string()),
             _ => None,
         },
     };
-    match id {
-        Some(id) => {
-            app.say(format!("copied {id} to the clipboard (OSC 52)"), false);
-            vec![Effect::Copy(id)]
+    match text {
+        Some(text) => {
+            let shown = crate::domain::text::clean(&text, 64);
+            app.say(format!("copied {shown} to the clipboard (OSC 52)"), false);
+            vec![Effect::Copy(text)]
         }
         None => Vec::new(),
     }
 }
 
 pub(super) fn selected_lease_line(app: &App) -> Option<(MutationLease, Option<Uuid>)> {
-    match app.extra() {
+    match app.extra_for(&Focus::Leases) {
         Some(Extra::Leases(leases)) => leases
             .lines
-            .get(app.list_cursor)
+            .get(app.leases.cursor)
             .map(|line| (MutationLease::from(line.lease.clone()), line.bootstrap_id)),
         _ => None,
     }

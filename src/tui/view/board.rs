@@ -1,5 +1,6 @@
 //! The board: one row per space, only the rows that fit are laid out.
 
+use chrono::{DateTime, Utc};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
@@ -56,12 +57,18 @@ fn columns(width: u16) -> Columns {
 }
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    if app.board().is_none() {
-        frame.render_widget(Paragraph::new(" loading…").style(theme.dim()), area);
+    let (Some(fleet), Some(now)) = (app.fleet(), app.db_now()) else {
+        let text = if app.status.health.loading {
+            " loading the ledger…"
+        } else {
+            " loading…"
+        };
+        frame.render_widget(Paragraph::new(text).style(theme.dim()), area);
         return;
-    }
-    if app.visible.is_empty() {
-        let text = if app.board().is_some_and(|b| b.rows.is_empty()) {
+    };
+    let view = &fleet.board;
+    if view.is_empty() {
+        let text = if fleet.rows.is_empty() {
             " no bootstraps in scope"
         } else {
             " no space matches the filter (Esc clears it)"
@@ -99,12 +106,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         header.push("error");
     }
     let page = layout::table_rows(app.size);
-    let rows: Vec<Row> = app
-        .visible_rows()
+    let offset = app.board.offset;
+    let rows: Vec<Row> = view
+        .window(offset, page)
         .enumerate()
-        .skip(app.offset)
-        .take(page)
-        .map(|(index, row)| board_row(app, theme, &c, row, index == app.cursor))
+        .map(|(i, row)| board_row(app, theme, &c, row, now, offset + i == app.board.cursor))
         .collect();
     let table = Table::new(rows, widths)
         .header(Row::new(header).style(theme.heading()))
@@ -117,13 +123,14 @@ fn board_row<'a>(
     theme: &Theme,
     c: &Columns,
     row: &'a BoardRow,
+    now: DateTime<Utc>,
     selected: bool,
 ) -> Row<'a> {
-    let b = &row.bootstrap;
+    let b = row;
     let s = &row.signals;
     let ascii = app.display.ascii;
-    let marked = app.marked.contains(&b.id);
-    let changed = app.recently_changed(&b.id);
+    let marked = app.board.marked.contains(&b.id);
+    let changed = app.recently_changed(row);
     let mark = if marked {
         "+"
     } else if changed {
@@ -131,19 +138,19 @@ fn board_row<'a>(
     } else {
         " "
     };
-    let progress = if b.total_documents > 0 || b.checkpoint.index() > 0 {
+    let progress = if b.total > 0 || b.checkpoint.index() > 0 {
         format!(
             "{} {}/{}",
-            format::bar(s.progress.fraction(), c.bar, ascii),
-            b.completed_documents,
-            b.total_documents
+            format::bar(row.fraction(), c.bar, ascii),
+            b.completed,
+            b.total
         )
     } else {
         "-".to_string()
     };
     let worker = match (&b.worker, &row.lease) {
         (Some(w), _) => {
-            let left = s.lease_remaining.unwrap_or_default();
+            let left = row.lease_remaining(now).unwrap_or_default();
             let name = tail(
                 &text::clean(&w.worker_id, 64),
                 usize::from(c.worker).saturating_sub(6),
@@ -155,8 +162,8 @@ fn board_row<'a>(
             }
         }
         (None, Some(lease)) => {
-            let age = s
-                .mutation_lease_age
+            let age = row
+                .lease_age(now)
                 .map(format::age_compact)
                 .unwrap_or_default();
             let suspect = if s.lease_orphan_suspect { "?" } else { "" };
@@ -169,7 +176,7 @@ fn board_row<'a>(
         (None, None) => String::new(),
     };
     let error_code = b
-        .last_error_code
+        .error_code
         .as_deref()
         .map(|e| text::clean(e, 64))
         .unwrap_or_default();
@@ -180,8 +187,8 @@ fn board_row<'a>(
     let mut cells = vec![
         Cell::from(mark).style(theme.marked()),
         Cell::from(format::flag(s.attention)).style(theme.attention(s.attention)),
-        Cell::from(text::clean(&b.tenant_id, 64)),
-        Cell::from(short_id(&b.knowledge_space_id)),
+        Cell::from(text::clean(&b.tenant, 64)),
+        Cell::from(short_id(&b.space)),
         Cell::from(format::pipeline(b.checkpoint, ascii)),
         Cell::from(b.run_state.as_str()).style(state_style),
         Cell::from(progress),
@@ -190,7 +197,7 @@ fn board_row<'a>(
     ];
     if c.message {
         let message = b
-            .last_error_message
+            .error_message
             .as_deref()
             .map(|m| text::clean(m, 200))
             .unwrap_or_default();

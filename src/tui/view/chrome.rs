@@ -7,13 +7,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::format;
+use crate::domain::board::Quick;
 use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::signals::Attention;
 use crate::domain::text;
-use crate::tui::app::{App, Quick, View};
+use crate::tui::app::{App, View};
 use crate::tui::keys::{BINDINGS, Command};
 use crate::tui::theme::Theme;
-use crate::tui::update::human;
 
 pub fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let h = &app.header;
@@ -53,7 +53,10 @@ pub fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
+/// Polling at a glance: live with the real period and the console's own cost per poll,
+/// paused, or stale. It only changes when polling changes, so an idle console writes nothing.
 fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
+    let health = &app.status.health;
     if let Some(failing) = app.failing_for() {
         let age = app.snapshot_age().map_or("no data yet".to_string(), |a| {
             format!("stale {}", human_secs(a))
@@ -63,20 +66,52 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
             theme.stale(),
         );
     }
-    if app.status.paused {
+    if health.paused {
         return Span::styled(" PAUSED ", theme.read_only());
     }
-    match (app.snapshot_age(), app.status.latency) {
-        (Some(age), Some(latency)) => Span::styled(
-            format!(
-                "live {} ago {}ms /{}",
-                human_secs(age),
-                latency.as_millis(),
-                human(app.status.interval)
-            ),
-            theme.live(),
+    let (Some(age), Some(poll_time)) = (app.snapshot_age(), health.poll_time) else {
+        let text = if health.loading {
+            "loading the ledger…"
+        } else {
+            "connecting…"
+        };
+        return Span::styled(text, theme.dim());
+    };
+    let period = health.period.unwrap_or(health.interval);
+    // A poll is late once two periods passed without one: then its age matters.
+    if age > period.max(health.interval) * 2 {
+        return Span::styled(
+            format!(" late: last poll {} ago ", human_secs(age)),
+            theme.stale(),
+        );
+    }
+    let slowed = if health.slowed { " slowed" } else { "" };
+    let style = if health.slowed {
+        theme.stale()
+    } else {
+        theme.live()
+    };
+    Span::styled(
+        format!(
+            "live every {} · poll {}{slowed}",
+            human_period(period),
+            human_poll(poll_time)
         ),
-        _ => Span::styled("connecting…", theme.dim()),
+        style,
+    )
+}
+
+/// A poll period to a tenth of a second (it jitters by milliseconds).
+fn human_period(period: std::time::Duration) -> String {
+    format!("{:.1}s", (period.as_millis() as f64 / 100.0).round() / 10.0)
+}
+
+fn human_poll(took: std::time::Duration) -> String {
+    let ms = took.as_secs_f64() * 1000.0;
+    if ms < 10.0 {
+        format!("{ms:.1}ms")
+    } else {
+        format!("{ms:.0}ms")
     }
 }
 
@@ -87,12 +122,12 @@ fn human_secs(duration: std::time::Duration) -> String {
 pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let [left, right] =
         Layout::horizontal([Constraint::Min(28), Constraint::Length(52)]).areas(area);
-    let Some(board) = app.board() else {
+    let Some(fleet) = app.fleet() else {
         let waiting = Paragraph::new(" waiting for the first snapshot…").style(theme.dim());
         frame.render_widget(waiting, area);
         return;
     };
-    let s = &board.summary;
+    let s = &fleet.summary;
     let rate = s
         .documents_per_minute
         .map_or("-".to_string(), |r| format!("{r:.0}"));
@@ -141,18 +176,18 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ]),
         Line::from(vec![Span::raw(" "), count(Attention::HeartbeatLate)]),
     ];
-    if !app.marked.is_empty() {
+    if !app.board.marked.is_empty() {
         lines[5].spans.push(Span::styled(
-            format!("{} marked", app.marked.len()),
+            format!("{} marked", app.board.marked.len()),
             theme.marked(),
         ));
     }
-    if !board.problems.is_empty() {
+    if !fleet.problems.is_empty() {
         lines.push(Line::from(Span::styled(
             format!(
                 " {} unreadable row(s): {}",
-                board.problems.len(),
-                text::clean(&board.problems[0].to_string(), 120)
+                fleet.problems.len(),
+                text::clean(&fleet.problems[0].to_string(), 120)
             ),
             theme.error(),
         )));
@@ -163,7 +198,7 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 
 /// Checkpoints down, run states across.
 fn matrix_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
-    let Some(board) = app.board() else {
+    let Some(fleet) = app.fleet() else {
         return Vec::new();
     };
     let short = |state: RunState| match state {
@@ -186,7 +221,7 @@ fn matrix_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
         };
         let mut spans = vec![Span::styled(format!(" {name:<10}"), theme.heading())];
         for state in RunState::ALL {
-            let n = board.summary.in_state(*checkpoint, *state);
+            let n = fleet.summary.in_state(*checkpoint, *state);
             let style = if n == 0 {
                 theme.dim()
             } else if *state == RunState::Failed {
@@ -239,11 +274,12 @@ pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let g = glyphs(app.display.ascii);
     let current = match app.view {
         View::Board | View::Detail(_) => 0,
-        View::Leases => 1,
-        View::Audit => 2,
+        View::Tenants => 1,
+        View::Leases => 2,
+        View::Audit => 3,
     };
     let mut spans = vec![Span::raw(" ")];
-    for (i, name) in ["Board", "Leases", "Audit"].iter().enumerate() {
+    for (i, name) in ["Board", "Tenants", "Leases", "Audit"].iter().enumerate() {
         let style = if i == current {
             theme.active_tab()
         } else {
@@ -259,32 +295,44 @@ pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ));
     }
     if matches!(app.view, View::Board | View::Detail(_)) {
-        let filter = if app.filter.editing {
-            format!("/{}{}", text::clean(&app.filter.text, 40), g.cursor)
-        } else if app.filter.text.is_empty() {
+        let query = &app.board.query;
+        if let Some(tenant) = &query.tenant {
+            spans.push(Span::styled(format!("{} tenant ", g.bar), theme.dim()));
+            spans.push(Span::styled(text::clean(tenant, 24), theme.key()));
+            spans.push(Span::raw(" "));
+        }
+        let filter = if app.board.editing {
+            format!("/{}{}", text::clean(&query.text, 40), g.cursor)
+        } else if query.text.is_empty() {
             "none".to_string()
         } else {
-            format!("/{}", text::clean(&app.filter.text, 40))
+            format!("/{}", text::clean(&query.text, 40))
         };
         spans.push(Span::styled(format!("{} filter ", g.bar), theme.dim()));
-        let style = if app.filter.editing {
+        let style = if app.board.editing {
             theme.key()
         } else {
             theme.plain()
         };
         spans.push(Span::styled(filter, style));
-        if app.quick != Quick::All {
+        if query.quick != Quick::All {
             spans.push(Span::styled(format!(" {} only ", g.bar), theme.dim()));
-            spans.push(Span::styled(app.quick.label(), theme.key()));
+            spans.push(Span::styled(query.quick.label(), theme.key()));
         }
-        let direction = if app.sort_reverse { g.up } else { "" };
+        let direction = if query.reverse { g.up } else { "" };
         spans.push(Span::styled(
-            format!(" {} sort {}{direction}", g.bar, app.sort.label()),
+            format!(" {} sort {}{direction}", g.bar, query.sort.label()),
             theme.dim(),
         ));
-        let total = app.board().map_or(0, |b| b.rows.len());
+        let (shown, total) = app.fleet().map_or((0, 0), |f| (f.board.len(), f.total()));
         spans.push(Span::styled(
-            format!(" {} {}/{total} shown", g.bar, app.visible.len()),
+            format!(" {} {shown}/{total} shown", g.bar),
+            theme.dim(),
+        ));
+    } else if app.view == View::Tenants {
+        let count = app.fleet().map_or(0, |f| f.tenants.len());
+        spans.push(Span::styled(
+            format!("{} {count} tenants, attention first", g.bar),
             theme.dim(),
         ));
     }
@@ -292,36 +340,37 @@ pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 pub fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let line = if let (Some(failing), Some(error)) = (app.failing_for(), &app.status.last_error) {
-        let age = app
-            .snapshot_age()
-            .map_or("no data yet".to_string(), human_secs);
-        Line::from(Span::styled(
-            format!(
-                " stale for {age} — reconnecting (failing {}): {}",
-                human_secs(failing),
-                text::clean(error, 200)
-            ),
-            theme.stale(),
-        ))
-    } else if let Some(message) = &app.message {
-        let style = if message.error {
-            theme.error()
+    let line =
+        if let (Some(failing), Some(error)) = (app.failing_for(), &app.status.health.last_error) {
+            let age = app
+                .snapshot_age()
+                .map_or("no data yet".to_string(), human_secs);
+            Line::from(Span::styled(
+                format!(
+                    " stale for {age} — reconnecting (failing {}): {}",
+                    human_secs(failing),
+                    text::clean(error, 200)
+                ),
+                theme.stale(),
+            ))
+        } else if let Some(message) = &app.message {
+            let style = if message.error {
+                theme.error()
+            } else {
+                theme.ok()
+            };
+            Line::from(Span::styled(
+                format!(" {}", text::clean(&message.text, 300)),
+                style,
+            ))
+        } else if app.status.health.paused {
+            Line::from(Span::styled(
+                " polling paused — p resumes",
+                theme.read_only(),
+            ))
         } else {
-            theme.ok()
+            Line::default()
         };
-        Line::from(Span::styled(
-            format!(" {}", text::clean(&message.text, 300)),
-            style,
-        ))
-    } else if app.status.paused {
-        Line::from(Span::styled(
-            " polling paused — p resumes",
-            theme.read_only(),
-        ))
-    } else {
-        Line::default()
-    };
     frame.render_widget(Paragraph::new(line), area);
 }
 

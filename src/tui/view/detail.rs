@@ -18,10 +18,8 @@ use crate::tui::app::App;
 use crate::tui::theme::Theme;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, id: &Uuid, theme: &Theme) {
-    let snapshot = app.status.snapshot.as_ref();
-    let lines = match snapshot.map(|s| (&s.focus, &s.extra)) {
-        Some((Focus::Detail(shown), Extra::Detail(detail))) if shown == id => match detail.as_ref()
-        {
+    let lines = match app.extra_for(&Focus::Detail(*id)) {
+        Some(Extra::Detail(detail)) => match detail.as_ref() {
             Some(detail) => detail_lines(detail, app, theme),
             None => vec![Line::from(Span::styled(
                 " this bootstrap no longer exists in scope (Esc returns to the board)",
@@ -62,7 +60,7 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
     let b = &d.bootstrap;
     let now = d.db_now;
     let ascii = app.display.ascii;
-    let row = app.board().and_then(|board| board.row(&b.id));
+    let row = app.row(&b.id);
     let mut lines = vec![section("bootstrap", theme)];
     lines.push(field("bootstrap id", b.id.to_string(), theme));
     lines.push(field("tenant", text::clean(&b.tenant_id, 120), theme));
@@ -103,9 +101,10 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
         ),
         theme,
     ));
-    if let Some(rate) = row.and_then(|r| r.signals.progress.rate_per_minute) {
+    let shown_now = app.db_now().unwrap_or(now);
+    if let Some(rate) = row.and_then(|r| r.rate_per_minute(shown_now)) {
         let eta = row
-            .and_then(|r| r.signals.progress.eta)
+            .and_then(|r| r.eta(shown_now))
             .map_or("-".into(), format::age);
         lines.push(field(
             "rate",
@@ -210,7 +209,7 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
     lines.push(section("mutation lease", theme));
     match &d.lease {
         Some(lease) => {
-            let suspect = lease_is_orphan_suspect(lease, now, &app.thresholds);
+            let suspect = lease_is_orphan_suspect(lease.acquired_at, now, &app.thresholds);
             lines.push(field("lease id", lease.id.to_string(), theme));
             lines.push(field("operation", text::clean(&lease.operation, 64), theme));
             lines.push(field("acquired", when(lease.acquired_at, now), theme));

@@ -9,21 +9,25 @@ use super::format;
 use crate::domain::model::{MutationLease, short_id};
 use crate::domain::signals::{Attention, lease_is_orphan_suspect};
 use crate::domain::text;
-use crate::poller::Extra;
-use crate::tui::app::App;
+use crate::poller::{Extra, Focus};
+use crate::tui::app::{App, ListState};
 use crate::tui::layout;
 use crate::tui::theme::Theme;
 
-fn window<'a, T>(items: &'a [T], app: &App) -> impl Iterator<Item = (usize, &'a T)> {
+pub(super) fn window<'a, T>(
+    items: &'a [T],
+    list: &ListState,
+    app: &App,
+) -> impl Iterator<Item = (usize, &'a T)> {
     items
         .iter()
         .enumerate()
-        .skip(app.list_offset)
+        .skip(list.offset)
         .take(layout::table_rows(app.size))
 }
 
-fn cursor_style(app: &App, index: usize, theme: &Theme) -> Style {
-    if index == app.list_cursor {
+pub(super) fn cursor_style(list: &ListState, index: usize, theme: &Theme) -> Style {
+    if index == list.cursor {
         theme.selected()
     } else {
         Style::new()
@@ -31,7 +35,7 @@ fn cursor_style(app: &App, index: usize, theme: &Theme) -> Style {
 }
 
 pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let Some(Extra::Leases(leases)) = app.extra() else {
+    let Some(Extra::Leases(leases)) = app.extra_for(&Focus::Leases) else {
         frame.render_widget(
             Paragraph::new(" loading the leases…").style(theme.dim()),
             area,
@@ -46,10 +50,10 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         return;
     }
     let thresholds = app.thresholds;
-    let rows: Vec<Row> = window(&leases.lines, app)
+    let rows: Vec<Row> = window(&leases.lines, &app.leases, app)
         .map(|(index, line)| {
             let lease = MutationLease::from(line.lease.clone());
-            let suspect = lease_is_orphan_suspect(&lease, leases.db_now, &thresholds);
+            let suspect = lease_is_orphan_suspect(lease.acquired_at, leases.db_now, &thresholds);
             let blocks = match (
                 &line.bootstrap_id,
                 &line.bootstrap_run_state,
@@ -85,7 +89,7 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 Cell::from(blocks),
                 Cell::from(live),
             ])
-            .style(cursor_style(app, index, theme))
+            .style(cursor_style(&app.leases, index, theme))
         })
         .collect();
     let widths = [
@@ -116,7 +120,7 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let Some(Extra::Audit(records)) = app.extra() else {
+    let Some(Extra::Audit(records)) = app.extra_for(&Focus::Audit) else {
         frame.render_widget(
             Paragraph::new(" loading the audit records…").style(theme.dim()),
             area,
@@ -128,7 +132,7 @@ pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(Paragraph::new(text).style(theme.dim()), area);
         return;
     }
-    let rows: Vec<Row> = window(records, app)
+    let rows: Vec<Row> = window(records, &app.audit, app)
         .map(|(index, r)| {
             Row::new(vec![
                 Cell::from(r.at.format("%m-%d %H:%M:%S").to_string()),
@@ -143,7 +147,7 @@ pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 Cell::from(text::clean(&r.outcome, 16)),
                 Cell::from(text::clean(&r.reason, 200)),
             ])
-            .style(cursor_style(app, index, theme))
+            .style(cursor_style(&app.audit, index, theme))
         })
         .collect();
     let widths = [

@@ -7,6 +7,7 @@ mod detail;
 pub mod format;
 mod lists;
 mod overlay;
+mod tenants;
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Flex, Layout};
@@ -30,6 +31,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     chrome::tabs(frame, areas.tabs, app, &theme);
     match &app.view {
         View::Board => board::draw(frame, areas.body, app, &theme),
+        View::Tenants => tenants::draw(frame, areas.body, app, &theme),
         View::Detail(id) => detail::draw(frame, areas.body, app, id, &theme),
         View::Leases => lists::leases(frame, areas.body, app, &theme),
         View::Audit => lists::audit(frame, areas.body, app, &theme),

@@ -1,0 +1,233 @@
+//! The rollout for scripts (`status`, and actions that select spaces by filter): the summary
+//! from one aggregate statement, then the rows in attention order, a page at a time.
+//!
+//! Rows are judged by the same rules as the board ([`signals::assess`], with the space's
+//! lease) against one database-clock instant read at the start, so a canceled space blocked by
+//! a lease is listed as blocked, and the listing agrees with the summary printed with it.
+//! Between pages nothing is held open on the server; a row that changes class while the report
+//! runs is listed at most once.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::board::{BoardRow, Summary};
+use super::fleet::{Names, board_row};
+use super::model::{Checkpoint, MutationLease, RowError, RunState};
+use super::session::Session;
+use super::signals::{self, Attention, Thresholds};
+use crate::store::StoreError;
+use crate::store::report::{self, Clock, Keyset, Narrowing, SummaryGroup};
+
+/// Rows per page: large enough to be cheap per row, small enough to stream.
+const PAGE: i64 = 5000;
+
+/// Which attention classes a report lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttentionFilter {
+    /// Every class that needs attention.
+    Any,
+    Class(Attention),
+}
+
+/// What a report lists, besides the session's tenant scope.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReportFilter {
+    pub states: Vec<RunState>,
+    pub checkpoints: Vec<Checkpoint>,
+    pub attention: Option<AttentionFilter>,
+}
+
+impl ReportFilter {
+    /// The classes to list, in attention order.
+    fn classes(&self) -> Vec<Attention> {
+        Attention::ALL
+            .into_iter()
+            .filter(|a| match self.attention {
+                None => true,
+                Some(AttentionFilter::Any) => a.needs_attention(),
+                Some(AttentionFilter::Class(class)) => *a == class,
+            })
+            .collect()
+    }
+
+    fn narrowing(&self, tenant: Option<&str>) -> Narrowing {
+        let names = |values: Vec<&'static str>| (!values.is_empty()).then_some(values);
+        Narrowing {
+            tenant: tenant.map(str::to_string),
+            run_states: names(self.states.iter().map(|s| s.as_str()).collect())
+                .map(|v| v.into_iter().map(str::to_string).collect()),
+            checkpoints: names(self.checkpoints.iter().map(|c| c.as_str()).collect())
+                .map(|v| v.into_iter().map(str::to_string).collect()),
+        }
+    }
+}
+
+/// The rollout at one instant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub db_now: DateTime<Utc>,
+    /// The whole scope (filters narrow only the rows listed).
+    pub summary: Summary,
+    pub unreadable: Vec<RowError>,
+}
+
+fn clock(now: DateTime<Utc>, thresholds: &Thresholds) -> Clock {
+    Clock {
+        now,
+        stuck_after_us: thresholds
+            .stuck_after
+            .num_microseconds()
+            .unwrap_or(i64::MAX),
+        heartbeat_late_fraction: thresholds.heartbeat_late_fraction,
+    }
+}
+
+/// The summary of the session's scope, judged at the database's clock now.
+pub async fn summarize(session: &Session, thresholds: &Thresholds) -> Result<Report, StoreError> {
+    let pool = session.store().pool();
+    let now = report::now(pool).await?;
+    summarize_at(session, thresholds, now).await
+}
+
+/// The summary judged at `now` (tests compare it with the board's at the same instant).
+pub async fn summarize_at(
+    session: &Session,
+    thresholds: &Thresholds,
+    now: DateTime<Utc>,
+) -> Result<Report, StoreError> {
+    let pool = session.store().pool();
+    let tenant = session.tenant_scope();
+    let groups = report::summary(pool, tenant, &clock(now, thresholds)).await?;
+    let (summary, unreadable_count) = summary_of(&groups);
+    let unreadable = if unreadable_count > 0 {
+        report::unreadable(pool, tenant)
+            .await?
+            .into_iter()
+            .map(|row| RowError {
+                table: "bootstrap",
+                id: row.id.to_string(),
+                problem: format!(
+                    "run_state {:?} at checkpoint {:?} with counts or lease columns the \
+                     constraints forbid",
+                    super::text::clip(&row.run_state, 40),
+                    super::text::clip(&row.checkpoint, 40)
+                ),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(Report {
+        db_now: now,
+        summary,
+        unreadable,
+    })
+}
+
+/// The summary the groups add up to, and how many rows could not be read.
+fn summary_of(groups: &[SummaryGroup]) -> (Summary, i64) {
+    let mut summary = Summary::default();
+    let mut unreadable = 0;
+    for group in groups {
+        let parsed = (
+            group
+                .class
+                .and_then(|c| Attention::ALL.get(c as usize).copied()),
+            Checkpoint::parse(&group.checkpoint),
+            RunState::parse(&group.run_state),
+        );
+        let (Some(class), Some(checkpoint), Some(run_state)) = parsed else {
+            unreadable += group.spaces;
+            continue;
+        };
+        let n = u32::try_from(group.spaces).unwrap_or(u32::MAX);
+        summary.matrix[checkpoint.index()][run_state.index()] += n;
+        summary.spaces += n;
+        summary.by_attention[class.index()] += n;
+        if run_state == RunState::Succeeded {
+            summary.readable += n;
+        } else if checkpoint == Checkpoint::PendingSnapshot {
+            summary.spaces_uncaptured += n;
+        } else {
+            summary.documents_remaining += group.remaining;
+        }
+    }
+    (summary, unreadable)
+}
+
+/// The rows a report lists, page by page, in attention order.
+pub struct Rows<'s> {
+    session: &'s Session,
+    thresholds: Thresholds,
+    clock: Clock,
+    narrowing: Narrowing,
+    classes: VecDeque<Attention>,
+    after: Keyset,
+    listed: HashSet<Uuid>,
+    names: Names,
+}
+
+impl<'s> Rows<'s> {
+    /// The rows of `filter` in the session's scope, judged at `now` (a report's instant).
+    pub fn new(
+        session: &'s Session,
+        now: DateTime<Utc>,
+        filter: &ReportFilter,
+        thresholds: &Thresholds,
+    ) -> Self {
+        Self {
+            session,
+            thresholds: *thresholds,
+            clock: clock(now, thresholds),
+            narrowing: filter.narrowing(session.tenant_scope()),
+            classes: filter.classes().into(),
+            after: None,
+            listed: HashSet::new(),
+            names: Names::default(),
+        }
+    }
+
+    /// The next rows, in order; `None` when the listing is complete. A page may be empty
+    /// while later pages are not (its rows all belonged to other classes).
+    pub async fn next_page(&mut self) -> Result<Option<Vec<BoardRow>>, StoreError> {
+        let Some(&class) = self.classes.front() else {
+            return Ok(None);
+        };
+        let store = self.session.store();
+        let records = report::page(
+            store.pool(),
+            store.layout(),
+            &self.narrowing,
+            &self.clock,
+            class.index(),
+            self.after,
+            PAGE,
+        )
+        .await?;
+        match records.last() {
+            Some((last, _)) if records.len() as i64 == PAGE => {
+                self.after = Some((last.updated_at, last.id));
+            }
+            _ => {
+                self.classes.pop_front();
+                self.after = None;
+            }
+        }
+        let mut rows = Vec::with_capacity(records.len());
+        for (record, lease) in records {
+            let Ok(mut row) = board_row(record, &mut self.names) else {
+                // Unreadable rows are reported with the summary.
+                continue;
+            };
+            row.lease = lease.map(|l| Arc::new(MutationLease::from(l)));
+            row.signals = signals::assess(&row.facts(), self.clock.now, &self.thresholds);
+            if row.signals.attention == class && self.listed.insert(row.id) {
+                rows.push(row);
+            }
+        }
+        Ok(Some(rows))
+    }
+}

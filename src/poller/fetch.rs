@@ -1,0 +1,202 @@
+//! The IO half of the poller: polls on its cadence, fetches the focused view, reports health.
+//!
+//! A change of focus is answered at once with that view's query alone (opening a detail never
+//! waits for a poll); a regular poll runs the incremental sync plus the focused view's query.
+
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use super::cadence::Cadence;
+use super::model::Input;
+use super::{AUDIT_SHOWN, Extra, Focus, Focused, Health, PollerOptions};
+use crate::domain::session::Session;
+use crate::store::sync::LedgerSync;
+
+/// The longest a regular poll may take before it counts as failed.
+const POLL_TIMEOUT: Duration = Duration::from_secs(8);
+/// The first load reads the whole ledger, so it may take longer.
+const LOAD_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Requests from the UI.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Request {
+    PollNow,
+    Pause(bool),
+    Interval(Duration),
+    Focus(Focus),
+}
+
+struct Fetcher {
+    session: Session,
+    sync: LedgerSync,
+    cadence: Cadence,
+    health: Health,
+    focus: Focus,
+    model: mpsc::UnboundedSender<Input>,
+}
+
+pub(super) async fn run(
+    session: Session,
+    options: PollerOptions,
+    mut inbox: mpsc::UnboundedReceiver<Request>,
+    model: mpsc::UnboundedSender<Input>,
+) {
+    let tenant = session.tenant_scope().map(str::to_string);
+    let cadence = Cadence::new(options.interval);
+    let mut fetcher = Fetcher {
+        sync: LedgerSync::new(tenant, options.sync),
+        health: Health {
+            interval: cadence.interval(),
+            loading: true,
+            ..Health::default()
+        },
+        cadence,
+        session,
+        focus: Focus::Board,
+        model,
+    };
+    let mut poll_now = false;
+    let mut focus_changed = false;
+    loop {
+        let due = if poll_now {
+            Instant::now()
+        } else {
+            fetcher.cadence.next_start(Instant::now())
+        };
+        let polling = poll_now || !fetcher.health.paused;
+        tokio::select! {
+            request = inbox.recv() => {
+                let Some(request) = request else { return };
+                match request {
+                    Request::PollNow => poll_now = true,
+                    Request::Pause(paused) => {
+                        fetcher.health.paused = paused;
+                        fetcher.report();
+                    }
+                    Request::Interval(interval) => {
+                        fetcher.cadence.set_interval(interval);
+                        fetcher.health.interval = fetcher.cadence.interval();
+                        fetcher.health.slowed = fetcher.cadence.slowed();
+                        fetcher.report();
+                    }
+                    Request::Focus(focus) => {
+                        focus_changed |= focus != fetcher.focus;
+                        fetcher.focus = focus;
+                    }
+                }
+            }
+            _ = std::future::ready(()), if focus_changed => {
+                focus_changed = false;
+                fetcher.fetch_focus().await;
+            }
+            _ = tokio::time::sleep_until(due.into()), if polling => {
+                poll_now = false;
+                focus_changed = false;
+                fetcher.poll().await;
+            }
+        }
+    }
+}
+
+impl Fetcher {
+    fn report(&self) {
+        let _ = self.model.send(Input::Health(self.health.clone()));
+    }
+
+    /// One poll: the changes, and the focused view's data.
+    async fn poll(&mut self) {
+        let started = Instant::now();
+        self.cadence.started(started);
+        let limit = if self.health.loading {
+            LOAD_TIMEOUT
+        } else {
+            POLL_TIMEOUT
+        };
+        let spacing = self.cadence.spacing();
+        let store = self.session.store();
+        let outcome = tokio::time::timeout(limit, async {
+            let changes = self
+                .sync
+                .poll(store.pool(), store.layout(), spacing)
+                .await
+                .map_err(|e| e.to_string())?;
+            let focused = fetch_extra(&self.session, &self.focus).await?;
+            Ok::<_, String>((changes, focused))
+        })
+        .await;
+        let took = started.elapsed();
+        match outcome {
+            Ok(Ok((changes, extra))) => {
+                self.cadence.finished(took, true, Instant::now());
+                let h = &mut self.health;
+                h.loading = false;
+                h.period = self.cadence.period();
+                h.poll_time = self.cadence.poll_time();
+                h.slowed = self.cadence.slowed();
+                h.polled_at = Some(started);
+                h.failing_since = None;
+                h.last_error = None;
+                let focused = extra.map(|extra| Focused {
+                    focus: self.focus.clone(),
+                    extra,
+                });
+                tracing::debug!(
+                    took_ms = took.as_millis() as u64,
+                    statements = changes.report.statements,
+                    rows = changes.report.rows_read,
+                    "poll"
+                );
+                let _ = self.model.send(Input::Polled {
+                    changes: Box::new(changes),
+                    focused,
+                    started,
+                    health: self.health.clone(),
+                });
+            }
+            Ok(Err(error)) => self.fail(error, took),
+            Err(_) => self.fail(format!("no answer within {}s", limit.as_secs()), took),
+        }
+    }
+
+    /// Just the focused view's data, right after the focus changed.
+    async fn fetch_focus(&mut self) {
+        let focus = self.focus.clone();
+        match tokio::time::timeout(POLL_TIMEOUT, fetch_extra(&self.session, &focus)).await {
+            Ok(Ok(Some(extra))) => {
+                let _ = self.model.send(Input::Focused(Focused { focus, extra }));
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(error)) => self.fail(error, Duration::ZERO),
+            Err(_) => self.fail(
+                format!("no answer within {}s", POLL_TIMEOUT.as_secs()),
+                Duration::ZERO,
+            ),
+        }
+    }
+
+    fn fail(&mut self, error: String, took: Duration) {
+        tracing::warn!("poll failed: {error}");
+        self.cadence.finished(took, false, Instant::now());
+        self.health.failing_since.get_or_insert_with(Instant::now);
+        self.health.last_error = Some(error);
+        self.report();
+    }
+}
+
+/// The focused view's query; `None` for views that need only the board.
+async fn fetch_extra(session: &Session, focus: &Focus) -> Result<Option<Extra>, String> {
+    Ok(Some(match focus {
+        Focus::Board | Focus::Tenants => return Ok(None),
+        Focus::Detail(id) => Extra::Detail(Box::new(
+            session.detail(*id).await.map_err(|e| e.to_string())?,
+        )),
+        Focus::Leases => Extra::Leases(session.leases().await.map_err(|e| e.to_string())?),
+        Focus::Audit => Extra::Audit(
+            session
+                .recent_audit(AUDIT_SHOWN)
+                .await
+                .map_err(|e| e.to_string())?,
+        ),
+    }))
+}

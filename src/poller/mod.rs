@@ -1,0 +1,175 @@
+//! The poller: reads the ledger in the background and publishes what the UI shows. A slow or
+//! dead database only delays the data; it never blocks input or drawing.
+//!
+//! Two tasks, so that neither waits for the other:
+//! * [`fetch`] does the IO: it keeps the cadence (start to start), runs the incremental sync
+//!   and the query of the view in focus, and backs off while the database is away;
+//! * [`model`] owns the [`Fleet`](crate::domain::fleet::Fleet): it applies what `fetch` found,
+//!   answers the board's queries (sort, filters) without touching the database, moves the
+//!   clock between polls so time-driven signals change on time, and publishes.
+//!
+//! Who holds what: the UI keeps the [`PollerHandle`] (commands in, statuses out through a
+//! `watch` channel, which always holds the latest value). Dropping the handle stops both tasks.
+
+mod cadence;
+mod fetch;
+mod model;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc, watch};
+use uuid::Uuid;
+
+use crate::domain::board::BoardQuery;
+use crate::domain::fleet::FleetSnapshot;
+use crate::domain::model::AuditRecord;
+use crate::domain::session::{Detail, Session};
+use crate::domain::signals::Thresholds;
+use crate::store::read::LeaseRows;
+use crate::store::sync::SyncSettings;
+
+pub use cadence::{MAX_INTERVAL, MIN_INTERVAL};
+
+pub const AUDIT_SHOWN: i64 = 200;
+
+/// What, besides the board, the UI is looking at (so only that is fetched).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Focus {
+    Board,
+    Tenants,
+    Detail(Uuid),
+    Leases,
+    Audit,
+}
+
+/// The data of the focused view.
+#[derive(Debug, Clone)]
+pub enum Extra {
+    None,
+    /// `None`: the bootstrap no longer exists in scope.
+    Detail(Box<Option<Detail>>),
+    Leases(LeaseRows),
+    Audit(Vec<AuditRecord>),
+}
+
+/// The focused view's data and what it was fetched for.
+#[derive(Debug, Clone)]
+pub struct Focused {
+    pub focus: Focus,
+    pub extra: Extra,
+}
+
+/// How polling goes: the cadence, the console's own cost, and failures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Health {
+    pub paused: bool,
+    /// The interval the operator asked for.
+    pub interval: Duration,
+    /// The measured time from the start of one poll to the start of the next.
+    pub period: Option<Duration>,
+    /// How long the console's own statements took, per poll (smoothed).
+    pub poll_time: Option<Duration>,
+    /// Polls are spaced out beyond the interval because they take too long.
+    pub slowed: bool,
+    /// The first load of the whole ledger is under way.
+    pub loading: bool,
+    /// When the last good poll started (local monotonic clock).
+    pub polled_at: Option<Instant>,
+    /// Set while polls fail: since when, and why.
+    pub failing_since: Option<Instant>,
+    pub last_error: Option<String>,
+}
+
+/// The latest state of polling, as the UI sees it.
+#[derive(Debug, Clone, Default)]
+pub struct PollStatus {
+    pub fleet: Option<Arc<FleetSnapshot>>,
+    /// The local instant that corresponds to `fleet.db_now` (for ages between polls).
+    pub fleet_at: Option<Instant>,
+    pub focused: Option<Arc<Focused>>,
+    pub health: Health,
+    /// Counts every published status, so the UI can tell a new one from the last.
+    pub sequence: u64,
+}
+
+impl PollStatus {
+    /// The database clock now, estimated from the last snapshot and the local monotonic clock.
+    pub fn db_now_at(&self, local: Instant) -> Option<chrono::DateTime<chrono::Utc>> {
+        let fleet = self.fleet.as_ref()?;
+        let at = self.fleet_at?;
+        let elapsed = chrono::Duration::from_std(local.saturating_duration_since(at)).ok()?;
+        Some(fleet.db_now + elapsed)
+    }
+}
+
+/// Requests to the poller.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    PollNow,
+    Pause(bool),
+    Interval(Duration),
+    Focus(Focus),
+    /// Order and filter the board like this.
+    Query(BoardQuery),
+}
+
+/// How the poller works.
+#[derive(Debug, Clone, Copy)]
+pub struct PollerOptions {
+    pub interval: Duration,
+    pub thresholds: Thresholds,
+    pub sync: SyncSettings,
+}
+
+/// The UI's end: send commands, watch statuses. Dropping it stops the tasks.
+pub struct PollerHandle {
+    fetch: mpsc::UnboundedSender<fetch::Request>,
+    model: mpsc::UnboundedSender<model::Input>,
+    pub status: watch::Receiver<PollStatus>,
+}
+
+impl PollerHandle {
+    pub fn send(&self, command: Command) {
+        // The tasks only end when this handle is dropped, so a send cannot fail while we still
+        // hold it; ignore the impossible error.
+        let request = match command {
+            Command::Query(query) => {
+                let _ = self.model.send(model::Input::Query(query));
+                return;
+            }
+            Command::PollNow => fetch::Request::PollNow,
+            Command::Pause(paused) => fetch::Request::Pause(paused),
+            Command::Interval(interval) => fetch::Request::Interval(interval),
+            Command::Focus(focus) => fetch::Request::Focus(focus),
+        };
+        let _ = self.fetch.send(request);
+    }
+}
+
+/// Starts polling `session`.
+pub fn start(session: Session, options: PollerOptions) -> PollerHandle {
+    let (fetch_requests, fetch_inbox) = mpsc::unbounded_channel();
+    let (model_inputs, model_inbox) = mpsc::unbounded_channel();
+    let initial = PollStatus {
+        health: Health {
+            interval: options.interval.clamp(MIN_INTERVAL, MAX_INTERVAL),
+            loading: true,
+            ..Health::default()
+        },
+        ..PollStatus::default()
+    };
+    let (publisher, status) = watch::channel(initial);
+    tokio::spawn(model::run(options.thresholds, model_inbox, publisher));
+    tokio::spawn(fetch::run(
+        session,
+        options,
+        fetch_inbox,
+        model_inputs.clone(),
+    ));
+    PollerHandle {
+        fetch: fetch_requests,
+        model: model_inputs,
+        status,
+    }
+}

@@ -1,0 +1,183 @@
+//! The statements that keep a copy of the ledger up to date, each one cheap at 100,000 spaces.
+//! [`super::sync`] decides which to run when.
+//!
+//! They use only the indexes migration 0009 created and never scan the bootstrap table from
+//! end to end in one statement:
+//! * **changed rows** come through the claim index `(run_state, lease_expires_at, updated_at,
+//!   id)`. The CHECK constraints force `lease_expires_at IS NULL` in every state but running,
+//!   so for those states the index is ordered by `updated_at`; running rows written by their
+//!   worker carry a lease that outlives the write (the fence demands it), so they are found
+//!   among the live leases;
+//! * the **resync** reads a few pages at a time by TID range (`ctid`), ids and row versions
+//!   only, and the rows that differ by primary key;
+//! * the **first load** reads the table in large TID ranges (or a tenant through the space
+//!   index).
+//!
+//! All of them are public as SQL so a test can `EXPLAIN` them.
+
+use chrono::{DateTime, Utc};
+use sqlx::{PgConnection, Row};
+use uuid::Uuid;
+
+use super::read::lease_columns;
+use super::rows::{BoardRecord, LeaseRow};
+use super::{Layout, StoreError};
+
+/// How much of the last error message a board row carries.
+pub const BOARD_MESSAGE_CHARS: usize = 240;
+
+/// The board's columns of `b`, messages clipped to `message_chars` (`None`: whole).
+pub fn board_columns(message_chars: Option<usize>) -> String {
+    let message = match message_chars {
+        Some(n) => format!("left(b.last_error_message, {n})"),
+        None => "b.last_error_message".to_string(),
+    };
+    format!(
+        "b.id, b.tenant_id, b.knowledge_space_id, b.checkpoint, b.run_state, \
+         b.total_documents, b.completed_documents, b.worker_id, \
+         b.lease_token IS NOT NULL AS has_lease_token, b.lease_expires_at, b.heartbeat_at, \
+         b.last_error_code, {message} AS last_error_message, b.row_version, b.updated_at, \
+         b.completed_at, b.xmin::text::bigint AS version"
+    )
+}
+
+const TENANT: &str = "($1::text IS NULL OR b.tenant_id = $1)";
+
+/// The database clock and the bootstrap table's size in pages.
+pub const CLOCK_SQL: &str = "SELECT now() AS db_now, \
+    (pg_relation_size('legacy_space_publication_bootstraps'::regclass) \
+     / current_setting('block_size')::bigint) AS pages";
+
+/// Rows in pages `[$2, $3)` (`$3` NULL: to the end) — the first load, in a few large ranges.
+pub fn pages_sql() -> String {
+    format!(
+        "SELECT {} FROM legacy_space_publication_bootstraps b \
+         WHERE b.ctid >= format('(%s,0)', $2::bigint)::tid \
+           AND ($3::bigint IS NULL OR b.ctid < format('(%s,0)', $3::bigint)::tid) AND {TENANT}",
+        board_columns(Some(BOARD_MESSAGE_CHARS))
+    )
+}
+
+/// Every row of one tenant, through the `(tenant_id, knowledge_space_id)` index.
+pub fn tenant_sql() -> String {
+    format!(
+        "SELECT {} FROM legacy_space_publication_bootstraps b WHERE b.tenant_id = $1",
+        board_columns(Some(BOARD_MESSAGE_CHARS))
+    )
+}
+
+/// Rows written after `$2` (see the module comment for why these two branches find them all).
+pub fn changed_sql() -> String {
+    let columns = board_columns(Some(BOARD_MESSAGE_CHARS));
+    format!(
+        "SELECT {columns} FROM legacy_space_publication_bootstraps b \
+         WHERE b.run_state = ANY('{{queued,succeeded,failed,canceled}}'::text[]) \
+           AND b.lease_expires_at IS NULL AND b.updated_at > $2 AND {TENANT} \
+         UNION ALL \
+         SELECT {columns} FROM legacy_space_publication_bootstraps b \
+         WHERE b.run_state = 'running' AND b.lease_expires_at > $2 AND b.updated_at > $2 \
+           AND {TENANT}"
+    )
+}
+
+/// Ids and row versions in pages `[$2, $3)` (`$3` NULL: to the end): one resync slice.
+pub const VERSIONS_SQL: &str = "SELECT b.id, b.xmin::text::bigint AS version \
+    FROM legacy_space_publication_bootstraps b \
+    WHERE b.ctid >= format('(%s,0)', $2::bigint)::tid \
+      AND ($3::bigint IS NULL OR b.ctid < format('(%s,0)', $3::bigint)::tid) \
+      AND ($1::text IS NULL OR b.tenant_id = $1)";
+
+/// The rows with these ids (that still exist and are in scope).
+pub fn by_ids_sql() -> String {
+    format!(
+        "SELECT {} FROM legacy_space_publication_bootstraps b \
+         WHERE b.id = ANY($2) AND {TENANT}",
+        board_columns(Some(BOARD_MESSAGE_CHARS))
+    )
+}
+
+/// Every mutation lease in scope (a small table: one lease per busy space at most).
+pub fn leases_sql(layout: &Layout) -> String {
+    format!(
+        "SELECT {} FROM knowledge_space_mutation_leases l \
+         WHERE ($1::text IS NULL OR l.tenant_id = $1)",
+        lease_columns(layout)
+    )
+}
+
+/// The database clock and the table size.
+pub async fn clock(conn: &mut PgConnection) -> Result<(DateTime<Utc>, i64), StoreError> {
+    let row = sqlx::query(CLOCK_SQL).fetch_one(conn).await?;
+    Ok((row.try_get("db_now")?, row.try_get("pages")?))
+}
+
+/// Rows in pages `[from, to)`; `to = None` reads to the end of the table.
+pub async fn pages(
+    conn: &mut PgConnection,
+    tenant: Option<&str>,
+    from: i64,
+    to: Option<i64>,
+) -> Result<Vec<BoardRecord>, StoreError> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(pages_sql()))
+        .bind(tenant)
+        .bind(from)
+        .bind(to)
+        .fetch_all(conn)
+        .await?)
+}
+
+pub async fn tenant(conn: &mut PgConnection, tenant: &str) -> Result<Vec<BoardRecord>, StoreError> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(tenant_sql()))
+        .bind(tenant)
+        .fetch_all(conn)
+        .await?)
+}
+
+pub async fn changed_since(
+    conn: &mut PgConnection,
+    tenant: Option<&str>,
+    since: DateTime<Utc>,
+) -> Result<Vec<BoardRecord>, StoreError> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(changed_sql()))
+        .bind(tenant)
+        .bind(since)
+        .fetch_all(conn)
+        .await?)
+}
+
+pub async fn versions(
+    conn: &mut PgConnection,
+    tenant: Option<&str>,
+    from: i64,
+    to: Option<i64>,
+) -> Result<Vec<(Uuid, i64)>, StoreError> {
+    Ok(sqlx::query_as(VERSIONS_SQL)
+        .bind(tenant)
+        .bind(from)
+        .bind(to)
+        .fetch_all(conn)
+        .await?)
+}
+
+pub async fn by_ids(
+    conn: &mut PgConnection,
+    tenant: Option<&str>,
+    ids: &[Uuid],
+) -> Result<Vec<BoardRecord>, StoreError> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(by_ids_sql()))
+        .bind(tenant)
+        .bind(ids)
+        .fetch_all(conn)
+        .await?)
+}
+
+pub async fn leases(
+    conn: &mut PgConnection,
+    layout: &Layout,
+    tenant: Option<&str>,
+) -> Result<Vec<LeaseRow>, StoreError> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(leases_sql(layout)))
+        .bind(tenant)
+        .fetch_all(conn)
+        .await?)
+}
