@@ -161,6 +161,7 @@ fn summary_of(groups: &[SummaryGroup]) -> (Summary, i64) {
 /// The rows a report lists, page by page, in attention order.
 pub struct Rows<'s> {
     session: &'s Session,
+    page: i64,
     thresholds: Thresholds,
     clock: Clock,
     narrowing: Narrowing,
@@ -180,6 +181,7 @@ impl<'s> Rows<'s> {
     ) -> Self {
         Self {
             session,
+            page: PAGE,
             thresholds: *thresholds,
             clock: clock(now, thresholds),
             narrowing: filter.narrowing(session.tenant_scope()),
@@ -188,6 +190,12 @@ impl<'s> Rows<'s> {
             listed: HashSet::new(),
             names: Names::default(),
         }
+    }
+
+    /// Reads `rows` rows per statement instead of the default.
+    pub fn page_size(mut self, rows: i64) -> Self {
+        self.page = rows.max(1);
+        self
     }
 
     /// The next rows, in order; `None` when the listing is complete. A page may be empty
@@ -204,11 +212,11 @@ impl<'s> Rows<'s> {
             &self.clock,
             class.index(),
             self.after,
-            PAGE,
+            self.page,
         )
         .await?;
         match records.last() {
-            Some((last, _)) if records.len() as i64 == PAGE => {
+            Some((last, _)) if records.len() as i64 == self.page => {
                 self.after = Some((last.updated_at, last.id));
             }
             _ => {

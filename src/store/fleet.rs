@@ -8,8 +8,8 @@
 //!   so for those states the index is ordered by `updated_at`; running rows written by their
 //!   worker carry a lease that outlives the write (the fence demands it), so they are found
 //!   among the live leases;
-//! * the **resync** reads a few pages at a time by TID range (`ctid`), ids and row versions
-//!   only, and the rows that differ by primary key;
+//! * the **resync** reads a few pages at a time by TID range (`ctid`), ids, row versions and
+//!   pages only, and the rows that differ (or went missing from their page) by primary key;
 //! * the **first load** reads the table in large TID ranges (or a tenant through the space
 //!   index).
 //!
@@ -22,6 +22,9 @@ use uuid::Uuid;
 use super::read::lease_columns;
 use super::rows::{BoardRecord, LeaseRow};
 use super::{Layout, StoreError};
+
+/// The page (block number) of `b`'s current version, from its `ctid` `(page,item)`.
+const PAGE: &str = "(b.ctid::text::point)[0]::bigint";
 
 /// How much of the last error message a board row carries.
 pub const BOARD_MESSAGE_CHARS: usize = 240;
@@ -37,7 +40,7 @@ pub fn board_columns(message_chars: Option<usize>) -> String {
          b.total_documents, b.completed_documents, b.worker_id, \
          b.lease_token IS NOT NULL AS has_lease_token, b.lease_expires_at, b.heartbeat_at, \
          b.last_error_code, {message} AS last_error_message, b.row_version, b.updated_at, \
-         b.completed_at, b.xmin::text::bigint AS version"
+         b.completed_at, b.xmin::text::bigint AS version, {PAGE} AS page"
     )
 }
 
@@ -80,12 +83,16 @@ pub fn changed_sql() -> String {
     )
 }
 
-/// Ids and row versions in pages `[$2, $3)` (`$3` NULL: to the end): one resync slice.
-pub const VERSIONS_SQL: &str = "SELECT b.id, b.xmin::text::bigint AS version \
-    FROM legacy_space_publication_bootstraps b \
-    WHERE b.ctid >= format('(%s,0)', $2::bigint)::tid \
-      AND ($3::bigint IS NULL OR b.ctid < format('(%s,0)', $3::bigint)::tid) \
-      AND ($1::text IS NULL OR b.tenant_id = $1)";
+/// Ids, row versions and pages in pages `[$2, $3)` (`$3` NULL: to the end): one resync slice.
+pub fn versions_sql() -> String {
+    format!(
+        "SELECT b.id, b.xmin::text::bigint AS version, {PAGE} AS page \
+         FROM legacy_space_publication_bootstraps b \
+         WHERE b.ctid >= format('(%s,0)', $2::bigint)::tid \
+           AND ($3::bigint IS NULL OR b.ctid < format('(%s,0)', $3::bigint)::tid) \
+           AND {TENANT}"
+    )
+}
 
 /// The rows with these ids (that still exist and are in scope).
 pub fn by_ids_sql() -> String {
@@ -145,13 +152,16 @@ pub async fn changed_since(
         .await?)
 }
 
+/// One row of a resync slice: the id, the row version and the page it is on.
+pub type Version = (Uuid, i64, i64);
+
 pub async fn versions(
     conn: &mut PgConnection,
     tenant: Option<&str>,
     from: i64,
     to: Option<i64>,
-) -> Result<Vec<(Uuid, i64)>, StoreError> {
-    Ok(sqlx::query_as(VERSIONS_SQL)
+) -> Result<Vec<Version>, StoreError> {
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(versions_sql()))
         .bind(tenant)
         .bind(from)
         .bind(to)

@@ -103,4 +103,6 @@ pub struct BoardRecord {
     pub completed_at: Option<DateTime<Utc>>,
     /// The transaction that wrote this version of the row.
     pub version: i64,
+    /// The table page this version is on.
+    pub page: i64,
 }

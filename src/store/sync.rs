@@ -6,17 +6,18 @@
 //!    claim index (see [`super::fleet`]). Writers stamp `updated_at` with their own clock at the
 //!    start of their transaction, so a change can become visible with an `updated_at` earlier
 //!    than the poll that first sees it; the slack covers clock lag plus transaction duration;
-//! 2. one **resync slice**: the ids and row versions (`xmin`) of a few pages, compared with
-//!    the copy; rows that differ are read again by primary key. The slices walk the whole
-//!    table once per cycle, so anything the first step could miss (an `updated_at` stamped
-//!    further back than the slack, a hand-made update) shows within one cycle. A row the cycle
-//!    never saw was deleted or moved behind the cursor: it is confirmed by primary key;
+//! 2. one **resync slice**: the ids, row versions (`xmin`) and pages of a few table pages. A
+//!    row whose version differs from the copy, or that the copy last saw on one of these pages
+//!    and that is no longer there, is read again by primary key — not found means deleted. The
+//!    slices walk the whole table once per cycle, so anything the first step misses (an
+//!    `updated_at` stamped further back than the slack, a hand-made update, a deletion) shows
+//!    within one cycle: every row's old and new page are both passed within a cycle;
 //! 3. every mutation lease in scope (a small table).
 //!
 //! The caller gets [`Changes`]: rows to add or replace, ids to drop, and the leases. Rows read
 //! again with the version already known are not passed on.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -53,8 +54,6 @@ impl Default for SyncSettings {
 
 /// Pages per statement of the first load.
 const LOAD_CHUNK_PAGES: i64 = 2048;
-/// Rows confirmed by primary key per poll at the end of a cycle.
-const CONFIRM_BATCH: usize = 2000;
 
 /// What changed since the previous poll.
 #[derive(Debug, Clone, Default)]
@@ -74,11 +73,11 @@ pub struct Changes {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SyncReport {
     pub statements: u32,
-    /// Rows read (including ids of a resync slice).
+    /// Rows read (including the ids of a resync slice).
     pub rows_read: usize,
     /// Completed resync cycles.
     pub cycles: u32,
-    /// Progress of the current cycle: pages walked of the table's pages.
+    /// The next page of the current cycle, and the table's size in pages.
     pub cycle_page: i64,
     pub table_pages: i64,
 }
@@ -87,8 +86,8 @@ pub struct SyncReport {
 #[derive(Debug, Clone, Copy)]
 struct Known {
     version: i64,
-    /// The last cycle in which this version of the row was read.
-    seen: u32,
+    /// The page its version was on when last read.
+    page: i64,
 }
 
 /// The sync's memory between polls.
@@ -97,27 +96,22 @@ struct Mirror {
     /// The clock of the last good poll.
     last_now: DateTime<Utc>,
     known: HashMap<Uuid, Known>,
-    /// The resync cycle under way; rows loaded before it count as unseen.
-    cycle: u32,
+    /// The same rows by page, for the rows a slice expects to find.
+    by_page: BTreeSet<(i64, Uuid)>,
+    cycles: u32,
     /// The next page of the resync walk.
     cursor: i64,
-    /// Ids the finished cycle never saw, awaiting confirmation by primary key.
-    suspects: Vec<Uuid>,
 }
 
 /// What a poll learned, applied to the [`Mirror`] only once its transaction committed (a
 /// failed poll must leave the copy exactly as it was, or its changes would be lost).
 #[derive(Debug, Default)]
 struct Learned {
-    /// Rows read (new version or not): their version, now seen in this cycle.
-    read: Vec<(Uuid, i64)>,
-    /// Rows a slice showed unchanged.
-    unchanged: Vec<Uuid>,
+    /// Rows read: id, version, page.
+    read: Vec<fleet::Version>,
     gone: Vec<Uuid>,
     /// Where the resync walk goes next; `None`: the cycle is complete.
     cursor: Option<i64>,
-    /// Suspects confirmed this poll (taken from the end of the list).
-    confirmed: usize,
 }
 
 /// Keeps a copy of the ledger in scope current.
@@ -168,15 +162,15 @@ impl LedgerSync {
         let committed = tx.commit().await;
         let (mut changes, learned) = outcome?;
         committed?;
-        match learned {
-            Err(loaded) => self.mirror = Some(loaded),
-            Ok(learned) => {
-                if let Some(mirror) = &mut self.mirror {
-                    mirror.learn(learned, changes.db_now);
-                    changes.report.cycles = mirror.cycle.saturating_sub(1);
-                    changes.report.cycle_page = mirror.cursor;
-                }
-            }
+        match (learned, &mut self.mirror) {
+            (Err(loaded), mirror) => *mirror = Some(loaded),
+            (Ok(learned), Some(mirror)) => mirror.learn(learned, changes.db_now),
+            // A refresh only happens with a mirror.
+            (Ok(_), None) => {}
+        }
+        if let Some(mirror) = &self.mirror {
+            changes.report.cycles = mirror.cycles;
+            changes.report.cycle_page = mirror.cursor;
         }
         Ok(changes)
     }
@@ -214,26 +208,16 @@ impl LedgerSync {
         report.statements += 1;
         report.rows_read = upserts.len() + leases.len();
         report.table_pages = pages;
-        let mirror = Mirror {
+        let mut mirror = Mirror {
             last_now: db_now,
-            known: upserts
-                .iter()
-                .map(|r| {
-                    (
-                        r.id,
-                        Known {
-                            version: r.version,
-                            seen: 0,
-                        },
-                    )
-                })
-                .collect(),
-            // Rows loaded now count as unseen by the first cycle, so a row deleted before the
-            // walk reaches it is still noticed at the end of that cycle.
-            cycle: 1,
+            known: HashMap::with_capacity(upserts.len()),
+            by_page: BTreeSet::new(),
+            cycles: 0,
             cursor: 0,
-            suspects: Vec::new(),
         };
+        for row in &upserts {
+            mirror.remember(row.id, row.version, row.page);
+        }
         Ok((
             Changes {
                 db_now,
@@ -256,10 +240,7 @@ impl LedgerSync {
     ) -> Result<(Changes, Learned), StoreError> {
         let tenant = self.tenant.as_deref();
         let mut report = SyncReport::default();
-        let mut learned = Learned {
-            cursor: Some(mirror.cursor),
-            ..Learned::default()
-        };
+        let mut learned = Learned::default();
         let (db_now, pages) = fleet::clock(conn).await?;
         report.statements += 1;
         let mut changes = Changes {
@@ -274,44 +255,38 @@ impl LedgerSync {
         report.rows_read += changed.len();
         mirror.sort_out(changed, &mut changes.upserts, &mut learned);
 
-        // 2. One resync slice, or the confirmation of rows the last cycle never saw.
-        if mirror.suspects.is_empty() {
-            let from = mirror.cursor;
-            let slice = self.slice_pages(pages, period);
-            let to = (from + slice < pages).then_some(from + slice);
-            let versions = fleet::versions(conn, tenant, from, to).await?;
-            report.statements += 1;
-            report.rows_read += versions.len();
-            let mut differ = Vec::new();
-            for (id, version) in versions {
-                match mirror.known.get(&id) {
-                    Some(known) if known.version == version => learned.unchanged.push(id),
-                    _ => differ.push(id),
-                }
+        // 2. One resync slice: rows whose version differs, and rows missing from their page.
+        let from = mirror.cursor;
+        let end = from + self.slice_pages(pages, period);
+        let to = (end < pages).then_some(end);
+        let versions = fleet::versions(conn, tenant, from, to).await?;
+        report.statements += 1;
+        report.rows_read += versions.len();
+        let present: HashSet<Uuid> = versions.iter().map(|(id, _, _)| *id).collect();
+        let mut recheck: Vec<Uuid> = mirror
+            .on_pages(from, to)
+            .filter(|id| !present.contains(id))
+            .collect();
+        let missing: HashSet<Uuid> = recheck.iter().copied().collect();
+        for (id, version, page) in versions {
+            match mirror.known.get(&id) {
+                Some(known) if known.version == version => learned.read.push((id, version, page)),
+                _ => recheck.push(id),
             }
-            if !differ.is_empty() {
-                let rows = fleet::by_ids(conn, tenant, &differ).await?;
-                report.statements += 1;
-                report.rows_read += rows.len();
-                mirror.sort_out(rows, &mut changes.upserts, &mut learned);
-            }
-            learned.cursor = to;
-        } else {
-            let keep = mirror.suspects.len().saturating_sub(CONFIRM_BATCH);
-            let batch = &mirror.suspects[keep..];
-            let found = fleet::by_ids(conn, tenant, batch).await?;
+        }
+        if !recheck.is_empty() {
+            let rows = fleet::by_ids(conn, tenant, &recheck).await?;
             report.statements += 1;
-            report.rows_read += found.len();
-            let present: HashSet<Uuid> = found.iter().map(|r| r.id).collect();
-            learned.gone = batch
-                .iter()
-                .filter(|id| !present.contains(id))
-                .copied()
+            report.rows_read += rows.len();
+            let found: HashSet<Uuid> = rows.iter().map(|r| r.id).collect();
+            learned.gone = missing
+                .into_iter()
+                .filter(|id| !found.contains(id))
                 .collect();
             changes.deletes = learned.gone.clone();
-            learned.confirmed = batch.len();
-            mirror.sort_out(found, &mut changes.upserts, &mut learned);
+            mirror.sort_out(rows, &mut changes.upserts, &mut learned);
         }
+        learned.cursor = to;
 
         // 3. The leases.
         changes.leases = fleet::leases(conn, layout, tenant).await?;
@@ -327,21 +302,16 @@ impl LedgerSync {
         let polls =
             (self.settings.resync_cycle.as_secs_f64() / period.as_secs_f64().max(0.001)).max(1.0);
         let wanted = (table_pages as f64 / polls).ceil() as i64;
-        wanted.clamp(
-            self.settings.min_slice_pages.max(1),
-            self.settings
-                .max_slice_pages
-                .max(self.settings.min_slice_pages)
-                .max(1),
-        )
+        let least = self.settings.min_slice_pages.max(1);
+        wanted.clamp(least, self.settings.max_slice_pages.max(least))
     }
 }
 
 impl Mirror {
-    /// Passes on the rows whose version is new; every row read counts as seen.
+    /// Passes on the rows whose version is new; every row read is remembered.
     fn sort_out(&self, rows: Vec<BoardRecord>, out: &mut Vec<BoardRecord>, learned: &mut Learned) {
         for row in rows {
-            learned.read.push((row.id, row.version));
+            learned.read.push((row.id, row.version, row.page));
             match self.known.get(&row.id) {
                 Some(known) if known.version == row.version => {}
                 _ => out.push(row),
@@ -349,45 +319,42 @@ impl Mirror {
         }
     }
 
-    /// Applies what a committed poll learned.
-    fn learn(&mut self, learned: Learned, db_now: DateTime<Utc>) {
-        let cycle = self.cycle;
-        for (id, version) in learned.read {
-            self.known.insert(
-                id,
-                Known {
-                    version,
-                    seen: cycle,
-                },
-            );
-        }
-        for id in learned.unchanged {
-            if let Some(known) = self.known.get_mut(&id) {
-                known.seen = cycle;
-            }
-        }
-        for id in &learned.gone {
-            self.known.remove(id);
-        }
-        let keep = self.suspects.len().saturating_sub(learned.confirmed);
-        self.suspects.truncate(keep);
-        match learned.cursor {
-            Some(cursor) => self.cursor = cursor,
-            None => self.finish_cycle(),
-        }
-        self.last_now = db_now;
+    /// The ids the copy last saw on pages `[from, to)` (`to = None`: to the end).
+    fn on_pages(&self, from: i64, to: Option<i64>) -> impl Iterator<Item = Uuid> + '_ {
+        let end = to.unwrap_or(i64::MAX);
+        self.by_page
+            .range((from, Uuid::nil())..(end, Uuid::nil()))
+            .map(|(_, id)| *id)
     }
 
-    /// The walk reached the end of the table: whatever it never saw is a suspect.
-    fn finish_cycle(&mut self) {
-        let cycle = self.cycle;
-        self.suspects = self
-            .known
-            .iter()
-            .filter(|(_, known)| known.seen != cycle)
-            .map(|(id, _)| *id)
-            .collect();
-        self.cycle = cycle.wrapping_add(1);
-        self.cursor = 0;
+    fn remember(&mut self, id: Uuid, version: i64, page: i64) {
+        if let Some(old) = self.known.insert(id, Known { version, page }) {
+            self.by_page.remove(&(old.page, id));
+        }
+        self.by_page.insert((page, id));
+    }
+
+    fn forget(&mut self, id: &Uuid) {
+        if let Some(old) = self.known.remove(id) {
+            self.by_page.remove(&(old.page, *id));
+        }
+    }
+
+    /// Applies what a committed poll learned.
+    fn learn(&mut self, learned: Learned, db_now: DateTime<Utc>) {
+        for (id, version, page) in learned.read {
+            self.remember(id, version, page);
+        }
+        for id in &learned.gone {
+            self.forget(id);
+        }
+        match learned.cursor {
+            Some(cursor) => self.cursor = cursor,
+            None => {
+                self.cursor = 0;
+                self.cycles = self.cycles.wrapping_add(1);
+            }
+        }
+        self.last_now = db_now;
     }
 }

@@ -78,6 +78,7 @@ fn records(n: usize) -> Vec<BoardRecord> {
                 updated_at: now(),
                 completed_at: terminal.then(now),
                 version: 1,
+                page: 0,
             }
         })
         .collect()

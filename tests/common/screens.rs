@@ -114,6 +114,7 @@ pub fn record(row: &BootstrapRow) -> BoardRecord {
         updated_at: row.updated_at,
         completed_at: row.completed_at,
         version: 1,
+        page: 0,
     }
 }
 
