@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::report::{AttentionFilter, ReportFilter};
 use crate::domain::signals::{self, Attention, Thresholds};
+use crate::sandbox::fixture::FixtureConfig;
 use crate::sandbox::sim::{RunConfig, SeedConfig};
 use crate::store::connect::{ConnectError, Target};
 
@@ -36,6 +37,10 @@ pub enum Command {
     /// Run simulated workers and document writers against a database (staging rehearsal,
     /// benchmark load).
     Simulate(SimulateArgs),
+    /// Generate the scale fixture on an empty rehearsal database: 100,000 spaces over 1,000
+    /// tenants with their items and leases by default (for the benchmark, `simulate --no-seed`
+    /// and trying the console at fleet scale).
+    Fixture(FixtureArgs),
     /// The board as a table (or `--json`); the exit code says whether anything needs attention.
     Status(StatusArgs),
     /// Retry failed or canceled spaces (by space or bootstrap id, or by filter).
@@ -374,6 +379,38 @@ impl RolloutArgs {
             config.fault_free()
         } else {
             config
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct FixtureArgs {
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    /// Knowledge spaces (one bootstrap each).
+    #[arg(long, default_value_t = 100_000)]
+    pub spaces: u32,
+    #[arg(long, default_value_t = 1_000)]
+    pub tenants: u32,
+    /// Frozen items of each captured space.
+    #[arg(long, default_value_t = 50)]
+    pub items_per_space: u32,
+    /// The same seed gives the same ids.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+    /// Create the platform stand-in tables first if the database has none (rehearsal
+    /// databases only; never on a real platform database).
+    #[arg(long)]
+    pub create_standin: bool,
+}
+
+impl FixtureArgs {
+    pub fn config(&self) -> FixtureConfig {
+        FixtureConfig {
+            spaces: self.spaces,
+            tenants: self.tenants,
+            items_per_space: self.items_per_space,
+            seed: self.seed,
         }
     }
 }

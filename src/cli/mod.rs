@@ -85,6 +85,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Some(Command::Sandbox { platform_only }) => schema_commands::sandbox(platform_only).await,
         Some(Command::Demo(args)) => rehearsal::demo(&args).await,
         Some(Command::Simulate(args)) => rehearsal::simulate(&args).await,
+        Some(Command::Fixture(args)) => rehearsal::fixture(&args).await,
         Some(Command::Watch(args)) => watch::watch(&args).await,
         Some(Command::Status(args)) => status::status(&args).await,
         Some(Command::Retry(args)) => {

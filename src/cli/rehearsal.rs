@@ -4,11 +4,12 @@ use super::outln;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::args::SimulateArgs;
+use super::args::{FixtureArgs, SimulateArgs};
 use super::{Failure, RolloutArgs, StopSignals};
 use crate::domain::fleet::Fleet;
 use crate::domain::session::{Session, SessionOptions};
 use crate::domain::signals::{Attention, Thresholds};
+use crate::sandbox::fixture;
 use crate::sandbox::sim::{self, SeedReport, Simulation, Stats};
 use crate::sandbox::{SandboxDatabase, SandboxSchema};
 use crate::store::connect::Target;
@@ -125,6 +126,55 @@ pub(super) async fn simulate(args: &SimulateArgs) -> Result<ExitCode, Failure> {
     .await;
     simulation.stop().await;
     watched?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `fixture`: the scale fixture on an empty rehearsal database.
+pub(super) async fn fixture(args: &FixtureArgs) -> Result<ExitCode, Failure> {
+    let target = args.connect.target()?;
+    let mut conn = target.connect().await?;
+    if !schema::relation_exists(&mut conn, "knowledge_spaces")
+        .await
+        .map_err(store_error)?
+    {
+        if !args.create_standin {
+            return Err(Failure::Refused(format!(
+                "the database at {target} has no platform tables (knowledge_spaces): pass \
+                 --create-standin to create the stand-in tables on a rehearsal database"
+            )));
+        }
+        schema::apply_unit(&mut conn, &schema::PLATFORM_STANDIN).await?;
+    }
+    let spaces: i64 = sqlx::query_scalar("SELECT count(*) FROM knowledge_spaces")
+        .fetch_one(&mut conn)
+        .await
+        .map_err(store_error)?;
+    let ledger = schema::ledger_size(&mut conn).await.map_err(store_error)?;
+    if spaces > 0 || ledger > 0 {
+        return Err(Failure::Refused(format!(
+            "the database at {target} already holds {spaces} spaces and {ledger} bootstraps: \
+             the fixture is built on an empty rehearsal database"
+        )));
+    }
+    let config = args.config();
+    outln!(
+        "building {} spaces over {} tenants with {} items each on {target}…",
+        config.spaces,
+        config.tenants,
+        config.items_per_space
+    );
+    let report = fixture::build(&mut conn, &config, |step, took| {
+        outln!("  {step} ({:.1} s)", took.as_secs_f64());
+    })
+    .await?;
+    outln!(
+        "built {} spaces with {} items and {} mutation leases in {:.0} s; the database takes {:.1} GB",
+        report.spaces,
+        report.items,
+        report.leases,
+        report.took.as_secs_f64(),
+        report.database_bytes as f64 / 1e9
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -3,6 +3,7 @@
 mod binaries;
 mod cluster;
 mod database;
+pub mod fixture;
 pub mod protocol;
 mod reaper;
 pub mod sim;
