@@ -251,6 +251,11 @@ pub struct DisplayArgs {
     /// Seconds between polls (change it at runtime with + and -).
     #[arg(long, default_value_t = 2.0)]
     pub interval: f64,
+    /// How far behind the database clock a writer may stamp a change (its clock lag plus its
+    /// transaction's duration) and still have it shown at the next poll; later stamps show
+    /// within one resync cycle.
+    #[arg(long, default_value_t = 5.0)]
+    pub delta_slack_secs: f64,
     /// The most spaces one bulk action may touch.
     #[arg(long, default_value_t = 100)]
     pub bulk_cap: usize,

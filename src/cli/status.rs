@@ -39,13 +39,10 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
         },
     )
     .await?;
-    let report = report::summarize(&session, &thresholds).await?;
-    let mut rows = Rows::new(
-        &session,
-        report.db_now,
-        &args.filter.report_filter(),
-        &thresholds,
-    );
+    // One instant for everything; the first page is read while the summary is computed.
+    let now = session.database_now().await?;
+    let mut pages = Rows::new(&session, now, &args.filter.report_filter(), &thresholds).prefetch();
+    let report = report::summarize_at(&session, &thresholds, now).await?;
     let mut out = if args.json {
         Output::Json(JsonOutput::begin(
             &report,
@@ -57,9 +54,10 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
     };
     let mut shown = 0usize;
     let mut attention = !report.unreadable.is_empty();
-    // Each page is written before the next is read: nothing stays open on the server while
-    // a slow reader drains the output.
-    while let Some(page) = rows.next_page().await? {
+    // Pages arrive one ahead of the writing: nothing stays open on the server while a slow
+    // reader drains the output.
+    while let Some(page) = pages.recv().await {
+        let page = page?;
         let mut text = String::new();
         for row in &page {
             attention |= row.signals.attention.needs_attention();
@@ -279,8 +277,8 @@ struct JsonSignals {
     stuck: bool,
 }
 
-/// The JSON document, written as it goes: the head with the summary, one space at a time, the
-/// tail. Pretty-printed like one `serde_json` document would be.
+/// The JSON document, written as it goes: the head with the summary pretty-printed, then one
+/// space per line (compact: 100,000 spaces stay a file one can `grep`), then the tail.
 struct JsonOutput {
     first: bool,
 }
@@ -309,7 +307,9 @@ impl JsonOutput {
     fn row(&mut self, out: &mut String, row: &BoardRow, now: DateTime<Utc>) {
         out.push_str(if self.first { "\n    " } else { ",\n    " });
         self.first = false;
-        out.push_str(&pretty(&json_space(row, now), 4));
+        let json = serde_json::to_string(&json_space(row, now))
+            .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
+        out.push_str(&terminal_safe_json(&json));
     }
 }
 
@@ -388,6 +388,10 @@ fn json_space(row: &BoardRow, now: DateTime<Utc>) -> JsonSpace<'_> {
 /// JSON keeps database text exactly, but a terminal showing it must not obey it: serde already
 /// escapes C0 controls; this also escapes C1 controls and bidi overrides (valid JSON either way).
 pub(super) fn terminal_safe_json(json: &str) -> String {
+    if json.is_ascii() {
+        // Nothing above U+007F, and serde escaped every C0 control already.
+        return json.to_string();
+    }
     let mut out = String::with_capacity(json.len());
     for c in json.chars() {
         let risky = ('\u{80}'..='\u{9f}').contains(&c)

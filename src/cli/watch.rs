@@ -52,6 +52,12 @@ pub(super) fn tui_options(
     }
     let interval = Duration::from_secs_f64(display.interval)
         .clamp(crate::poller::MIN_INTERVAL, crate::poller::MAX_INTERVAL);
+    let slack = display.delta_slack_secs;
+    if !(slack.is_finite() && (0.0..=3600.0).contains(&slack)) {
+        return Err(Failure::Usage(format!(
+            "--delta-slack-secs must be between 0 and 3600 seconds, not {slack}"
+        )));
+    }
     Ok(tui::Options {
         label,
         sandbox,
@@ -60,6 +66,9 @@ pub(super) fn tui_options(
         interval,
         bulk_cap: display.bulk_cap,
         thresholds: crate::domain::signals::Thresholds::default(),
-        sync: crate::store::sync::SyncSettings::default(),
+        sync: crate::store::sync::SyncSettings {
+            slack: Duration::from_secs_f64(slack),
+            ..crate::store::sync::SyncSettings::default()
+        },
     })
 }

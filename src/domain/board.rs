@@ -126,10 +126,9 @@ impl BoardRow {
         )
     }
 
-    /// Whether the lower-case `needle` occurs in the tenant, the ids, the worker or the code.
-    pub fn matches_text(&self, needle: &str) -> bool {
-        needle.is_empty()
-            || memchr::memmem::find(self.search.as_bytes(), needle.as_bytes()).is_some()
+    /// Whether the `/` filter finds this row (its tenant, ids, worker or error code).
+    pub fn matches_text(&self, needle: &Needle) -> bool {
+        needle.finds(self.search.as_bytes())
     }
 
     /// The `/` filter's haystack for a row with these values.
@@ -308,10 +307,15 @@ impl Quick {
     }
 
     pub fn matches(self, row: &BoardRow) -> bool {
+        self.admits(row.signals.attention)
+    }
+
+    /// Whether a row of this attention class passes.
+    pub fn admits(self, attention: Attention) -> bool {
         match self {
             Quick::All => true,
-            Quick::NeedsAttention => row.signals.attention.needs_attention(),
-            Quick::Class(a) => row.signals.attention == a,
+            Quick::NeedsAttention => attention.needs_attention(),
+            Quick::Class(a) => attention == a,
         }
     }
 }
@@ -346,13 +350,13 @@ impl BoardQuery {
         self.quick != Quick::All || !self.text.is_empty() || self.tenant.is_some()
     }
 
-    /// The lower-case needle of the text filter.
-    pub fn needle(&self) -> String {
-        self.text.to_lowercase()
+    /// The text filter, ready to search with (build it once per query, not per row).
+    pub fn needle(&self) -> Needle {
+        Needle::new(&self.text)
     }
 
-    /// Whether `row` passes every filter (`needle` is [`Self::needle`], computed once).
-    pub fn matches(&self, row: &BoardRow, needle: &str) -> bool {
+    /// Whether `row` passes every filter (`needle` is [`Self::needle`]).
+    pub fn matches(&self, row: &BoardRow, needle: &Needle) -> bool {
         self.quick.matches(row)
             && self.tenant.as_ref().is_none_or(|t| *t == row.tenant)
             && row.matches_text(needle)
@@ -364,7 +368,33 @@ impl BoardQuery {
         self.sort == before.sort
             && self.quick == before.quick
             && self.tenant == before.tenant
-            && self.needle().contains(&before.needle())
+            && self
+                .text
+                .to_lowercase()
+                .contains(&before.text.to_lowercase())
+    }
+}
+
+/// A case-insensitive substring to find in rows' search text, with its searcher built once.
+#[derive(Debug, Clone)]
+pub struct Needle {
+    finder: Option<memchr::memmem::Finder<'static>>,
+}
+
+impl Needle {
+    /// Whether the needle occurs in `haystack` (an empty needle is everywhere).
+    pub fn finds(&self, haystack: &[u8]) -> bool {
+        self.finder
+            .as_ref()
+            .is_none_or(|finder| finder.find(haystack).is_some())
+    }
+
+    pub fn new(text: &str) -> Self {
+        let lower = text.to_lowercase();
+        Self {
+            finder: (!lower.is_empty())
+                .then(|| memchr::memmem::Finder::new(lower.as_bytes()).into_owned()),
+        }
     }
 }
 

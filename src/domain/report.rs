@@ -7,7 +7,7 @@
 //! Between pages nothing is held open on the server; a row that changes class while the report
 //! runs is listed at most once.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
@@ -22,7 +22,10 @@ use crate::store::StoreError;
 use crate::store::report::{self, Clock, Keyset, Narrowing, SummaryGroup};
 
 /// Rows per page: large enough to be cheap per row, small enough to stream.
-const PAGE: i64 = 5000;
+const PAGE: i64 = 10_000;
+/// Classes the database must sort (they span running rows, whose index order is another)
+/// are read in larger pages, so they are sorted fewer times.
+const SORTED_PAGE: i64 = 20_000;
 
 /// Which attention classes a report lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,9 +162,12 @@ fn summary_of(groups: &[SummaryGroup]) -> (Summary, i64) {
 }
 
 /// The rows a report lists, page by page, in attention order.
-pub struct Rows<'s> {
-    session: &'s Session,
-    page: i64,
+pub struct Rows {
+    session: Session,
+    /// Every lease in scope, by space, read with the first page.
+    leases: Option<HashMap<Uuid, Arc<MutationLease>>>,
+    /// `None`: the default for each class.
+    page: Option<i64>,
     thresholds: Thresholds,
     clock: Clock,
     narrowing: Narrowing,
@@ -171,17 +177,18 @@ pub struct Rows<'s> {
     names: Names,
 }
 
-impl<'s> Rows<'s> {
+impl Rows {
     /// The rows of `filter` in the session's scope, judged at `now` (a report's instant).
     pub fn new(
-        session: &'s Session,
+        session: &Session,
         now: DateTime<Utc>,
         filter: &ReportFilter,
         thresholds: &Thresholds,
     ) -> Self {
         Self {
-            session,
-            page: PAGE,
+            session: session.clone(),
+            leases: None,
+            page: None,
             thresholds: *thresholds,
             clock: clock(now, thresholds),
             narrowing: filter.narrowing(session.tenant_scope()),
@@ -192,10 +199,32 @@ impl<'s> Rows<'s> {
         }
     }
 
-    /// Reads `rows` rows per statement instead of the default.
+    /// Reads `rows` rows per statement instead of the defaults.
     pub fn page_size(mut self, rows: i64) -> Self {
-        self.page = rows.max(1);
+        self.page = Some(rows.max(1));
         self
+    }
+
+    /// Reads the pages in a task of their own, at most one page ahead of the reader: the next
+    /// page is fetched while this one is written, and nothing is held open on the server while
+    /// the reader waits.
+    pub fn prefetch(mut self) -> tokio::sync::mpsc::Receiver<Result<Vec<BoardRow>, StoreError>> {
+        let (pages, receiver) = tokio::sync::mpsc::channel(1);
+        tokio::spawn(async move {
+            loop {
+                let page = self.next_page().await;
+                let last = !matches!(page, Ok(Some(_)));
+                if let Some(page) = page.transpose()
+                    && pages.send(page).await.is_err()
+                {
+                    return;
+                }
+                if last {
+                    return;
+                }
+            }
+        });
+        receiver
     }
 
     /// The next rows, in order; `None` when the listing is complete. A page may be empty
@@ -204,19 +233,38 @@ impl<'s> Rows<'s> {
         let Some(&class) = self.classes.front() else {
             return Ok(None);
         };
+        let page = self.page.unwrap_or(match class {
+            Attention::Failed | Attention::Queued | Attention::Canceled | Attention::Succeeded => {
+                PAGE
+            }
+            _ => SORTED_PAGE,
+        });
         let store = self.session.store();
+        if self.leases.is_none() {
+            let leases = report::leases(
+                store.pool(),
+                store.layout(),
+                self.narrowing.tenant.as_deref(),
+            )
+            .await?;
+            self.leases = Some(
+                leases
+                    .into_iter()
+                    .map(|l| (l.knowledge_space_id, Arc::new(MutationLease::from(l))))
+                    .collect(),
+            );
+        }
         let records = report::page(
             store.pool(),
-            store.layout(),
             &self.narrowing,
             &self.clock,
             class.index(),
             self.after,
-            self.page,
+            page,
         )
         .await?;
         match records.last() {
-            Some((last, _)) if records.len() as i64 == self.page => {
+            Some(last) if records.len() as i64 == page => {
                 self.after = Some((last.updated_at, last.id));
             }
             _ => {
@@ -225,12 +273,18 @@ impl<'s> Rows<'s> {
             }
         }
         let mut rows = Vec::with_capacity(records.len());
-        for (record, lease) in records {
+        for record in records {
+            let lease = self
+                .leases
+                .as_ref()
+                .and_then(|leases| leases.get(&record.knowledge_space_id))
+                .filter(|lease| lease.tenant_id == record.tenant_id)
+                .cloned();
             let Ok(mut row) = board_row(record, &mut self.names) else {
                 // Unreadable rows are reported with the summary.
                 continue;
             };
-            row.lease = lease.map(|l| Arc::new(MutationLease::from(l)));
+            row.lease = lease;
             row.signals = signals::assess(&row.facts(), self.clock.now, &self.thresholds);
             if row.signals.attention == class && self.listed.insert(row.id) {
                 rows.push(row);

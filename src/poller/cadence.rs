@@ -21,6 +21,9 @@ pub struct Cadence {
     period: Option<Duration>,
     /// Smoothed duration of a successful poll.
     poll_time: Option<Duration>,
+    /// The poll time as shown: it follows the smoothed time only when that moves by more than
+    /// a third, so the header does not flicker (and an idle console writes nothing).
+    poll_time_shown: Option<Duration>,
     failures: u32,
     /// When the last failed poll ended (backoff counts from there).
     failed_at: Option<Instant>,
@@ -33,6 +36,7 @@ impl Cadence {
             last_start: None,
             period: None,
             poll_time: None,
+            poll_time_shown: None,
             failures: 0,
             failed_at: None,
         }
@@ -50,8 +54,9 @@ impl Cadence {
         self.period
     }
 
-    pub fn poll_time(&self) -> Option<Duration> {
-        self.poll_time
+    /// The poll time to show (see `poll_time_shown`).
+    pub fn shown_poll_time(&self) -> Option<Duration> {
+        self.poll_time_shown
     }
 
     /// A poll starts now.
@@ -62,15 +67,27 @@ impl Cadence {
         self.last_start = Some(at);
     }
 
-    /// The poll that started last ended, after `took`.
-    pub fn finished(&mut self, took: Duration, ok: bool, at: Instant) {
+    /// The poll that started last ended, after `took`. A first load (`steady` false) is not a
+    /// measure of what polls cost.
+    pub fn finished(&mut self, took: Duration, ok: bool, steady: bool, at: Instant) {
         if ok {
             self.failures = 0;
             self.failed_at = None;
-            self.poll_time = Some(match self.poll_time {
+            if !steady {
+                return;
+            }
+            let smoothed = match self.poll_time {
                 None => took,
                 Some(before) => before.mul_f64(1.0 - SMOOTHING) + took.mul_f64(SMOOTHING),
+            };
+            self.poll_time = Some(smoothed);
+            let moved = self.poll_time_shown.is_none_or(|shown| {
+                let ratio = smoothed.as_secs_f64() / shown.as_secs_f64().max(1e-9);
+                !(0.75..=1.33).contains(&ratio)
             });
+            if moved {
+                self.poll_time_shown = Some(smoothed);
+            }
         } else {
             self.failures += 1;
             self.failed_at = Some(at);
@@ -112,11 +129,8 @@ mod tests {
         let t0 = Instant::now();
         let mut cadence = Cadence::new(Duration::from_secs(1));
         cadence.started(t0);
-        cadence.finished(
-            Duration::from_millis(80),
-            true,
-            t0 + Duration::from_millis(80),
-        );
+        let took = Duration::from_millis(80);
+        cadence.finished(took, true, true, t0 + took);
         assert_eq!(cadence.next_start(t0), t0 + Duration::from_secs(1));
     }
 
@@ -125,7 +139,7 @@ mod tests {
         let t0 = Instant::now();
         let mut cadence = Cadence::new(Duration::from_secs(60));
         cadence.started(t0);
-        cadence.finished(Duration::from_millis(5), true, t0);
+        cadence.finished(Duration::from_millis(5), true, true, t0);
         cadence.set_interval(Duration::from_secs(2));
         assert_eq!(cadence.next_start(t0), t0 + Duration::from_secs(2));
     }
@@ -135,9 +149,32 @@ mod tests {
         let t0 = Instant::now();
         let mut cadence = Cadence::new(Duration::from_secs(1));
         cadence.started(t0);
-        cadence.finished(Duration::from_millis(400), true, t0);
+        cadence.finished(Duration::from_millis(400), true, true, t0);
+        assert!(cadence.slowed());
+        let mut after_load = Cadence::new(Duration::from_secs(1));
+        after_load.started(t0);
+        after_load.finished(Duration::from_millis(400), true, false, t0);
+        assert!(
+            !after_load.slowed(),
+            "a first load does not slow polling down"
+        );
         assert!(cadence.slowed());
         assert_eq!(cadence.spacing(), Duration::from_secs(4));
+    }
+
+    #[test]
+    fn the_poll_time_shown_ignores_jitter() {
+        let t0 = Instant::now();
+        let mut cadence = Cadence::new(Duration::from_secs(1));
+        cadence.finished(Duration::from_millis(3), true, true, t0);
+        for took in [2, 4, 3, 2, 4] {
+            cadence.finished(Duration::from_millis(took), true, true, t0);
+            assert_eq!(cadence.shown_poll_time(), Some(Duration::from_millis(3)));
+        }
+        for _ in 0..10 {
+            cadence.finished(Duration::from_millis(30), true, true, t0);
+        }
+        assert!(cadence.shown_poll_time() > Some(Duration::from_millis(20)));
     }
 
     #[test]
@@ -146,7 +183,7 @@ mod tests {
         let mut cadence = Cadence::new(Duration::from_secs(1));
         for n in 1..=3 {
             cadence.started(t0);
-            cadence.finished(Duration::ZERO, false, t0);
+            cadence.finished(Duration::ZERO, false, true, t0);
             assert_eq!(
                 cadence.next_start(t0),
                 t0 + Duration::from_secs(1 << (n - 1))

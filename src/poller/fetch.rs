@@ -128,11 +128,12 @@ impl Fetcher {
         let took = started.elapsed();
         match outcome {
             Ok(Ok((changes, extra))) => {
-                self.cadence.finished(took, true, Instant::now());
+                self.cadence
+                    .finished(took, true, !changes.reset, Instant::now());
                 let h = &mut self.health;
                 h.loading = false;
                 h.period = self.cadence.period();
-                h.poll_time = self.cadence.poll_time();
+                h.poll_time = self.cadence.shown_poll_time();
                 h.slowed = self.cadence.slowed();
                 h.polled_at = Some(started);
                 h.failing_since = None;
@@ -177,7 +178,7 @@ impl Fetcher {
 
     fn fail(&mut self, error: String, took: Duration) {
         tracing::warn!("poll failed: {error}");
-        self.cadence.finished(took, false, Instant::now());
+        self.cadence.finished(took, false, true, Instant::now());
         self.health.failing_since.get_or_insert_with(Instant::now);
         self.health.last_error = Some(error);
         self.report();

@@ -47,6 +47,8 @@ pub struct PrivateCluster {
     keeper: Option<Keeper>,
     binaries: ServerBinaries,
     run_as: Option<RunAs>,
+    /// Server settings beyond the defaults (`-c name=value`).
+    settings: Vec<(String, String)>,
 }
 
 /// The thread that spawned the server. The parent-death signal fires when the *spawning thread*
@@ -73,6 +75,19 @@ impl PrivateCluster {
 
     /// Creates, starts and waits for a cluster using `binaries`.
     pub fn start_with(binaries: &ServerBinaries) -> Result<Self, SandboxError> {
+        Self::start_configured(binaries, &[])
+    }
+
+    /// A cluster with extra server settings, e.g. `("shared_preload_libraries",
+    /// "pg_stat_statements")` for the benchmark.
+    pub fn start_configured(
+        binaries: &ServerBinaries,
+        settings: &[(&str, &str)],
+    ) -> Result<Self, SandboxError> {
+        let settings: Vec<(String, String)> = settings
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         reaper::sweep_abandoned(Path::new(PARENT_DIR));
         let run_as = unprivileged_account()?;
         let dir = tempfile::Builder::new()
@@ -82,7 +97,7 @@ impl PrivateCluster {
         let socket_dir = dir.path().to_path_buf();
         prepare_directory(&socket_dir, run_as.as_ref())?;
         run_initdb(binaries, &socket_dir, run_as.as_ref())?;
-        let (server_pid, keeper) = spawn_server(binaries, &socket_dir, run_as.clone())?;
+        let (server_pid, keeper) = spawn_server(binaries, &socket_dir, run_as.clone(), &settings)?;
         Ok(Self {
             dir: Some(dir),
             socket_dir,
@@ -90,6 +105,7 @@ impl PrivateCluster {
             keeper: Some(keeper),
             binaries: binaries.clone(),
             run_as,
+            settings,
         })
     }
 
@@ -139,8 +155,12 @@ impl PrivateCluster {
         if self.keeper.is_some() {
             return Ok(());
         }
-        let (server_pid, keeper) =
-            spawn_server(&self.binaries, &self.socket_dir, self.run_as.clone())?;
+        let (server_pid, keeper) = spawn_server(
+            &self.binaries,
+            &self.socket_dir,
+            self.run_as.clone(),
+            &self.settings,
+        )?;
         self.server_pid = server_pid;
         self.keeper = Some(keeper);
         Ok(())
@@ -308,6 +328,7 @@ fn spawn_server(
     binaries: &ServerBinaries,
     dir: &Path,
     run_as: Option<RunAs>,
+    settings: &[(String, String)],
 ) -> Result<(u32, Keeper), SandboxError> {
     let log = fs::File::create(dir.join("server.log"))
         .map_err(|e| SandboxError::io("create server.log", e))?;
@@ -322,7 +343,11 @@ fn spawn_server(
         .arg(dir)
         .args(["-c", "listen_addresses="])
         .args(["-c", "fsync=off", "-c", "synchronous_commit=off"])
-        .args(["-c", "full_page_writes=off", "-c", "max_connections=200"])
+        .args(["-c", "full_page_writes=off", "-c", "max_connections=200"]);
+    for (name, value) in settings {
+        command.arg("-c").arg(format!("{name}={value}"));
+    }
+    command
         .stdout(Stdio::null())
         .stderr(log)
         // Its own process group: a Ctrl-C on our terminal must not reach the server directly;

@@ -29,18 +29,31 @@ const PAGE: &str = "(b.ctid::text::point)[0]::bigint";
 /// How much of the last error message a board row carries.
 pub const BOARD_MESSAGE_CHARS: usize = 240;
 
-/// The board's columns of `b`, messages clipped to `message_chars` (`None`: whole).
-pub fn board_columns(message_chars: Option<usize>) -> String {
-    let message = match message_chars {
-        Some(n) => format!("left(b.last_error_message, {n})"),
-        None => "b.last_error_message".to_string(),
+/// Which of the board's columns a statement reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Columns {
+    /// For the sync: messages clipped, with each row's version and page.
+    Sync,
+    /// For a report: whole messages; no version or page (read as 0).
+    Report,
+}
+
+/// The board's columns of `b`.
+pub fn board_columns(columns: Columns) -> String {
+    let (message, version, page) = match columns {
+        Columns::Sync => (
+            format!("left(b.last_error_message, {BOARD_MESSAGE_CHARS})"),
+            "b.xmin::text::bigint",
+            PAGE,
+        ),
+        Columns::Report => ("b.last_error_message".to_string(), "0::bigint", "0::bigint"),
     };
     format!(
         "b.id, b.tenant_id, b.knowledge_space_id, b.checkpoint, b.run_state, \
          b.total_documents, b.completed_documents, b.worker_id, \
          b.lease_token IS NOT NULL AS has_lease_token, b.lease_expires_at, b.heartbeat_at, \
          b.last_error_code, {message} AS last_error_message, b.row_version, b.updated_at, \
-         b.completed_at, b.xmin::text::bigint AS version, {PAGE} AS page"
+         b.completed_at, {version} AS version, {page} AS page"
     )
 }
 
@@ -57,7 +70,7 @@ pub fn pages_sql() -> String {
         "SELECT {} FROM legacy_space_publication_bootstraps b \
          WHERE b.ctid >= format('(%s,0)', $2::bigint)::tid \
            AND ($3::bigint IS NULL OR b.ctid < format('(%s,0)', $3::bigint)::tid) AND {TENANT}",
-        board_columns(Some(BOARD_MESSAGE_CHARS))
+        board_columns(Columns::Sync)
     )
 }
 
@@ -65,13 +78,13 @@ pub fn pages_sql() -> String {
 pub fn tenant_sql() -> String {
     format!(
         "SELECT {} FROM legacy_space_publication_bootstraps b WHERE b.tenant_id = $1",
-        board_columns(Some(BOARD_MESSAGE_CHARS))
+        board_columns(Columns::Sync)
     )
 }
 
 /// Rows written after `$2` (see the module comment for why these two branches find them all).
 pub fn changed_sql() -> String {
-    let columns = board_columns(Some(BOARD_MESSAGE_CHARS));
+    let columns = board_columns(Columns::Sync);
     format!(
         "SELECT {columns} FROM legacy_space_publication_bootstraps b \
          WHERE b.run_state = ANY('{{queued,succeeded,failed,canceled}}'::text[]) \
@@ -99,7 +112,7 @@ pub fn by_ids_sql() -> String {
     format!(
         "SELECT {} FROM legacy_space_publication_bootstraps b \
          WHERE b.id = ANY($2) AND {TENANT}",
-        board_columns(Some(BOARD_MESSAGE_CHARS))
+        board_columns(Columns::Sync)
     )
 }
 

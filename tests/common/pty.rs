@@ -144,6 +144,12 @@ impl Console {
         std::thread::sleep(Duration::from_millis(150));
     }
 
+    /// Types keys without pausing (for timing how fast the screen answers).
+    pub fn send_now(&mut self, keys: &str) {
+        self.writer.write_all(keys.as_bytes()).expect("write keys");
+        self.writer.flush().expect("flush keys");
+    }
+
     /// Waits for the process to exit; returns its exit code.
     pub fn wait_exit(&mut self, secs: u64) -> u32 {
         let deadline = Instant::now() + Duration::from_secs(secs);
