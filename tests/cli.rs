@@ -539,3 +539,17 @@ fn completions_are_printed_for_each_shell() {
         assert!(stdout(&output).contains("bootstrap-console"), "{shell}");
     }
 }
+
+#[test]
+fn a_bad_polling_setting_is_refused_before_anything_starts() {
+    for flag in ["--delta-slack-secs=-1", "--interval=0"] {
+        let output = run(&["demo", "--text", flag]);
+        assert_eq!(output.status.code(), Some(2), "{flag}: {}", stderr(&output));
+        let sentence = assert_one_sentence(&output);
+        assert!(sentence.contains("must be"), "{sentence}");
+        assert!(
+            !stdout(&output).contains("SANDBOX"),
+            "no private PostgreSQL was started"
+        );
+    }
+}

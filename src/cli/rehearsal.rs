@@ -19,6 +19,7 @@ use crate::store::sync::SyncSettings;
 pub(super) async fn demo(args: &RolloutArgs) -> Result<ExitCode, Failure> {
     // Bad flags are refused before anything is started.
     args.thresholds.thresholds().map_err(Failure::Usage)?;
+    super::watch::tui_options(&args.display, None, true)?;
     let mut signals = StopSignals::install()?;
     let sandbox = SandboxDatabase::start(SandboxSchema::PlatformStandIn).await?;
     outln!("SANDBOX private PostgreSQL at {}", sandbox.url());

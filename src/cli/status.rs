@@ -56,7 +56,7 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
     let mut attention = !report.unreadable.is_empty();
     // Pages arrive one ahead of the writing: nothing stays open on the server while a slow
     // reader drains the output.
-    while let Some(page) = pages.recv().await {
+    while let Some(page) = pages.next().await {
         let page = page?;
         let mut text = String::new();
         for row in &page {

@@ -10,6 +10,9 @@ use crate::tui;
 
 pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
     require_terminal()?;
+    // Bad flags are refused before anything is connected.
+    let mut options = tui_options(&args.display, args.label.clone(), false)?;
+    options.thresholds = args.thresholds.thresholds().map_err(Failure::Usage)?;
     let mut signals = StopSignals::install()?;
     let target = args.connect.target()?;
     let session = Session::open(
@@ -20,8 +23,6 @@ pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
         },
     )
     .await?;
-    let mut options = tui_options(&args.display, args.label.clone(), false)?;
-    options.thresholds = args.thresholds.thresholds().map_err(Failure::Usage)?;
     tui::run(session, options, signals.wait()).await?;
     Ok(ExitCode::SUCCESS)
 }

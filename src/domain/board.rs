@@ -52,8 +52,6 @@ pub struct BoardRow {
     pub progress_anchor: Option<Sample>,
     /// When (database clock) the run state or checkpoint last changed while the console watched.
     pub state_changed_at: Option<DateTime<Utc>>,
-    /// Lower-case tenant, ids, worker and error code: what the `/` filter searches.
-    pub search: Box<str>,
 }
 
 impl BoardRow {
@@ -126,32 +124,24 @@ impl BoardRow {
         )
     }
 
-    /// Whether the `/` filter finds this row (its tenant, ids, worker or error code).
-    pub fn matches_text(&self, needle: &Needle) -> bool {
-        needle.finds(self.search.as_bytes())
-    }
-
-    /// The `/` filter's haystack for a row with these values.
-    pub fn search_text(
-        tenant: &str,
-        space: Uuid,
-        id: Uuid,
-        worker: Option<&str>,
-        error_code: Option<&str>,
-    ) -> Box<str> {
+    /// What the `/` filter searches: tenant, space id (and bootstrap id when it differs),
+    /// worker and error code, lower-case, separated by a character nobody types.
+    pub fn search_text(&self) -> String {
         let mut text = String::with_capacity(96);
-        text.push_str(&tenant.to_lowercase());
+        text.push_str(&self.tenant.to_lowercase());
+        let mut uuid = Uuid::encode_buffer();
         text.push('\u{1}');
-        text.push_str(&space.hyphenated().to_string());
-        if id != space {
+        text.push_str(self.space.hyphenated().encode_lower(&mut uuid));
+        if self.id != self.space {
             text.push('\u{1}');
-            text.push_str(&id.hyphenated().to_string());
+            text.push_str(self.id.hyphenated().encode_lower(&mut uuid));
         }
-        for extra in [worker, error_code].into_iter().flatten() {
+        let worker = self.worker.as_ref().map(|w| &*w.worker_id);
+        for extra in [worker, self.error_code.as_deref()].into_iter().flatten() {
             text.push('\u{1}');
             text.push_str(&extra.to_lowercase());
         }
-        text.into_boxed_str()
+        text
     }
 }
 
@@ -353,13 +343,6 @@ impl BoardQuery {
     /// The text filter, ready to search with (build it once per query, not per row).
     pub fn needle(&self) -> Needle {
         Needle::new(&self.text)
-    }
-
-    /// Whether `row` passes every filter (`needle` is [`Self::needle`]).
-    pub fn matches(&self, row: &BoardRow, needle: &Needle) -> bool {
-        self.quick.matches(row)
-            && self.tenant.as_ref().is_none_or(|t| *t == row.tenant)
-            && row.matches_text(needle)
     }
 
     /// Whether `self` shows a subset of what `before` showed, in the same order: then the new

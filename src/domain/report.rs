@@ -161,6 +161,35 @@ fn summary_of(groups: &[SummaryGroup]) -> (Summary, i64) {
     (summary, unreadable)
 }
 
+/// Pages the second lane of [`Rows::prefetch`] may read ahead.
+const LANE_DEPTH: usize = 4;
+
+/// Pages read in the background (see [`Rows::prefetch`]), in attention order.
+pub struct Pages {
+    lanes: VecDeque<tokio::sync::mpsc::Receiver<Result<Vec<BoardRow>, StoreError>>>,
+    /// A row that changed class between two lanes' statements is listed once.
+    listed: HashSet<Uuid>,
+}
+
+impl Pages {
+    /// The next page; `None` when the listing is complete.
+    pub async fn next(&mut self) -> Option<Result<Vec<BoardRow>, StoreError>> {
+        loop {
+            let lane = self.lanes.front_mut()?;
+            match lane.recv().await {
+                Some(Ok(mut page)) => {
+                    page.retain(|row| self.listed.insert(row.id));
+                    return Some(Ok(page));
+                }
+                Some(Err(error)) => return Some(Err(error)),
+                None => {
+                    self.lanes.pop_front();
+                }
+            }
+        }
+    }
+}
+
 /// The rows a report lists, page by page, in attention order.
 pub struct Rows {
     session: Session,
@@ -205,26 +234,50 @@ impl Rows {
         self
     }
 
-    /// Reads the pages in a task of their own, at most one page ahead of the reader: the next
-    /// page is fetched while this one is written, and nothing is held open on the server while
-    /// the reader waits.
-    pub fn prefetch(mut self) -> tokio::sync::mpsc::Receiver<Result<Vec<BoardRow>, StoreError>> {
-        let (pages, receiver) = tokio::sync::mpsc::channel(1);
-        tokio::spawn(async move {
-            loop {
-                let page = self.next_page().await;
-                let last = !matches!(page, Ok(Some(_)));
-                if let Some(page) = page.transpose()
-                    && pages.send(page).await.is_err()
-                {
-                    return;
+    /// Reads the pages in the background, on two connections at once: the classes that need
+    /// attention (and running) in one lane, one page ahead of the writer; queued, canceled and
+    /// succeeded — most of a rollout — in another, up to [`LANE_DEPTH`] pages ahead, so the
+    /// bulk is being read while the first lane is written. Nothing is held open on the server
+    /// while the reader waits.
+    pub fn prefetch(self) -> Pages {
+        let (first, second): (Vec<Attention>, Vec<Attention>) = self
+            .classes
+            .iter()
+            .partition(|class| class.needs_attention() || **class == Attention::Running);
+        let lane = |classes: Vec<Attention>, depth: usize| {
+            let mut rows = Rows {
+                session: self.session.clone(),
+                leases: None,
+                page: self.page,
+                thresholds: self.thresholds,
+                clock: self.clock,
+                narrowing: self.narrowing.clone(),
+                classes: classes.into(),
+                after: None,
+                listed: HashSet::new(),
+                names: Names::default(),
+            };
+            let (pages, receiver) = tokio::sync::mpsc::channel(depth);
+            tokio::spawn(async move {
+                loop {
+                    let page = rows.next_page().await;
+                    let last = !matches!(page, Ok(Some(_)));
+                    if let Some(page) = page.transpose()
+                        && pages.send(page).await.is_err()
+                    {
+                        return;
+                    }
+                    if last {
+                        return;
+                    }
                 }
-                if last {
-                    return;
-                }
-            }
-        });
-        receiver
+            });
+            receiver
+        };
+        Pages {
+            lanes: vec![lane(first, 1), lane(second, LANE_DEPTH)].into(),
+            listed: HashSet::new(),
+        }
     }
 
     /// The next rows, in order; `None` when the listing is complete. A page may be empty

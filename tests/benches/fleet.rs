@@ -337,6 +337,7 @@ async fn run(args: Args) {
         incremental.polls, per_poll
     );
 
+    println!("  measured the poller; now a change of interval");
     // 2. A change of interval takes effect at once.
     poller.send(Command::Interval(Duration::from_secs(60)));
     tokio::time::sleep(Duration::from_secs(4)).await;
@@ -368,10 +369,12 @@ async fn run(args: Args) {
     .expect("a tenant");
     let (typing, typing_baseline, shown) = type_filter(&poller, &tenant).await;
 
+    println!("  typed a filter; now Enter → detail in the console");
     // 4. Enter → the detail on screen, in the real console.
     let detail_session = session(&lab, "bc_detail").await;
     let (enter, detail_query) = enter_detail(&mut watched, &detail_session).await;
 
+    println!("  now the baselines of one poll");
     // 5. Baselines of one poll's database time, under the same load.
     let full_pool = pool_as(&lab, "bc_full", 1).await;
     let (full_db, full_runs, _) = lab
@@ -502,6 +505,7 @@ async fn run(args: Args) {
     ));
     drop(poller);
 
+    println!("  now status against psql");
     // 6. status against psql, time and peak memory (three runs each, medians).
     let status_url = lab.url("bc_status");
     lab.role("bc_status").await;
@@ -561,6 +565,7 @@ async fn run(args: Args) {
         ));
     }
 
+    println!("  now five consoles, then five first-release consoles");
     // 7. Five consoles at once, against five first-release consoles.
     let five_window = args.window;
     let mut five = Vec::new();
@@ -596,6 +601,11 @@ async fn run(args: Args) {
         "polite",
     ));
 
+    // An optional index the platform team could add: what it would save on changed rows.
+    println!("  now an optional index on updated_at");
+    table.push(optional_index(&lab).await);
+
+    println!("  now waiting for the memory watch to finish");
     // 8. The watched console's memory over time.
     let mut samples = Vec::new();
     let marks: Vec<u64> = if args.minutes <= 2 {
@@ -624,6 +634,7 @@ async fn run(args: Args) {
     ));
     drop(watched);
 
+    println!("  now idle output");
     // 9. Idle output: the platform stops writing; once the simulated workers' leases ran out
     // (12 s), a fresh console idles at 80×24.
     simulation.stop().await;
@@ -680,6 +691,55 @@ async fn run(args: Args) {
     ));
 
     print_table(&table);
+}
+
+/// The changed-rows statement as shipped (the claim index) against the same question asked
+/// through an optional index on `updated_at` alone, under the same load; the index is dropped
+/// again afterwards. A recommendation to measure, never a requirement.
+async fn optional_index(lab: &Lab) -> Line {
+    use bootstrap_console::store::fleet::{Columns, board_columns, changed_sql};
+    let pool = pool_as(lab, "bc_index", 1).await;
+    let with_index = format!(
+        "SELECT {} FROM legacy_space_publication_bootstraps b \
+         WHERE b.updated_at > $2 AND ($1::text IS NULL OR b.tenant_id = $1)",
+        board_columns(Columns::Sync)
+    );
+    sqlx::raw_sql(
+        "CREATE INDEX bench_updated_at_idx ON legacy_space_publication_bootstraps (updated_at)",
+    )
+    .execute(&lab.admin)
+    .await
+    .expect("the optional index");
+    let mut shipped = Vec::new();
+    let mut indexed = Vec::new();
+    for _ in 0..30 {
+        for (sql, times) in [
+            (changed_sql(), &mut shipped),
+            (with_index.clone(), &mut indexed),
+        ] {
+            let since = chrono::Utc::now() - chrono::Duration::seconds(7);
+            let started = Instant::now();
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(None::<String>)
+                .bind(since)
+                .fetch_all(&pool)
+                .await
+                .expect("changed rows");
+            times.push(started.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    sqlx::raw_sql("DROP INDEX bench_updated_at_idx")
+        .execute(&lab.admin)
+        .await
+        .expect("drop the optional index");
+    line(
+        "changed rows, optional index on updated_at",
+        format!("with the index {}", ms(median(indexed.clone()))),
+        format!("claim index, as shipped {}", ms(median(shipped.clone()))),
+        ratio(median(indexed).as_secs_f64(), median(shipped).as_secs_f64()),
+        "a recommendation only",
+    )
 }
 
 /// Types `text` into the board's filter one key at a time through the real poller's model;

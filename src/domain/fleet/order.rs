@@ -210,7 +210,7 @@ impl Text {
 impl FilterKey {
     fn of(row: &BoardRow) -> Self {
         Self {
-            text: Text::new(row.search.as_bytes()),
+            text: Text::new(row.search_text().as_bytes()),
             attention: row.signals.attention,
             tenant: row.tenant.clone(),
         }

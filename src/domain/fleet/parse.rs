@@ -65,13 +65,6 @@ pub fn board_row(record: BoardRecord, names: &mut Names) -> Result<BoardRow, Row
             format!("run_state {run_state} with a worker lease that does not match it"),
         ));
     }
-    let search = BoardRow::search_text(
-        &record.tenant_id,
-        record.knowledge_space_id,
-        record.id,
-        record.worker_id.as_deref(),
-        record.last_error_code.as_deref(),
-    );
     Ok(BoardRow {
         id: record.id,
         tenant: names.get(&record.tenant_id),
@@ -93,7 +86,6 @@ pub fn board_row(record: BoardRecord, names: &mut Names) -> Result<BoardRow, Row
         signals: UNJUDGED,
         progress_anchor: None,
         state_changed_at: None,
-        search,
     })
 }
 
