@@ -9,7 +9,7 @@ mod common;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use bootstrap_console::domain::board::{BoardRow, Summary};
+use bootstrap_console::domain::board::{BoardQuery, BoardRow, Quick, SortKey, Summary};
 use bootstrap_console::domain::fleet::{Fleet, FleetSnapshot};
 use bootstrap_console::domain::session::{Session, SessionOptions};
 use bootstrap_console::domain::signals::{Signals, Thresholds};
@@ -115,8 +115,8 @@ fn without_rates(summary: &Summary) -> Summary {
     }
 }
 
-/// The whole ledger read afresh and judged at `now`.
-async fn full_fetch(session: &Session, now: DateTime<Utc>) -> FleetSnapshot {
+/// The whole ledger read afresh, ordered and filtered by `query`, and judged at `now`.
+async fn full_fetch(session: &Session, now: DateTime<Utc>, query: &BoardQuery) -> FleetSnapshot {
     let mut sync = session.ledger_sync(SyncSettings::default());
     let mut changes = session
         .sync(&mut sync, Duration::from_secs(1))
@@ -124,8 +124,23 @@ async fn full_fetch(session: &Session, now: DateTime<Utc>) -> FleetSnapshot {
         .expect("full fetch");
     changes.db_now = now;
     let mut fleet = Fleet::new(thresholds());
+    fleet.set_query(query.clone());
     fleet.apply(changes);
     fleet.snapshot().expect("a snapshot")
+}
+
+/// A random order and filter for the board.
+fn random_query(rng: &mut Rng) -> BoardQuery {
+    let quick = Quick::cycle();
+    BoardQuery {
+        sort: SortKey::ALL[rng.below(4) as usize],
+        reverse: rng.chance(0.3),
+        quick: quick[rng.below(quick.len() as u64) as usize],
+        text: ["", "", "acme", "glob", "7", "-4", "compile"][rng.below(7) as usize].into(),
+        tenant: rng
+            .chance(0.2)
+            .then(|| TENANTS[rng.below(4) as usize].into()),
+    }
 }
 
 /// A random job in any state, stamped up to four seconds behind the database clock.
@@ -322,6 +337,38 @@ async fn random_write(pool: &PgPool, rng: &mut Rng, hidden_allowed: bool) -> Opt
     None
 }
 
+/// The model against a full fetch judged at the same instant, ordered and filtered alike.
+async fn compare(
+    model: &mut Fleet,
+    session: &Session,
+    now: DateTime<Utc>,
+    except: &HashMap<Uuid, (u32, i64)>,
+    round: usize,
+    compared_exactly: &mut usize,
+) {
+    let incremental = model.snapshot().expect("a snapshot");
+    let full = full_fetch(session, now, model.query()).await;
+    assert_eq!(
+        board(&incremental, except),
+        board(&full, except),
+        "round {round}: the board differs from a full fetch ({:?})",
+        model.query()
+    );
+    if except.is_empty() {
+        *compared_exactly += 1;
+        assert_eq!(
+            without_rates(&incremental.summary),
+            without_rates(&full.summary),
+            "round {round}: the summary differs"
+        );
+        assert_eq!(
+            incremental.tenants, full.tenants,
+            "round {round}: the tenants differ"
+        );
+        assert_eq!(incremental.rows.len(), full.rows.len());
+    }
+}
+
 /// Writes and polls `rounds` times, comparing the model with a full fetch after every poll.
 /// `except` collects the ids of writes no delta can see, with the resync position at the
 /// time: until the resync walked the whole table since, they are left out of the comparison.
@@ -337,43 +384,72 @@ async fn run(settings: SyncSettings, seed: u64, rounds: usize, hidden: bool) {
     let mut except: HashMap<Uuid, (u32, i64)> = HashMap::new();
     let mut report = SyncReport::default();
     let mut compared_exactly = 0;
+    // A writer whose transaction stays open across a poll: it commits after the poll, with
+    // an `updated_at` from before it.
+    let mut open: Option<sqlx::Transaction<'static, sqlx::Postgres>> = None;
     for round in 0..rounds {
         if round > 0 {
+            if let Some(tx) = open.take() {
+                tx.commit().await.expect("commit the long transaction");
+            }
             for _ in 0..1 + rng.below(5) {
                 if let Some(id) = random_write(&db.pool, &mut rng, hidden).await {
                     except.insert(id, (report.cycles, report.cycle_page));
                 }
             }
+            if rng.chance(0.3) {
+                let mut tx = db.pool.begin().await.expect("a long transaction");
+                sqlx::query(
+                    "UPDATE legacy_space_publication_bootstraps SET row_version = row_version + 1, \
+                       updated_at = now() WHERE id = (SELECT id FROM \
+                       legacy_space_publication_bootstraps WHERE run_state = 'queued' \
+                       ORDER BY md5(id::text || $1) LIMIT 1)",
+                )
+                .bind(rng.next().to_string())
+                .execute(&mut *tx)
+                .await
+                .expect("a write in a long transaction");
+                open = Some(tx);
+            }
             tokio::time::sleep(Duration::from_millis(50 + rng.below(300))).await;
+        }
+        // The operator changes the order or the filters now and then: the model keeps them
+        // as rows change.
+        if rng.chance(0.25) {
+            model.set_query(random_query(&mut rng));
         }
         let changes = session
             .sync(&mut sync, Duration::from_secs(1))
             .await
             .expect("poll");
         report = changes.report;
-        let now = changes.db_now;
         model.apply(changes);
         // A hidden write is certainly visible once the walk covered every page since.
         except.retain(|_, at| (report.cycles, report.cycle_page) < (at.0 + 1, at.1));
-        let incremental = model.snapshot().expect("a snapshot");
-        let full = full_fetch(&session, now).await;
-        assert_eq!(
-            board(&incremental, &except),
-            board(&full, &except),
-            "round {round} (seed {seed}): the board differs from a full fetch"
-        );
-        if except.is_empty() {
-            compared_exactly += 1;
-            assert_eq!(
-                without_rates(&incremental.summary),
-                without_rates(&full.summary),
-                "round {round}: the summary differs"
-            );
-            assert_eq!(
-                incremental.tenants, full.tenants,
-                "round {round}: the tenants differ"
-            );
-            assert_eq!(incremental.rows.len(), full.rows.len());
+        // Judged at the model's clock, which ticks between polls may have moved on.
+        let now = model.now().expect("a clock");
+        compare(
+            &mut model,
+            &session,
+            now,
+            &except,
+            round,
+            &mut compared_exactly,
+        )
+        .await;
+        // A tick between polls: time passes, nothing is read.
+        if rng.chance(0.5) {
+            let later = now + chrono::Duration::milliseconds(rng.below(1500) as i64);
+            model.advance(later);
+            compare(
+                &mut model,
+                &session,
+                later,
+                &except,
+                round,
+                &mut compared_exactly,
+            )
+            .await;
         }
     }
     assert!(compared_exactly > rounds / 4, "too few exact comparisons");
@@ -501,12 +577,10 @@ async fn every_poll_statement_uses_an_index_or_a_tid_range_never_a_sequential_sc
     use bootstrap_console::store::fleet;
     let db = TestDb::migrated().await;
     large_ledger(&db).await;
-    // Plans as the console's own sessions make them (one plan per execution).
-    sqlx::raw_sql("SET plan_cache_mode = force_custom_plan")
-        .execute(&db.pool)
-        .await
-        .expect("plan mode");
+    // Plans as the console's own sessions make them (they plan every execution for its
+    // parameters).
     let session = db.session(SessionOptions::default()).await;
+    let pool = session.store().pool().clone();
     let layout = *session.store().layout();
     let ids: Vec<Uuid> =
         sqlx::query_scalar("SELECT id FROM legacy_space_publication_bootstraps LIMIT 50")
@@ -519,60 +593,64 @@ async fn every_poll_statement_uses_an_index_or_a_tid_range_never_a_sequential_sc
     let statements = [
         (
             "clock",
-            plan(&db.pool, &explain(fleet::CLOCK_SQL.into()), |q| q).await,
+            plan(&pool, &explain(fleet::CLOCK_SQL.into()), |q| q).await,
         ),
         (
             "first load, a page range",
-            plan(&db.pool, &explain(fleet::pages_sql()), |q| {
+            plan(&pool, &explain(fleet::pages_sql()), |q| {
                 q.bind(none.clone()).bind(0i64).bind(Some(2048i64))
             })
             .await,
         ),
         (
-            "first load, one tenant",
-            plan(&db.pool, &explain(fleet::tenant_sql()), |q| {
-                q.bind("tenant-7")
+            "first load, the last page range",
+            plan(&pool, &explain(fleet::pages_sql()), |q| {
+                q.bind(none.clone()).bind(2048i64).bind(None::<i64>)
             })
             .await,
         ),
         (
+            "first load, one tenant",
+            plan(&pool, &explain(fleet::tenant_sql()), |q| q.bind("tenant-7")).await,
+        ),
+        (
             "changed rows",
-            plan(&db.pool, &explain(fleet::changed_sql()), |q| {
+            plan(&pool, &explain(fleet::changed_sql()), |q| {
                 q.bind(none.clone()).bind(since)
             })
             .await,
         ),
         (
             "changed rows of a tenant",
-            plan(&db.pool, &explain(fleet::changed_sql()), |q| {
+            plan(&pool, &explain(fleet::changed_sql()), |q| {
                 q.bind(Some("tenant-7")).bind(since)
             })
             .await,
         ),
         (
             "a resync slice",
-            plan(&db.pool, &explain(fleet::versions_sql()), |q| {
+            plan(&pool, &explain(fleet::versions_sql()), |q| {
                 q.bind(none.clone()).bind(40i64).bind(Some(48i64))
             })
             .await,
         ),
         (
             "the last resync slice",
-            plan(&db.pool, &explain(fleet::versions_sql()), |q| {
+            plan(&pool, &explain(fleet::versions_sql()), |q| {
                 q.bind(none.clone()).bind(40i64).bind(None::<i64>)
             })
             .await,
         ),
         (
             "rows by id",
-            plan(&db.pool, &explain(fleet::by_ids_sql()), |q| {
+            plan(&pool, &explain(fleet::by_ids_sql()), |q| {
                 q.bind(none.clone()).bind(ids.clone())
             })
             .await,
         ),
         (
             "leases",
-            plan(&db.pool, &explain(fleet::leases_sql(&layout)), |q| {
+            plan(&pool, &explain(fleet::leases_sql(&layout)), |q| {
                 q.bind(none.clone())
             })
             .await,
@@ -612,16 +690,14 @@ async fn status_pages_walk_the_claim_index_in_order_and_find_blocked_rows_from_l
     use bootstrap_console::store::report;
     let db = TestDb::migrated().await;
     large_ledger(&db).await;
-    sqlx::raw_sql("SET plan_cache_mode = force_custom_plan")
-        .execute(&db.pool)
-        .await
-        .expect("plan mode");
+    let session = db.session(SessionOptions::default()).await;
+    let pool = session.store().pool().clone();
     let now = chrono::Utc::now();
     // failed, queued, canceled, succeeded: ordered by the index itself, page after page (no
     // sort of the class); blocked: found from the leases.
     for class in [0usize, 1, 6, 7, 8] {
         let sql = format!("EXPLAIN {}", report::page_sql(class));
-        let plan = plan(&db.pool, &sql, |q| {
+        let plan = plan(&pool, &sql, |q| {
             q.bind(None::<String>)
                 .bind(now)
                 .bind(600_000_000i64)

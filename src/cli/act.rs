@@ -76,7 +76,8 @@ pub(super) async fn bootstrap_action(args: &ActionArgs, kind: Kind) -> Result<Ex
             .map_err(Failure::Usage)?;
         let now = session.database_now().await?;
         let filter = args.filter.report_filter();
-        let mut rows = Rows::new(&session, now, &filter, &thresholds);
+        let mut rows =
+            Rows::new(&session, now, &filter, &thresholds).page_size(args.limit as i64 + 1);
         // One more than the limit is enough to say the filter selects too many.
         while actions_to_plan.len() <= args.limit
             && let Some(page) = rows.next_page().await?

@@ -296,10 +296,6 @@ impl Quick {
         }
     }
 
-    pub fn matches(self, row: &BoardRow) -> bool {
-        self.admits(row.signals.attention)
-    }
-
     /// Whether a row of this attention class passes.
     pub fn admits(self, attention: Attention) -> bool {
         match self {

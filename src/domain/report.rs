@@ -90,8 +90,7 @@ fn clock(now: DateTime<Utc>, thresholds: &Thresholds) -> Clock {
 
 /// The summary of the session's scope, judged at the database's clock now.
 pub async fn summarize(session: &Session, thresholds: &Thresholds) -> Result<Report, StoreError> {
-    let pool = session.store().pool();
-    let now = report::now(pool).await?;
+    let now = session.database_now().await?;
     summarize_at(session, thresholds, now).await
 }
 
@@ -190,11 +189,15 @@ impl Pages {
     }
 }
 
+/// The mutation leases of a report, by space id (a space id is unique within its tenant; the
+/// tenant is checked on lookup).
+type Leases = HashMap<Uuid, Vec<Arc<MutationLease>>>;
+
 /// The rows a report lists, page by page, in attention order.
 pub struct Rows {
     session: Session,
-    /// Every lease in scope, by space, read with the first page.
-    leases: Option<HashMap<Uuid, Arc<MutationLease>>>,
+    /// Every lease in scope, by space, read once (with the first page, or before the lanes).
+    leases: Option<Arc<Leases>>,
     /// `None`: the default for each class.
     page: Option<i64>,
     thresholds: Thresholds,
@@ -244,40 +247,62 @@ impl Rows {
             .classes
             .iter()
             .partition(|class| class.needs_attention() || **class == Attention::Running);
-        let lane = |classes: Vec<Attention>, depth: usize| {
-            let mut rows = Rows {
-                session: self.session.clone(),
-                leases: None,
-                page: self.page,
-                thresholds: self.thresholds,
-                clock: self.clock,
-                narrowing: self.narrowing.clone(),
-                classes: classes.into(),
-                after: None,
-                listed: HashSet::new(),
-                names: Names::default(),
-            };
-            let (pages, receiver) = tokio::sync::mpsc::channel(depth);
-            tokio::spawn(async move {
-                loop {
-                    let page = rows.next_page().await;
-                    let last = !matches!(page, Ok(Some(_)));
-                    if let Some(page) = page.transpose()
-                        && pages.send(page).await.is_err()
-                    {
-                        return;
-                    }
-                    if last {
-                        return;
-                    }
+        let (first_pages, first_lane) = tokio::sync::mpsc::channel(1);
+        let (second_pages, second_lane) = tokio::sync::mpsc::channel(LANE_DEPTH);
+        tokio::spawn(async move {
+            // Both lanes judge with the same leases.
+            let leases = match self.load_leases().await {
+                Ok(leases) => leases,
+                Err(error) => {
+                    let _ = first_pages.send(Err(error)).await;
+                    return;
                 }
-            });
-            receiver
-        };
+            };
+            for (classes, pages) in [(first, first_pages), (second, second_pages)] {
+                let mut lane = Rows {
+                    session: self.session.clone(),
+                    leases: Some(leases.clone()),
+                    page: self.page,
+                    thresholds: self.thresholds,
+                    clock: self.clock,
+                    narrowing: self.narrowing.clone(),
+                    classes: classes.into(),
+                    after: None,
+                    listed: HashSet::new(),
+                    names: Names::default(),
+                };
+                tokio::spawn(async move {
+                    while let Some(page) = lane.next_page().await.transpose() {
+                        let failed = page.is_err();
+                        if pages.send(page).await.is_err() || failed {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
         Pages {
-            lanes: vec![lane(first, 1), lane(second, LANE_DEPTH)].into(),
+            lanes: vec![first_lane, second_lane].into(),
             listed: HashSet::new(),
         }
+    }
+
+    async fn load_leases(&self) -> Result<Arc<Leases>, StoreError> {
+        let store = self.session.store();
+        let rows = crate::store::fleet::leases(
+            store.pool(),
+            store.layout(),
+            self.narrowing.tenant.as_deref(),
+        )
+        .await?;
+        let mut leases = Leases::new();
+        for row in rows {
+            leases
+                .entry(row.knowledge_space_id)
+                .or_default()
+                .push(Arc::new(MutationLease::from(row)));
+        }
+        Ok(Arc::new(leases))
     }
 
     /// The next rows, in order; `None` when the listing is complete. A page may be empty
@@ -292,21 +317,10 @@ impl Rows {
             }
             _ => SORTED_PAGE,
         });
-        let store = self.session.store();
         if self.leases.is_none() {
-            let leases = report::leases(
-                store.pool(),
-                store.layout(),
-                self.narrowing.tenant.as_deref(),
-            )
-            .await?;
-            self.leases = Some(
-                leases
-                    .into_iter()
-                    .map(|l| (l.knowledge_space_id, Arc::new(MutationLease::from(l))))
-                    .collect(),
-            );
+            self.leases = Some(self.load_leases().await?);
         }
+        let store = self.session.store();
         let records = report::page(
             store.pool(),
             &self.narrowing,
@@ -331,7 +345,7 @@ impl Rows {
                 .leases
                 .as_ref()
                 .and_then(|leases| leases.get(&record.knowledge_space_id))
-                .filter(|lease| lease.tenant_id == record.tenant_id)
+                .and_then(|on_space| on_space.iter().find(|l| l.tenant_id == record.tenant_id))
                 .cloned();
             let Ok(mut row) = board_row(record, &mut self.names) else {
                 // Unreadable rows are reported with the summary.

@@ -15,7 +15,7 @@ use super::model::{Checkpoint, RunState};
 /// The thresholds behind the signals; the defaults are SPEC §2's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Thresholds {
-    /// A mutation lease at least this old is suspected to be an orphan.
+    /// A mutation lease older than this is suspected to be an orphan.
     pub orphan_after: Duration,
     /// A running or queued job whose row has not changed for this long is stuck.
     pub stuck_after: Duration,
@@ -137,7 +137,10 @@ fn instants_of(facts: &Facts, t: &Thresholds) -> Instants {
         late_at: worker.and_then(|(expires, heartbeat)| late_at(expires, heartbeat, t)),
         stuck_at: matches!(facts.run_state, RunState::Running | RunState::Queued)
             .then(|| facts.updated_at + t.stuck_after),
-        orphan_at: facts.lease_acquired_at.map(|at| at + t.orphan_after),
+        // "Older than" the threshold: from the first instant past it.
+        orphan_at: facts
+            .lease_acquired_at
+            .map(|at| at + t.orphan_after + Duration::microseconds(1)),
     }
 }
 
@@ -157,13 +160,13 @@ pub fn late_at(
     Some(expires_at - Duration::microseconds(late_us))
 }
 
-/// Whether a mutation lease looks abandoned (SPEC §2: as old as the orphan threshold).
+/// Whether a mutation lease looks abandoned (SPEC §2: older than the orphan threshold).
 pub fn lease_is_orphan_suspect(
     acquired_at: DateTime<Utc>,
     now: DateTime<Utc>,
     t: &Thresholds,
 ) -> bool {
-    now >= acquired_at + t.orphan_after
+    now - acquired_at > t.orphan_after
 }
 
 /// The signals of one bootstrap at `now` (database clock).
@@ -239,7 +242,7 @@ pub fn attention_since(
         Attention::Failed => completed_at.or(Some(facts.updated_at)),
         Attention::Blocked => facts.lease_acquired_at,
         Attention::LeaseExpired => at.expires_at,
-        Attention::Stuck => Some(facts.updated_at),
+        Attention::Stuck => at.stuck_at,
         Attention::HeartbeatLate => at.late_at,
         _ => None,
     }
@@ -305,7 +308,7 @@ mod tests {
     }
 
     #[test]
-    fn a_lease_becomes_an_orphan_suspect_at_the_threshold() {
+    fn a_lease_becomes_an_orphan_suspect_once_older_than_the_threshold() {
         let t = Thresholds::default();
         let facts = Facts {
             run_state: RunState::Succeeded,
@@ -314,9 +317,13 @@ mod tests {
             worker: None,
             lease_acquired_at: Some(at(0)),
         };
-        assert_eq!(next_change(&facts, at(5), &t), Some(at(900)));
-        assert!(!assess(&facts, at(899), &t).lease_orphan_suspect);
-        assert!(assess(&facts, at(900), &t).lease_orphan_suspect);
-        assert_eq!(next_change(&facts, at(900), &t), None);
+        let past = at(900) + Duration::microseconds(1);
+        assert_eq!(next_change(&facts, at(5), &t), Some(past));
+        assert!(
+            !assess(&facts, at(900), &t).lease_orphan_suspect,
+            "not older yet"
+        );
+        assert!(assess(&facts, past, &t).lease_orphan_suspect);
+        assert_eq!(next_change(&facts, past, &t), None);
     }
 }

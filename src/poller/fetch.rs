@@ -121,7 +121,7 @@ impl Fetcher {
                 .poll(store.pool(), store.layout(), spacing)
                 .await
                 .map_err(|e| e.to_string())?;
-            let focused = fetch_extra(&self.session, &self.focus).await?;
+            let focused = fetch_extra(&self.session, &self.focus).await;
             Ok::<_, String>((changes, focused))
         })
         .await;
@@ -163,16 +163,16 @@ impl Fetcher {
     /// Just the focused view's data, right after the focus changed.
     async fn fetch_focus(&mut self) {
         let focus = self.focus.clone();
-        match tokio::time::timeout(POLL_TIMEOUT, fetch_extra(&self.session, &focus)).await {
-            Ok(Ok(Some(extra))) => {
-                let _ = self.model.send(Input::Focused(Focused { focus, extra }));
-            }
-            Ok(Ok(None)) => {}
-            Ok(Err(error)) => self.fail(error, Duration::ZERO),
-            Err(_) => self.fail(
-                format!("no answer within {}s", POLL_TIMEOUT.as_secs()),
-                Duration::ZERO,
-            ),
+        let extra = tokio::time::timeout(POLL_TIMEOUT, fetch_extra(&self.session, &focus))
+            .await
+            .unwrap_or_else(|_| {
+                Some(Extra::Unavailable(format!(
+                    "no answer within {}s",
+                    POLL_TIMEOUT.as_secs()
+                )))
+            });
+        if let Some(extra) = extra {
+            let _ = self.model.send(Input::Focused(Focused { focus, extra }));
         }
     }
 
@@ -185,19 +185,29 @@ impl Fetcher {
     }
 }
 
-/// The focused view's query; `None` for views that need only the board.
-async fn fetch_extra(session: &Session, focus: &Focus) -> Result<Option<Extra>, String> {
-    Ok(Some(match focus {
-        Focus::Board | Focus::Tenants => return Ok(None),
-        Focus::Detail(id) => Extra::Detail(Box::new(
-            session.detail(*id).await.map_err(|e| e.to_string())?,
-        )),
-        Focus::Leases => Extra::Leases(session.leases().await.map_err(|e| e.to_string())?),
-        Focus::Audit => Extra::Audit(
-            session
-                .recent_audit(AUDIT_SHOWN)
-                .await
-                .map_err(|e| e.to_string())?,
-        ),
+/// The focused view's query; `None` for views that need only the board. A failure is the
+/// view's to show, not a failed poll.
+async fn fetch_extra(session: &Session, focus: &Focus) -> Option<Extra> {
+    let extra = match focus {
+        Focus::Board | Focus::Tenants => return None,
+        Focus::Detail(id) => session
+            .detail(*id)
+            .await
+            .map(|detail| Extra::Detail(Box::new(detail)))
+            .map_err(|e| e.to_string()),
+        Focus::Leases => session
+            .leases()
+            .await
+            .map(Extra::Leases)
+            .map_err(|e| e.to_string()),
+        Focus::Audit => session
+            .recent_audit(AUDIT_SHOWN)
+            .await
+            .map(Extra::Audit)
+            .map_err(|e| e.to_string()),
+    };
+    Some(extra.unwrap_or_else(|error| {
+        tracing::warn!("the {focus:?} view could not be read: {error}");
+        Extra::Unavailable(error)
     }))
 }

@@ -51,6 +51,9 @@ pub enum Extra {
     Detail(Box<Option<Detail>>),
     Leases(LeaseRows),
     Audit(Vec<AuditRecord>),
+    /// The view's query failed while the board's polls did not (a missing grant, say): the
+    /// view says why; the console is not down.
+    Unavailable(String),
 }
 
 /// The focused view's data and what it was fetched for.
@@ -68,7 +71,8 @@ pub struct Health {
     pub interval: Duration,
     /// The measured time from the start of one poll to the start of the next.
     pub period: Option<Duration>,
-    /// How long the console's own statements took, per poll (smoothed).
+    /// How long a poll's statements took, round trip from BEGIN to COMMIT (smoothed): the
+    /// console's own cost on the database, network included.
     pub poll_time: Option<Duration>,
     /// Polls are spaced out beyond the interval because they take too long.
     pub slowed: bool,

@@ -194,13 +194,14 @@ pub async fn by_ids(
         .await?)
 }
 
-pub async fn leases(
-    conn: &mut PgConnection,
+/// Every mutation lease in scope (in a poll's transaction, or on the pool).
+pub async fn leases<'e, E: sqlx::PgExecutor<'e>>(
+    executor: E,
     layout: &Layout,
     tenant: Option<&str>,
 ) -> Result<Vec<LeaseRow>, StoreError> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(leases_sql(layout)))
         .bind(tenant)
-        .fetch_all(conn)
+        .fetch_all(executor)
         .await?)
 }

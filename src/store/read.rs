@@ -24,7 +24,7 @@ pub(super) const BOOTSTRAP_COLUMNS: &str = "b.id, b.tenant_id, b.knowledge_space
 
 /// The lease columns of `l`, renamed with a `lease_` prefix; NULL where the table predates the
 /// heartbeat columns.
-pub(super) fn prefixed_lease_columns(layout: &Layout) -> String {
+fn prefixed_lease_columns(layout: &Layout) -> String {
     let (heartbeat, expires) = heartbeat_columns(layout);
     format!(
         "l.id AS lease_id, l.operation AS lease_operation, l.acquired_at AS lease_acquired_at, \
@@ -50,7 +50,7 @@ pub(super) fn lease_columns(layout: &Layout) -> String {
 }
 
 /// The `lease_`-prefixed columns of a row as the lease of (`tenant_id`, `space`), if any.
-pub(super) fn prefixed_lease(
+fn prefixed_lease(
     row: &PgRow,
     tenant_id: &str,
     space: Uuid,

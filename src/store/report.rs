@@ -12,9 +12,9 @@ use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgPool};
 use uuid::Uuid;
 
+use super::StoreError;
 use super::fleet::{Columns, board_columns};
-use super::rows::{BoardRecord, LeaseRow};
-use super::{Layout, StoreError};
+use super::rows::BoardRecord;
 
 /// What a report is judged against: `now` (database clock) and the thresholds that use it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,11 +33,6 @@ pub struct Narrowing {
     pub checkpoints: Option<Vec<String>>,
 }
 
-/// The join every report statement reads from.
-const FROM: &str = "FROM legacy_space_publication_bootstraps b \
-    LEFT JOIN knowledge_space_mutation_leases l \
-      ON l.tenant_id = b.tenant_id AND l.knowledge_space_id = b.knowledge_space_id";
-
 /// Counts and worker-lease columns the domain's parsing accepts. (Unknown states and
 /// checkpoints need no check here: they form groups of their own, which the domain cannot
 /// parse and counts as unreadable.)
@@ -45,13 +40,10 @@ const SANE: &str = "b.completed_documents BETWEEN 0 AND b.total_documents \
     AND num_nonnulls(b.worker_id, b.lease_token, b.lease_expires_at, b.heartbeat_at) \
         = CASE WHEN b.run_state = 'running' THEN 4 ELSE 0 END";
 
-/// A row the console can read (the domain's parsing rules, as SQL).
-const READABLE: &str = "b.run_state IN ('queued', 'running', 'succeeded', 'failed', 'canceled') \
+/// Run states and checkpoints the domain knows.
+const KNOWN: &str = "b.run_state IN ('queued', 'running', 'succeeded', 'failed', 'canceled') \
     AND b.checkpoint IN ('pending_snapshot', 'snapshot_captured', 'rebuilding', 'verifying', \
-                         'published') \
-    AND b.completed_documents BETWEEN 0 AND b.total_documents \
-    AND num_nonnulls(b.worker_id, b.lease_token, b.lease_expires_at, b.heartbeat_at) \
-        = CASE WHEN b.run_state = 'running' THEN 4 ELSE 0 END";
+                         'published')";
 
 /// `signals::late_at` reached at `$2`: the lease has less than `$4` of its window left.
 const LATE: &str = "b.lease_expires_at > b.heartbeat_at \
@@ -59,14 +51,18 @@ const LATE: &str = "b.lease_expires_at > b.heartbeat_at \
         * 1000000)::float8 * $4) * interval '1 microsecond'";
 
 /// The attention class index (`Attention::ALL` order) of `b` at `$2`; NULL when its counts or
-/// lease columns are impossible.
+/// lease columns are impossible. Succeeded comes right after failed (no other rule can apply to
+/// it), so most rows are settled early; the lease is looked up (in a hashed set of the small
+/// lease table) only for spaces at `pending_snapshot`.
 /// `$3` is the stuck threshold in microseconds, `$4` the heartbeat-late fraction.
 fn class_sql() -> String {
     format!(
         "CASE WHEN NOT ({SANE}) THEN NULL \
            WHEN b.run_state = 'failed' THEN 0 \
-           WHEN b.run_state <> 'succeeded' AND b.checkpoint = 'pending_snapshot' \
-                AND l.id IS NOT NULL THEN 1 \
+           WHEN b.run_state = 'succeeded' THEN 8 \
+           WHEN b.checkpoint = 'pending_snapshot' AND (b.tenant_id, b.knowledge_space_id) IN \
+                (SELECT l.tenant_id, l.knowledge_space_id \
+                 FROM knowledge_space_mutation_leases l) THEN 1 \
            WHEN b.run_state = 'running' AND b.lease_expires_at <= $2 THEN 2 \
            WHEN b.run_state IN ('running', 'queued') \
                 AND b.updated_at + $3 * interval '1 microsecond' <= $2 THEN 3 \
@@ -83,7 +79,8 @@ pub fn summary_sql() -> String {
     format!(
         "SELECT {class} AS class, b.checkpoint, b.run_state, count(*) AS spaces, \
                 sum(b.total_documents - b.completed_documents)::bigint AS remaining \
-         {FROM} WHERE ($1::text IS NULL OR b.tenant_id = $1) GROUP BY 1, 2, 3",
+         FROM legacy_space_publication_bootstraps b \
+         WHERE ($1::text IS NULL OR b.tenant_id = $1) GROUP BY 1, 2, 3",
         class = class_sql()
     )
 }
@@ -91,8 +88,9 @@ pub fn summary_sql() -> String {
 /// The rows the console cannot read, by id (only asked for when the summary counted some).
 pub fn unreadable_sql() -> String {
     format!(
-        "SELECT b.id, b.tenant_id, b.run_state, b.checkpoint {FROM} \
-         WHERE ($1::text IS NULL OR b.tenant_id = $1) AND NOT ({READABLE}) \
+        "SELECT b.id, b.tenant_id, b.run_state, b.checkpoint \
+         FROM legacy_space_publication_bootstraps b \
+         WHERE ($1::text IS NULL OR b.tenant_id = $1) AND NOT ({KNOWN} AND {SANE}) \
          ORDER BY b.id LIMIT 1000"
     )
 }
@@ -226,23 +224,4 @@ pub async fn page(
         .bind(limit)
         .fetch_all(pool)
         .await?)
-}
-
-/// Every mutation lease in scope.
-pub async fn leases(
-    pool: &PgPool,
-    layout: &Layout,
-    tenant: Option<&str>,
-) -> Result<Vec<LeaseRow>, StoreError> {
-    Ok(
-        sqlx::query_as(sqlx::AssertSqlSafe(super::fleet::leases_sql(layout)))
-            .bind(tenant)
-            .fetch_all(pool)
-            .await?,
-    )
-}
-
-/// The database clock.
-pub async fn now(pool: &PgPool) -> Result<DateTime<Utc>, StoreError> {
-    Ok(sqlx::query_scalar("SELECT now()").fetch_one(pool).await?)
 }

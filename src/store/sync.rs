@@ -60,7 +60,7 @@ const LOAD_CHUNK_PAGES: i64 = 2048;
 pub struct Changes {
     /// The database clock of this poll.
     pub db_now: DateTime<Utc>,
-    /// The first load (or a reload): `upserts` is the whole ledger in scope.
+    /// The first load: `upserts` is the whole ledger in scope.
     pub reset: bool,
     pub upserts: Vec<BoardRecord>,
     pub deletes: Vec<Uuid>,
@@ -129,15 +129,6 @@ impl LedgerSync {
             settings,
             mirror: None,
         }
-    }
-
-    pub fn settings(&self) -> &SyncSettings {
-        &self.settings
-    }
-
-    /// Forgets everything: the next poll loads the whole ledger again.
-    pub fn reset(&mut self) {
-        self.mirror = None;
     }
 
     /// One poll. `period` is how often polls happen, which sizes the resync slices. A failed
@@ -262,16 +253,23 @@ impl LedgerSync {
         let versions = fleet::versions(conn, tenant, from, to).await?;
         report.statements += 1;
         report.rows_read += versions.len();
+        // What this poll's delta already read counts as known: it is not read again.
+        let fresh: HashMap<Uuid, i64> = learned.read.iter().map(|(id, v, _)| (*id, *v)).collect();
         let present: HashSet<Uuid> = versions.iter().map(|(id, _, _)| *id).collect();
         let mut recheck: Vec<Uuid> = mirror
             .on_pages(from, to)
-            .filter(|id| !present.contains(id))
+            .filter(|id| !present.contains(id) && !fresh.contains_key(id))
             .collect();
         let missing: HashSet<Uuid> = recheck.iter().copied().collect();
         for (id, version, page) in versions {
-            match mirror.known.get(&id) {
-                Some(known) if known.version == version => learned.read.push((id, version, page)),
-                _ => recheck.push(id),
+            let known = fresh
+                .get(&id)
+                .copied()
+                .or_else(|| mirror.known.get(&id).map(|k| k.version));
+            if known == Some(version) {
+                learned.read.push((id, version, page));
+            } else {
+                recheck.push(id);
             }
         }
         if !recheck.is_empty() {

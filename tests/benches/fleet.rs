@@ -368,6 +368,10 @@ async fn run(args: Args) {
     .await
     .expect("a tenant");
     let (typing, typing_baseline, shown) = type_filter(&poller, &tenant).await;
+    println!(
+        "  filter keys ({tenant}): {}",
+        typing.iter().map(|d| ms(*d)).collect::<Vec<_>>().join(", ")
+    );
 
     println!("  typed a filter; now Enter → detail in the console");
     // 4. Enter → the detail on screen, in the real console.

@@ -82,6 +82,8 @@ pub struct Fleet {
     problems_shown: Arc<Vec<RowError>>,
     problems_changed: bool,
     order: Order,
+    /// A first load is under way: rows are ordered once at its end, not one by one.
+    loading: bool,
     now: Option<DateTime<Utc>>,
 }
 
@@ -104,6 +106,7 @@ impl Fleet {
             problems_shown: Arc::new(Vec::new()),
             problems_changed: false,
             order: Order::default(),
+            loading: false,
             now: None,
         }
     }
@@ -140,11 +143,17 @@ impl Fleet {
     /// Applies one poll's changes and judges the model at its clock. Returns how many rows
     /// were added, replaced or removed.
     pub fn apply(&mut self, changes: Changes) -> usize {
-        let now = changes.db_now;
         let watched = !changes.reset && self.now.is_some();
         if changes.reset {
             self.clear();
+            self.loading = true;
         }
+        // Between polls the clock is estimated (see `advance`) and may run a hair ahead of the
+        // next poll's: the model's clock never goes back, or rows judged early would disagree
+        // with the rows judged now.
+        let now = self
+            .now
+            .map_or(changes.db_now, |before| before.max(changes.db_now));
         self.now = Some(now);
         let mut touched = 0;
 
@@ -181,6 +190,9 @@ impl Fleet {
                 self.put(row, now, watched);
                 touched += 1;
             }
+        }
+        if std::mem::take(&mut self.loading) {
+            self.order.rebuild(self.rows.values());
         }
         if std::mem::take(&mut self.problems_changed) {
             self.problems_shown = Arc::new(self.problems.values().cloned().collect());
@@ -322,7 +334,9 @@ impl Fleet {
     fn place(&mut self, row: Arc<BoardRow>, now: DateTime<Utc>) {
         self.summary.count_row(&row, true);
         self.tenants.count_row(&row, true, &self.thresholds);
-        self.order.insert(&row);
+        if !self.loading {
+            self.order.insert(&row);
+        }
         self.completed_total += i64::from(row.completed);
         self.by_space
             .insert((row.tenant.clone(), row.space), row.id);

@@ -3,9 +3,8 @@
 //! The sequences are persistent vectors (`imbl`): a changed row is moved with two binary
 //! searches, a remove and an insert, all logarithmic, and publishing the result to the UI is a
 //! constant-time clone. Nothing here walks all rows except a change of sort key or filter, and
-//! that walk reads a compact filter key per row, stored side by side with the rows, instead of
-//! following a pointer to each row: typing a filter over 100,000 rows scans a few megabytes of
-//! contiguous memory.
+//! that walk reads a compact filter key per row, stored by value in a vector beside the rows
+//! (chunks of keys one after another), instead of following a pointer to each row.
 
 use std::sync::Arc;
 

@@ -18,7 +18,8 @@ use crate::tui::app::App;
 use crate::tui::theme::Theme;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, id: &Uuid, theme: &Theme) {
-    let lines = match app.extra_for(&Focus::Detail(*id)) {
+    let extra = app.extra_for(&Focus::Detail(*id));
+    let lines = match extra {
         Some(Extra::Detail(detail)) => match detail.as_ref() {
             Some(detail) => detail_lines(detail, app, theme),
             None => vec![Line::from(Span::styled(
@@ -26,10 +27,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, id: &Uuid, theme: &Theme) 
                 theme.error(),
             ))],
         },
-        _ => vec![Line::from(Span::styled(
-            " loading the detail…",
-            theme.dim(),
-        ))],
+        _ => return super::placeholder(frame, area, extra, "the detail", theme),
     };
     let paragraph = Paragraph::new(lines)
         .wrap(Wrap { trim: false })

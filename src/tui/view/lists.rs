@@ -35,12 +35,9 @@ pub(super) fn cursor_style(list: &ListState, index: usize, theme: &Theme) -> Sty
 }
 
 pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let Some(Extra::Leases(leases)) = app.extra_for(&Focus::Leases) else {
-        frame.render_widget(
-            Paragraph::new(" loading the leases…").style(theme.dim()),
-            area,
-        );
-        return;
+    let extra = app.extra_for(&Focus::Leases);
+    let Some(Extra::Leases(leases)) = extra else {
+        return super::placeholder(frame, area, extra, "the leases", theme);
     };
     if leases.lines.is_empty() {
         frame.render_widget(
@@ -120,12 +117,9 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let Some(Extra::Audit(records)) = app.extra_for(&Focus::Audit) else {
-        frame.render_widget(
-            Paragraph::new(" loading the audit records…").style(theme.dim()),
-            area,
-        );
-        return;
+    let extra = app.extra_for(&Focus::Audit);
+    let Some(Extra::Audit(records)) = extra else {
+        return super::placeholder(frame, area, extra, "the audit records", theme);
     };
     if records.is_empty() {
         let text = " no operator actions recorded in scope (or no audit table: see `migrate`)";

@@ -10,13 +10,14 @@ mod overlay;
 mod tenants;
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Flex, Layout};
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::app::{App, MIN_HEIGHT, MIN_WIDTH, Overlay, View};
 use super::layout;
 use super::theme::Theme;
+use crate::poller::Extra;
 
 pub fn draw(frame: &mut Frame, app: &App) {
     let theme = Theme::new(app.display.color);
@@ -43,6 +44,21 @@ pub fn draw(frame: &mut Frame, app: &App) {
         Overlay::Help => overlay::help(frame, area, app, &theme),
         Overlay::Dialog(dialog) => overlay::dialog(frame, area, app, dialog, &theme),
     }
+}
+
+/// A view whose data is not there: why not (its query failed), or that it is on its way.
+fn placeholder(frame: &mut Frame, area: Rect, extra: Option<&Extra>, what: &str, theme: &Theme) {
+    let line = match extra {
+        Some(Extra::Unavailable(reason)) => Line::styled(
+            format!(
+                " could not read {what}: {} (the board keeps polling)",
+                crate::domain::text::clean(reason, 300)
+            ),
+            theme.error(),
+        ),
+        _ => Line::styled(format!(" loading {what}…"), theme.dim()),
+    };
+    frame.render_widget(Paragraph::new(line).wrap(Wrap { trim: true }), area);
 }
 
 fn too_small(frame: &mut Frame, _app: &App, theme: &Theme) {
