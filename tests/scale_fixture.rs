@@ -119,3 +119,35 @@ async fn the_fixture_has_the_documented_proportions_and_simulate_works_on_it() {
         "the simulated workers published spaces of the fixture"
     );
 }
+
+#[tokio::test]
+async fn time_ordered_ids_share_their_first_digits_like_real_uuidv7_ids() {
+    let db = TestDb::empty().await;
+    let built = run(
+        &db,
+        &[
+            "fixture",
+            "--spaces",
+            "300",
+            "--tenants",
+            "3",
+            "--items-per-space",
+            "2",
+            "--v7-ids",
+            "--create-standin",
+        ],
+    );
+    assert_ok(&built);
+    let ids: Vec<uuid::Uuid> =
+        sqlx::query_scalar("SELECT id FROM legacy_space_publication_bootstraps ORDER BY id")
+            .fetch_all(&db.pool)
+            .await
+            .expect("ids");
+    assert_eq!(ids.len(), 300);
+    assert!(ids.iter().all(|id| id.get_version_num() == 7));
+    let prefix = |id: &uuid::Uuid| id.simple().to_string()[..8].to_string();
+    assert!(
+        ids.iter().all(|id| prefix(id) == prefix(&ids[0])),
+        "300 ids a millisecond apart share their first 8 digits"
+    );
+}

@@ -403,6 +403,10 @@ pub struct FixtureArgs {
     /// The same seed gives the same ids.
     #[arg(long, default_value_t = 7)]
     pub seed: u64,
+    /// Time-ordered space ids (UUIDv7, a millisecond apart), which share their first digits
+    /// as the platform's real ids do.
+    #[arg(long)]
+    pub v7_ids: bool,
     /// Create the platform stand-in tables first if the database has none (rehearsal
     /// databases only; never on a real platform database).
     #[arg(long)]
@@ -416,6 +420,7 @@ impl FixtureArgs {
             tenants: self.tenants,
             items_per_space: self.items_per_space,
             seed: self.seed,
+            v7_ids: self.v7_ids,
         }
     }
 }

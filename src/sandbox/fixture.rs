@@ -24,6 +24,8 @@ pub struct FixtureConfig {
     pub tenants: u32,
     pub items_per_space: u32,
     pub seed: u64,
+    /// Time-ordered ids (UUIDv7), which share their first digits as real ones do.
+    pub v7_ids: bool,
 }
 
 impl Default for FixtureConfig {
@@ -33,6 +35,7 @@ impl Default for FixtureConfig {
             tenants: 1_000,
             items_per_space: 50,
             seed: 7,
+            v7_ids: false,
         }
     }
 }
@@ -48,8 +51,8 @@ pub struct FixtureReport {
 }
 
 /// The planned spaces: id, tenant, state and progress, all derived from the seed (`$1`), the
-/// number of spaces (`$2`), tenants (`$3`) and items per space (`$4`). Every later statement
-/// takes the seed as `$1`.
+/// number of spaces (`$2`), tenants (`$3`) and items per space (`$4`); `$5` asks for
+/// time-ordered ids, a millisecond apart. Every later statement takes the seed as `$1`.
 const PLAN: &str = "\
 CREATE TEMP TABLE fixture_plan ON COMMIT DROP AS
 SELECT i, id, tenant, roll, roll2, run_state, checkpoint, total,
@@ -73,7 +76,11 @@ FROM (
                   WHEN roll < 90 THEN 'queued' WHEN roll < 95 THEN 'failed'
                   ELSE 'canceled' END AS run_state
       FROM (
-        SELECT i, md5($1 || ':s:' || i)::uuid AS id,
+        SELECT i,
+               CASE WHEN $5 THEN (lpad(to_hex(1780000000000 + i), 12, '0') || '7'
+                                  || substr(md5($1 || ':v7:' || i), 1, 3) || '8'
+                                  || substr(md5($1 || ':v7:' || i), 4, 15))::uuid
+                    ELSE md5($1 || ':s:' || i)::uuid END AS id,
                'tenant-' || lpad(((i * 7919) % $3)::text, length(($3 - 1)::text), '0') AS tenant,
                abs(hashtext($1 || ':state:' || i)) % 100 AS roll,
                abs(hashtext($1 || ':p:' || i)) % 1000 AS roll2
@@ -184,6 +191,7 @@ pub async fn build(
         .bind(spaces)
         .bind(tenants)
         .bind(items)
+        .bind(config.v7_ids)
         .execute(&mut *tx)
         .await?;
     done("planned the spaces", &mut step);
