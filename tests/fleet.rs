@@ -373,7 +373,10 @@ async fn compare(
 /// `except` collects the ids of writes no delta can see, with the resync position at the
 /// time: until the resync walked the whole table since, they are left out of the comparison.
 async fn run(settings: SyncSettings, seed: u64, rounds: usize, hidden: bool) {
-    let db = TestDb::migrated().await;
+    run_on(TestDb::migrated().await, settings, seed, rounds, hidden).await
+}
+
+async fn run_on(db: TestDb, settings: SyncSettings, seed: u64, rounds: usize, hidden: bool) {
     let mut rng = Rng(seed);
     for _ in 0..60 {
         new_job(&db.pool, &mut rng).await;
@@ -452,7 +455,38 @@ async fn run(settings: SyncSettings, seed: u64, rounds: usize, hidden: bool) {
             .await;
         }
     }
-    assert!(compared_exactly > rounds / 4, "too few exact comparisons");
+    // Then the writers stop: within one resync cycle every hidden change has shown, and the
+    // model equals a full fetch in every respect.
+    if let Some(tx) = open.take() {
+        tx.commit().await.expect("commit the long transaction");
+    }
+    let mut quiet_polls = 0;
+    while !except.is_empty() {
+        quiet_polls += 1;
+        assert!(
+            quiet_polls < 1_000,
+            "hidden changes never showed: {except:?}"
+        );
+        let changes = session
+            .sync(&mut sync, Duration::from_secs(1))
+            .await
+            .expect("poll");
+        report = changes.report;
+        model.apply(changes);
+        except.retain(|_, at| (report.cycles, report.cycle_page) < (at.0 + 1, at.1));
+    }
+    let now = model.now().expect("a clock");
+    let before = compared_exactly;
+    compare(
+        &mut model,
+        &session,
+        now,
+        &except,
+        rounds,
+        &mut compared_exactly,
+    )
+    .await;
+    assert_eq!(compared_exactly, before + 1);
 }
 
 #[tokio::test]
@@ -487,6 +521,29 @@ async fn changes_within_the_slack_show_at_the_very_next_poll() {
     };
     // No hidden writes: every comparison is exact, whatever the resync is doing.
     run(settings, 0x5eed_0003, 40, false).await;
+}
+
+#[tokio::test]
+async fn with_the_recommended_index_on_updated_at_changes_come_through_it() {
+    let db = TestDb::migrated().await;
+    sqlx::raw_sql(
+        "CREATE INDEX bootstraps_updated_at_idx \
+           ON legacy_space_publication_bootstraps (updated_at)",
+    )
+    .execute(&db.pool)
+    .await
+    .expect("the optional index");
+    let session = db.session(SessionOptions::default()).await;
+    let layout = *session.store().layout();
+    assert!(layout.updated_at_index, "the index is found at connect");
+    drop(session);
+    let settings = SyncSettings {
+        slack: SLACK,
+        min_slice_pages: 1,
+        max_slice_pages: 1,
+        ..SyncSettings::default()
+    };
+    run_on(db, settings, 0x5eed_0004, 25, false).await;
 }
 
 #[tokio::test]
@@ -615,14 +672,14 @@ async fn every_poll_statement_uses_an_index_or_a_tid_range_never_a_sequential_sc
         ),
         (
             "changed rows",
-            plan(&pool, &explain(fleet::changed_sql()), |q| {
+            plan(&pool, &explain(fleet::changed_sql(&layout)), |q| {
                 q.bind(none.clone()).bind(since)
             })
             .await,
         ),
         (
             "changed rows of a tenant",
-            plan(&pool, &explain(fleet::changed_sql()), |q| {
+            plan(&pool, &explain(fleet::changed_sql(&layout)), |q| {
                 q.bind(Some("tenant-7")).bind(since)
             })
             .await,
@@ -682,6 +739,27 @@ async fn every_poll_statement_uses_an_index_or_a_tid_range_never_a_sequential_sc
         by_name["changed rows"].contains("legacy_space_bootstraps_claim_idx"),
         "changed rows come through the claim index:\n{}",
         by_name["changed rows"]
+    );
+
+    // With the index the README recommends, changed rows come through it.
+    sqlx::raw_sql(
+        "CREATE INDEX bootstraps_updated_at_idx \
+           ON legacy_space_publication_bootstraps (updated_at); ANALYZE;",
+    )
+    .execute(&db.pool)
+    .await
+    .expect("the optional index");
+    let session = db.session(SessionOptions::default()).await;
+    let layout = *session.store().layout();
+    let pool = session.store().pool().clone();
+    let plan = plan(&pool, &explain(fleet::changed_sql(&layout)), |q| {
+        q.bind(None::<String>).bind(since)
+    })
+    .await;
+    assert!(
+        plan.contains("bootstraps_updated_at_idx")
+            && !plan.contains("Seq Scan on legacy_space_publication_bootstraps"),
+        "{plan}"
     );
 }
 

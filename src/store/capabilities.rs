@@ -15,6 +15,9 @@ pub struct Capabilities {
     pub has_audit_table: bool,
     /// The later lease columns (`heartbeat_at`, `expires_at`) exist.
     pub lease_heartbeats: bool,
+    /// The platform added an index led by `updated_at` on the bootstrap table (optional; the
+    /// README recommends it): changed rows are then read through it.
+    pub updated_at_index: bool,
     pub can_update_bootstraps: bool,
     pub can_update_items: bool,
     pub can_delete_leases: bool,
@@ -39,6 +42,10 @@ SELECT current_user::text AS current_user,
        (SELECT count(*) = 2 FROM pg_attribute
          WHERE attrelid = t.leases AND attname IN ('heartbeat_at', 'expires_at')
            AND NOT attisdropped) AS lease_heartbeats,
+       EXISTS (SELECT 1 FROM pg_index i
+               JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+               WHERE i.indrelid = t.bootstraps AND a.attname = 'updated_at'
+                 AND i.indpred IS NULL AND i.indisvalid) AS updated_at_index,
        coalesce(t.bootstraps IS NOT NULL AND has_table_privilege(t.bootstraps, 'SELECT')
                  AND has_table_privilege(t.bootstraps, 'UPDATE'), false)
          AS can_update_bootstraps,

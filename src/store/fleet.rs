@@ -82,8 +82,23 @@ pub fn tenant_sql() -> String {
     )
 }
 
-/// Rows written after `$2` (see the module comment for why these two branches find them all).
-pub fn changed_sql() -> String {
+/// Rows written after `$2`: through an index on `updated_at` when the platform has one, else
+/// through the claim index.
+pub fn changed_sql(layout: &Layout) -> String {
+    if layout.updated_at_index {
+        format!(
+            "SELECT {} FROM legacy_space_publication_bootstraps b \
+             WHERE b.updated_at > $2 AND {TENANT}",
+            board_columns(Columns::Sync)
+        )
+    } else {
+        changed_by_claim_index_sql()
+    }
+}
+
+/// Rows written after `$2` through the claim index (see the module comment for why these two
+/// branches find them all).
+pub fn changed_by_claim_index_sql() -> String {
     let columns = board_columns(Columns::Sync);
     format!(
         "SELECT {columns} FROM legacy_space_publication_bootstraps b \
@@ -155,10 +170,11 @@ pub async fn tenant(conn: &mut PgConnection, tenant: &str) -> Result<Vec<BoardRe
 
 pub async fn changed_since(
     conn: &mut PgConnection,
+    layout: &Layout,
     tenant: Option<&str>,
     since: DateTime<Utc>,
 ) -> Result<Vec<BoardRecord>, StoreError> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(changed_sql()))
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(changed_sql(layout)))
         .bind(tenant)
         .bind(since)
         .fetch_all(conn)

@@ -26,6 +26,8 @@ pub struct Layout {
     pub lease_heartbeats: bool,
     /// `bootstrap_console.audit_log` exists.
     pub audit_table: bool,
+    /// An index led by `updated_at` exists on the bootstrap table.
+    pub updated_at_index: bool,
 }
 
 impl From<&Capabilities> for Layout {
@@ -33,6 +35,7 @@ impl From<&Capabilities> for Layout {
         Self {
             lease_heartbeats: caps.lease_heartbeats,
             audit_table: caps.has_audit_table,
+            updated_at_index: caps.updated_at_index,
         }
     }
 }

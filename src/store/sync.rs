@@ -241,7 +241,7 @@ impl LedgerSync {
 
         // 1. What changed since the last poll (minus the slack).
         let slack = chrono::Duration::from_std(self.settings.slack).unwrap_or_default();
-        let changed = fleet::changed_since(conn, tenant, mirror.last_now - slack).await?;
+        let changed = fleet::changed_since(conn, layout, tenant, mirror.last_now - slack).await?;
         report.statements += 1;
         report.rows_read += changed.len();
         mirror.sort_out(changed, &mut changes.upserts, &mut learned);

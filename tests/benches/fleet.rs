@@ -701,13 +701,15 @@ async fn run(args: Args) {
 /// through an optional index on `updated_at` alone, under the same load; the index is dropped
 /// again afterwards. A recommendation to measure, never a requirement.
 async fn optional_index(lab: &Lab) -> Line {
-    use bootstrap_console::store::fleet::{Columns, board_columns, changed_sql};
+    use bootstrap_console::store::Layout;
+    use bootstrap_console::store::fleet::{changed_by_claim_index_sql, changed_sql};
     let pool = pool_as(lab, "bc_index", 1).await;
-    let with_index = format!(
-        "SELECT {} FROM legacy_space_publication_bootstraps b \
-         WHERE b.updated_at > $2 AND ($1::text IS NULL OR b.tenant_id = $1)",
-        board_columns(Columns::Sync)
-    );
+    // The statement the console uses when it finds such an index at connect.
+    let with_index = changed_sql(&Layout {
+        lease_heartbeats: false,
+        audit_table: true,
+        updated_at_index: true,
+    });
     sqlx::raw_sql(
         "CREATE INDEX bench_updated_at_idx ON legacy_space_publication_bootstraps (updated_at)",
     )
@@ -718,7 +720,7 @@ async fn optional_index(lab: &Lab) -> Line {
     let mut indexed = Vec::new();
     for _ in 0..30 {
         for (sql, times) in [
-            (changed_sql(), &mut shipped),
+            (changed_by_claim_index_sql(), &mut shipped),
             (with_index.clone(), &mut indexed),
         ] {
             let since = chrono::Utc::now() - chrono::Duration::seconds(7);
