@@ -1,6 +1,10 @@
 //! The shared domain: ledger types, operator signals and the race-safe actions. No terminal
 //! code lives here, so the TUI, the command line and the tests all call the same functions.
 //! It is the only code in the console that writes to the database (through `store::write`).
+//!
+//! The read side at fleet scale: [`fleet`] is the resident model the live console keeps
+//! current from the sync's changes ([`board`] is its vocabulary), and [`report`] pages through
+//! the ledger for `status` and for actions chosen by filter.
 
 pub mod actions;
 pub mod actor;

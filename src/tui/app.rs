@@ -90,6 +90,13 @@ pub struct ListState {
     pub offset: usize,
 }
 
+/// The detail view's own state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DetailState {
+    /// Lines scrolled past.
+    pub scroll: u16,
+}
+
 /// A status-line message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
@@ -199,7 +206,7 @@ pub struct App {
     pub tenants: ListState,
     pub leases: ListState,
     pub audit: ListState,
-    pub detail_scroll: u16,
+    pub detail: DetailState,
     pub message: Option<Message>,
     pub size: (u16, u16),
     pub bulk_cap: usize,
@@ -228,7 +235,7 @@ impl App {
             tenants: ListState::default(),
             leases: ListState::default(),
             audit: ListState::default(),
-            detail_scroll: 0,
+            detail: DetailState::default(),
             message: None,
             size,
             bulk_cap: 100,

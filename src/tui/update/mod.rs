@@ -249,7 +249,7 @@ fn switch_view(app: &mut App, view: View) -> Vec<Effect> {
     if let Some(list) = list_state(app, &view) {
         *list = ListState::default();
     }
-    app.detail_scroll = 0;
+    app.detail.scroll = 0;
     app.view = view;
     vec![Effect::Poller(poller::Command::Focus(app.view.focus()))]
 }
@@ -399,8 +399,8 @@ fn move_cursor(app: &mut App, delta: isize) {
             app.board.selected = app.row_at(app.board.cursor).map(|r| r.id);
         }
         View::Detail(_) => {
-            let scrolled = i64::from(app.detail_scroll) + delta.clamp(-10_000, 10_000) as i64;
-            app.detail_scroll = scrolled.clamp(0, 10_000) as u16;
+            let scrolled = i64::from(app.detail.scroll) + delta.clamp(-10_000, 10_000) as i64;
+            app.detail.scroll = scrolled.clamp(0, 10_000) as u16;
         }
         view => {
             let len = list_len(app, &view);

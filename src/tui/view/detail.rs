@@ -31,7 +31,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, id: &Uuid, theme: &Theme) 
     };
     let paragraph = Paragraph::new(lines)
         .wrap(Wrap { trim: false })
-        .scroll((app.detail_scroll, 0));
+        .scroll((app.detail.scroll, 0));
     frame.render_widget(paragraph, area);
 }
 
