@@ -337,6 +337,24 @@ async fn random_write(pool: &PgPool, rng: &mut Rng, hidden_allowed: bool) -> Opt
     None
 }
 
+/// One poll into the model. A hidden write is certainly visible once the resync walked every
+/// page since it: those are no longer excepted from the comparison.
+async fn poll(
+    session: &Session,
+    sync: &mut LedgerSync,
+    model: &mut Fleet,
+    except: &mut HashMap<Uuid, (u32, i64)>,
+) -> SyncReport {
+    let changes = session
+        .sync(sync, Duration::from_secs(1))
+        .await
+        .expect("poll");
+    let report = changes.report;
+    model.apply(changes);
+    except.retain(|_, at| (report.cycles, report.cycle_page) < (at.0 + 1, at.1));
+    report
+}
+
 /// The model against a full fetch judged at the same instant, ordered and filtered alike.
 async fn compare(
     model: &mut Fleet,
@@ -421,14 +439,7 @@ async fn run_on(db: TestDb, settings: SyncSettings, seed: u64, rounds: usize, hi
         if rng.chance(0.25) {
             model.set_query(random_query(&mut rng));
         }
-        let changes = session
-            .sync(&mut sync, Duration::from_secs(1))
-            .await
-            .expect("poll");
-        report = changes.report;
-        model.apply(changes);
-        // A hidden write is certainly visible once the walk covered every page since.
-        except.retain(|_, at| (report.cycles, report.cycle_page) < (at.0 + 1, at.1));
+        report = poll(&session, &mut sync, &mut model, &mut except).await;
         // Judged at the model's clock, which ticks between polls may have moved on.
         let now = model.now().expect("a clock");
         compare(
@@ -467,13 +478,7 @@ async fn run_on(db: TestDb, settings: SyncSettings, seed: u64, rounds: usize, hi
             quiet_polls < 1_000,
             "hidden changes never showed: {except:?}"
         );
-        let changes = session
-            .sync(&mut sync, Duration::from_secs(1))
-            .await
-            .expect("poll");
-        report = changes.report;
-        model.apply(changes);
-        except.retain(|_, at| (report.cycles, report.cycle_page) < (at.0 + 1, at.1));
+        poll(&session, &mut sync, &mut model, &mut except).await;
     }
     let now = model.now().expect("a clock");
     let before = compared_exactly;

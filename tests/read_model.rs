@@ -418,19 +418,7 @@ async fn an_impossible_row_is_reported_not_hidden_and_not_a_panic() {
     let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "queued")).await;
     fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
     // A database whose constraint was dropped by hand lets a future state in.
-    sqlx::raw_sql(
-        "ALTER TABLE legacy_space_publication_bootstraps \
-           DROP CONSTRAINT legacy_space_bootstraps_run_state_ck, \
-           DROP CONSTRAINT legacy_space_bootstraps_terminal_ck",
-    )
-    .execute(&db.pool)
-    .await
-    .expect("drop checks");
-    sqlx::query("UPDATE legacy_space_publication_bootstraps SET run_state = 'paused\u{1b}[2J' WHERE id = $1")
-        .bind(job.bootstrap)
-        .execute(&db.pool)
-        .await
-        .expect("impossible row");
+    fixture::force_run_state(&db.pool, job.bootstrap, "paused\u{1b}[2J").await;
     let session = db.session(SessionOptions::default()).await;
     let board = session
         .load_fleet(Thresholds::default())

@@ -181,21 +181,7 @@ async fn rows_the_console_cannot_read_are_counted_and_named() {
     let db = TestDb::migrated().await;
     let job = fixture::job(&db.pool, &JobSpec::new("acme", "queued")).await;
     fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
-    sqlx::raw_sql(
-        "ALTER TABLE legacy_space_publication_bootstraps \
-           DROP CONSTRAINT legacy_space_bootstraps_run_state_ck, \
-           DROP CONSTRAINT legacy_space_bootstraps_terminal_ck",
-    )
-    .execute(&db.pool)
-    .await
-    .expect("drop checks");
-    sqlx::query(
-        "UPDATE legacy_space_publication_bootstraps SET run_state = 'paused' WHERE id = $1",
-    )
-    .bind(job.bootstrap)
-    .execute(&db.pool)
-    .await
-    .expect("impossible row");
+    fixture::force_run_state(&db.pool, job.bootstrap, "paused").await;
     let session = db.session(SessionOptions::default()).await;
     let report = report::summarize(&session, &Thresholds::default())
         .await

@@ -75,18 +75,7 @@ pub(super) async fn simulate(args: &SimulateArgs) -> Result<ExitCode, Failure> {
     let mut signals = StopSignals::install()?;
     let target = args.connect.target()?;
     let mut conn = target.connect().await?;
-    if !schema::relation_exists(&mut conn, "knowledge_spaces")
-        .await
-        .map_err(store_error)?
-    {
-        if !args.create_standin {
-            return Err(Failure::Refused(format!(
-                "the database at {target} has no platform tables (knowledge_spaces): pass \
-                 --create-standin to create the stand-in tables on a rehearsal database"
-            )));
-        }
-        schema::apply_unit(&mut conn, &schema::PLATFORM_STANDIN).await?;
-    }
+    platform_tables(&mut conn, &target, args.create_standin).await?;
     let ledger = schema::ledger_size(&mut conn).await.map_err(store_error)?;
     let writers = if args.no_seed {
         if ledger == 0 {
@@ -130,22 +119,33 @@ pub(super) async fn simulate(args: &SimulateArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A rehearsal needs the platform's tables: the stand-in is created only when asked for.
+async fn platform_tables(
+    conn: &mut sqlx::PgConnection,
+    target: &Target,
+    create_standin: bool,
+) -> Result<(), Failure> {
+    if schema::relation_exists(conn, "knowledge_spaces")
+        .await
+        .map_err(store_error)?
+    {
+        return Ok(());
+    }
+    if !create_standin {
+        return Err(Failure::Refused(format!(
+            "the database at {target} has no platform tables (knowledge_spaces): pass \
+             --create-standin to create the stand-in tables on a rehearsal database"
+        )));
+    }
+    schema::apply_unit(conn, &schema::PLATFORM_STANDIN).await?;
+    Ok(())
+}
+
 /// `fixture`: the scale fixture on an empty rehearsal database.
 pub(super) async fn fixture(args: &FixtureArgs) -> Result<ExitCode, Failure> {
     let target = args.connect.target()?;
     let mut conn = target.connect().await?;
-    if !schema::relation_exists(&mut conn, "knowledge_spaces")
-        .await
-        .map_err(store_error)?
-    {
-        if !args.create_standin {
-            return Err(Failure::Refused(format!(
-                "the database at {target} has no platform tables (knowledge_spaces): pass \
-                 --create-standin to create the stand-in tables on a rehearsal database"
-            )));
-        }
-        schema::apply_unit(&mut conn, &schema::PLATFORM_STANDIN).await?;
-    }
+    platform_tables(&mut conn, &target, args.create_standin).await?;
     let spaces: i64 = sqlx::query_scalar("SELECT count(*) FROM knowledge_spaces")
         .fetch_one(&mut conn)
         .await

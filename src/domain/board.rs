@@ -168,11 +168,7 @@ pub struct Summary {
 impl Summary {
     /// Readable share, 0.0–1.0 (1.0 for an empty rollout: nothing is down).
     pub fn readable_share(&self) -> f64 {
-        if self.spaces == 0 {
-            1.0
-        } else {
-            f64::from(self.readable) / f64::from(self.spaces)
-        }
+        readable_share(self.readable, self.spaces)
     }
 
     pub fn count(&self, attention: Attention) -> u32 {
@@ -181,11 +177,7 @@ impl Summary {
 
     /// Rows that need a human now.
     pub fn needing_attention(&self) -> u32 {
-        Attention::ALL
-            .iter()
-            .filter(|a| a.needs_attention())
-            .map(|a| self.count(*a))
-            .sum()
+        needing_attention(&self.by_attention)
     }
 
     pub fn in_state(&self, checkpoint: Checkpoint, run_state: RunState) -> u32 {
@@ -220,6 +212,25 @@ impl Summary {
         self.eta = documents_per_minute
             .filter(|rate| *rate > 0.0)
             .map(|rate| signals::minutes(self.documents_remaining as f64 / rate));
+    }
+}
+
+/// How many of the spaces counted by attention class (indexed like [`Attention::ALL`]) need
+/// a human now.
+pub fn needing_attention(by_attention: &[u32; 9]) -> u32 {
+    Attention::ALL
+        .iter()
+        .filter(|a| a.needs_attention())
+        .map(|a| by_attention[a.index()])
+        .sum()
+}
+
+/// The share of `spaces` that is readable, 0.0–1.0 (1.0 for none: nothing is down).
+pub fn readable_share(readable: u32, spaces: u32) -> f64 {
+    if spaces == 0 {
+        1.0
+    } else {
+        f64::from(readable) / f64::from(spaces)
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::domain::board::{BoardRow, Name};
+use crate::domain::board::{self, BoardRow, Name};
 use crate::domain::signals::{Attention, Thresholds};
 
 /// One tenant's part of the rollout.
@@ -32,19 +32,11 @@ impl TenantRow {
     }
 
     pub fn needing_attention(&self) -> u32 {
-        Attention::ALL
-            .iter()
-            .filter(|a| a.needs_attention())
-            .map(|a| self.count(*a))
-            .sum()
+        board::needing_attention(&self.by_attention)
     }
 
     pub fn readable_share(&self) -> f64 {
-        if self.spaces == 0 {
-            1.0
-        } else {
-            f64::from(self.readable) / f64::from(self.spaces)
-        }
+        board::readable_share(self.readable, self.spaces)
     }
 
     /// The most urgent class among its spaces that needs attention.
