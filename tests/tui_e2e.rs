@@ -88,7 +88,7 @@ async fn an_operator_filters_to_a_failed_space_opens_it_and_retries_it() {
     console.send(&code);
     console.send("\r");
     let board = console.wait_until("the filter to narrow the board to one space", 10, |s| {
-        s.contains("1/") && s.contains(&code) && s.contains("shown")
+        s.contains(" 1 of ") && s.contains(&code)
     });
     assert!(
         board.contains("STAGING"),
@@ -149,7 +149,7 @@ async fn y_copies_the_selected_space_with_osc_52_and_ctrl_c_restores_the_termina
     console.send("/");
     console.send(&short_id(&space));
     console.send("\r");
-    console.wait_until("one row", 10, |s| s.contains("1/"));
+    console.wait_until("one row", 10, |s| s.contains(" 1 of "));
     console.send("y");
     console.wait_for("copied", 5);
     let copied = console.seen.lock().expect("seen").clipboard.clone();

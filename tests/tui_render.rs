@@ -215,3 +215,15 @@ fn key(c: char) -> Event {
         crossterm::event::KeyModifiers::NONE,
     ))
 }
+
+#[test]
+fn counts_as_wide_as_a_real_rollouts_keep_every_digit_at_80_columns() {
+    let mut fleet = screens::many(100_000);
+    let mut app = screens::app((80, 24), Extra::None, Focus::Board);
+    let mut status = app.status.clone();
+    status.fleet = Some(std::sync::Arc::new(fleet.snapshot().expect("a snapshot")));
+    update::update(&mut app, Event::Poll(status));
+    let text = screen_text(&render(&app));
+    assert!(text.contains("readable 20000/100000 20%"), "{text}");
+    assert!(text.contains("│ 100000 spaces"), "{text}");
+}

@@ -46,8 +46,10 @@ impl Cadence {
         self.interval
     }
 
+    /// A new interval; the period measured under the old one no longer says anything.
     pub fn set_interval(&mut self, interval: Duration) {
         self.interval = interval.clamp(MIN_INTERVAL, MAX_INTERVAL);
+        self.period = None;
     }
 
     pub fn period(&self) -> Option<Duration> {

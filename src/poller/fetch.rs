@@ -77,6 +77,7 @@ pub(super) async fn run(
                     Request::Interval(interval) => {
                         fetcher.cadence.set_interval(interval);
                         fetcher.health.interval = fetcher.cadence.interval();
+                        fetcher.health.period = fetcher.cadence.period();
                         fetcher.health.slowed = fetcher.cadence.slowed();
                         fetcher.report();
                     }

@@ -324,7 +324,7 @@ async fn run(args: Args) {
         24,
     );
     let watch_started = Instant::now();
-    watched.wait_until("the board", 120, |s| s.contains(" shown"));
+    watched.wait_until("the board", 120, |s| s.contains(" spaces"));
     let watched_pid = watched.pid().expect("the console's pid");
     println!("  the console in a pty is up (pid {watched_pid})");
 
@@ -646,7 +646,7 @@ async fn run(args: Args) {
     lab.role("bc_idle").await;
     let idle_url = lab.url("bc_idle");
     let idle_console = pty::Console::start(&["watch", "--database-url", &idle_url], &[], 80, 24);
-    idle_console.wait_until("the board", 120, |s| s.contains(" shown"));
+    idle_console.wait_until("the board", 120, |s| s.contains(" spaces"));
     tokio::time::sleep(Duration::from_secs(if args.quick { 5 } else { 15 })).await;
     let idle_window = Duration::from_secs(if args.quick { 20 } else { 60 });
     let start_bytes = idle_console.raw_output().len();

@@ -405,3 +405,33 @@ impl Console {
         update::update(&mut self.app, Event::Poll(status));
     }
 }
+
+/// A model of `n` spaces (a fifth of them succeeded) over 1,000 tenants, judged at the fixture's
+/// clock: counts as wide as a real rollout's.
+pub fn many(n: usize) -> Fleet {
+    let (template, _) = row(&specs()[0]);
+    let upserts = (0..n)
+        .map(|i| {
+            let mut record = record(&template);
+            record.id = Uuid::from_u128(i as u128 + 1);
+            record.knowledge_space_id = record.id;
+            record.tenant_id = format!("tenant-{:03}", i % 1000);
+            if i % 5 == 0 {
+                record.run_state = "succeeded".into();
+                record.checkpoint = "published".into();
+                record.completed_documents = record.total_documents;
+                record.last_error_code = None;
+                record.last_error_message = None;
+            }
+            record
+        })
+        .collect();
+    let mut fleet = Fleet::new(Thresholds::default());
+    fleet.apply(Changes {
+        db_now: db_now(),
+        reset: true,
+        upserts,
+        ..Changes::default()
+    });
+    fleet
+}

@@ -377,13 +377,16 @@ fn mark_all(app: &mut App) {
     }
     let ids: Vec<Uuid> = view.window(0, view.len()).map(|r| r.id).collect();
     let marked = &mut app.board.marked;
-    if ids.iter().all(|id| marked.contains(id)) {
+    let text = if ids.iter().all(|id| marked.contains(id)) {
         for id in &ids {
             marked.remove(id);
         }
+        format!("unmarked {} spaces", ids.len())
     } else {
         marked.extend(ids);
-    }
+        format!("{} spaces marked (u clears the marks)", marked.len())
+    };
+    app.say(text, false);
 }
 
 fn move_cursor(app: &mut App, delta: isize) {

@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::format;
-use crate::domain::board::Quick;
+use crate::domain::board::{Quick, SortKey};
 use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::signals::Attention;
 use crate::domain::text;
@@ -69,7 +69,7 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
     if health.paused {
         return Span::styled(" PAUSED ", theme.read_only());
     }
-    let (Some(age), Some(poll_time)) = (app.snapshot_age(), health.poll_time) else {
+    let Some(age) = app.snapshot_age() else {
         let text = if health.loading {
             "loading the ledger…"
         } else {
@@ -91,12 +91,12 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
     } else {
         theme.live()
     };
+    // The first load is no measure of a poll's cost: until a regular poll, none is shown.
+    let cost = health
+        .poll_time
+        .map_or(String::new(), |t| format!(" · poll {}", human_poll(t)));
     Span::styled(
-        format!(
-            "live every {} · poll {}{slowed}",
-            human_period(period),
-            human_poll(poll_time)
-        ),
+        format!("live every {}{cost}{slowed}", human_period(period)),
         style,
     )
 }
@@ -132,7 +132,22 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .documents_per_minute
         .map_or("-".to_string(), |r| format!("{r:.0}"));
     let eta = s.eta.map_or("-".to_string(), format::age);
-    let readable_bar = format::bar(s.readable_share(), 8, app.display.ascii);
+    // The numbers always fit; the bar only where there is room for it (a rollout of 100,000
+    // spaces needs the width on 80 columns).
+    let readable = format!(
+        "{}/{} {:.0}%",
+        s.readable,
+        s.spaces,
+        s.readable_share() * 100.0
+    );
+    let readable = if usize::from(left.width) >= " readable ".len() + 9 + readable.len() {
+        format!(
+            "{} {readable}",
+            format::bar(s.readable_share(), 8, app.display.ascii)
+        )
+    } else {
+        readable
+    };
     let count = |a: Attention| {
         let n = s.count(a);
         let style = if n > 0 {
@@ -145,12 +160,7 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let mut lines = vec![
         Line::from(vec![
             Span::styled(" readable ", theme.heading()),
-            Span::raw(format!(
-                "{readable_bar} {}/{} {:.0}%",
-                s.readable,
-                s.spaces,
-                s.readable_share() * 100.0
-            )),
+            Span::raw(readable),
         ]),
         Line::from(vec![
             Span::raw(format!(" {rate} docs/min  ")),
@@ -295,40 +305,44 @@ pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ));
     }
     if matches!(app.view, View::Board | View::Detail(_)) {
+        // Most important first, so 80 columns keep it: how many rows, then what narrows or
+        // orders them (the defaults are not repeated).
         let query = &app.board.query;
+        let (shown, total) = app.fleet().map_or((0, 0), |f| (f.board.len(), f.total()));
+        let count = if shown == total {
+            format!("{total} spaces")
+        } else {
+            format!("{shown} of {total}")
+        };
+        spans.push(Span::styled(format!("{} {count}", g.bar), theme.dim()));
         if let Some(tenant) = &query.tenant {
-            spans.push(Span::styled(format!("{} tenant ", g.bar), theme.dim()));
+            spans.push(Span::styled(format!(" {} tenant ", g.bar), theme.dim()));
             spans.push(Span::styled(text::clean(tenant, 24), theme.key()));
-            spans.push(Span::raw(" "));
         }
-        let filter = if app.board.editing {
-            format!("/{}{}", text::clean(&query.text, 40), g.cursor)
-        } else if query.text.is_empty() {
-            "none".to_string()
-        } else {
-            format!("/{}", text::clean(&query.text, 40))
-        };
-        spans.push(Span::styled(format!("{} filter ", g.bar), theme.dim()));
-        let style = if app.board.editing {
-            theme.key()
-        } else {
-            theme.plain()
-        };
-        spans.push(Span::styled(filter, style));
+        if app.board.editing || !query.text.is_empty() {
+            let cursor = if app.board.editing { g.cursor } else { "" };
+            spans.push(Span::styled(format!(" {} ", g.bar), theme.dim()));
+            let style = if app.board.editing {
+                theme.key()
+            } else {
+                theme.plain()
+            };
+            spans.push(Span::styled(
+                format!("/{}{cursor}", text::clean(&query.text, 40)),
+                style,
+            ));
+        }
         if query.quick != Quick::All {
             spans.push(Span::styled(format!(" {} only ", g.bar), theme.dim()));
             spans.push(Span::styled(query.quick.label(), theme.key()));
         }
-        let direction = if query.reverse { g.up } else { "" };
-        spans.push(Span::styled(
-            format!(" {} sort {}{direction}", g.bar, query.sort.label()),
-            theme.dim(),
-        ));
-        let (shown, total) = app.fleet().map_or((0, 0), |f| (f.board.len(), f.total()));
-        spans.push(Span::styled(
-            format!(" {} {shown}/{total} shown", g.bar),
-            theme.dim(),
-        ));
+        if query.sort != SortKey::Attention || query.reverse {
+            let direction = if query.reverse { g.up } else { "" };
+            spans.push(Span::styled(
+                format!(" {} by {}{direction}", g.bar, query.sort.label()),
+                theme.dim(),
+            ));
+        }
     } else if app.view == View::Tenants {
         let count = app.fleet().map_or(0, |f| f.tenants.len());
         spans.push(Span::styled(

@@ -201,10 +201,14 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
         Stage::Applying => Span::styled(" applying…", theme.dim()),
         Stage::Done(_) | Stage::Broken(_) => Span::styled(" Enter/Esc closes", theme.dim()),
         _ => match dialog.not_ready() {
-            Some(missing) => Span::styled(
-                format!(" {missing} - Tab switches field, Esc cancels"),
-                theme.dim(),
-            ),
+            Some(missing) => {
+                let tab = if dialog.confirm_expected.is_some() {
+                    " - Tab switches field"
+                } else {
+                    ""
+                };
+                Span::styled(format!(" {missing}{tab}, Esc cancels"), theme.dim())
+            }
             None => Span::styled(
                 " Enter applies, Esc cancels - nothing is written before Enter",
                 theme.key(),
