@@ -3,8 +3,10 @@
 
 mod common;
 
-use bootstrap_console::domain::actions::{self, Action, Outcome, Refusal};
+use bootstrap_console::domain::actions::{self, Action, Outcome, Refusal, RequestId};
+use bootstrap_console::domain::model::MutationLease;
 use bootstrap_console::domain::model::RunState;
+use bootstrap_console::domain::session::Session;
 use bootstrap_console::domain::session::SessionOptions;
 use bootstrap_console::sandbox::protocol::{self, StepError};
 use common::TestDb;
@@ -13,18 +15,29 @@ use std::time::Duration;
 
 const STATES: [&str; 5] = ["queued", "running", "succeeded", "failed", "canceled"];
 
-fn retry(job: &fixture::Job) -> Action {
-    Action::Retry {
-        bootstrap_id: job.bootstrap,
-        seen_row_version: job.row_version,
-    }
+async fn retry(db: &TestDb, job: &fixture::Job) -> Action {
+    Action::retry(
+        fixture::seen(&db.pool, job.bootstrap).await,
+        RequestId::new(),
+    )
 }
 
-fn cancel(job: &fixture::Job) -> Action {
-    Action::Cancel {
-        bootstrap_id: job.bootstrap,
-        seen_row_version: job.row_version,
-    }
+async fn cancel(db: &TestDb, job: &fixture::Job) -> Action {
+    Action::cancel(
+        fixture::seen(&db.pool, job.bootstrap).await,
+        RequestId::new(),
+    )
+}
+
+/// The lease on the screen: the first of the leases view.
+async fn first_lease(session: &Session) -> MutationLease {
+    session.leases().await.expect("leases").leases[0]
+        .lease
+        .clone()
+}
+
+fn remove(lease: &MutationLease, force: bool) -> Action {
+    Action::remove_lease(lease.identity(), force, RequestId::new())
 }
 
 #[derive(sqlx::FromRow, Debug)]
@@ -77,9 +90,9 @@ async fn retry_and_cancel_are_allowed_exactly_from_their_run_states_and_write_wh
             let items_before = item_statuses(&db, job.bootstrap).await;
             let before = job_row(&db, job.bootstrap).await;
             let action = if name == "retry" {
-                retry(&job)
+                retry(&db, &job).await
             } else {
-                cancel(&job)
+                cancel(&db, &job).await
             };
             let audits = fixture::audit_count(&db.pool).await;
 
@@ -97,7 +110,7 @@ async fn retry_and_cancel_are_allowed_exactly_from_their_run_states_and_write_wh
                     Outcome::Refused(refusal) => {
                         assert!(refusal.to_string().contains(&expected), "{refusal}")
                     }
-                    Outcome::Applied(_) => panic!("{name} from {state} must be refused"),
+                    other => panic!("{name} from {state} must be refused: {other:?}"),
                 }
                 assert_eq!(after.row_version, before.row_version, "nothing written");
                 assert_eq!(items_after, items_before);
@@ -160,9 +173,10 @@ async fn the_audit_record_says_who_did_what_to_which_row_and_why() {
     let db = TestDb::migrated().await;
     let session = db.session(SessionOptions::default()).await;
     let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
-    let Outcome::Applied(applied) = actions::apply(&session, &retry(&job), "  compiler fixed  ")
-        .await
-        .expect("apply")
+    let Outcome::Applied(applied) =
+        actions::apply(&session, &retry(&db, &job).await, "  compiler fixed  ")
+            .await
+            .expect("apply")
     else {
         panic!("retry applies");
     };
@@ -199,14 +213,13 @@ async fn the_audit_record_says_who_did_what_to_which_row_and_why() {
 }
 
 #[tokio::test]
-async fn a_stale_row_version_is_refused_and_writes_nothing() {
+async fn an_exact_row_version_that_moved_is_refused_and_writes_nothing() {
     let db = TestDb::migrated().await;
     let session = db.session(SessionOptions::default()).await;
     let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
-    let stale = Action::Retry {
-        bootstrap_id: job.bootstrap,
-        seen_row_version: job.row_version - 2,
-    };
+    let stale = retry(&db, &job)
+        .await
+        .with_exact_row_version(job.row_version - 2);
     let image = fixture::ledger_image(&db.pool).await;
 
     let outcome = actions::apply(&session, &stale, "retry it")
@@ -246,16 +259,9 @@ async fn a_worker_fenced_out_by_cancel_cannot_write_and_the_job_stays_canceled()
         .expect("live lease heartbeats");
 
     let seen = job_row(&db, job.bootstrap).await.row_version;
-    let canceled = actions::apply(
-        &session,
-        &Action::Cancel {
-            bootstrap_id: job.bootstrap,
-            seen_row_version: seen,
-        },
-        "stop this space",
-    )
-    .await
-    .expect("cancel");
+    let canceled = actions::apply(&session, &cancel(&db, &job).await, "stop this space")
+        .await
+        .expect("cancel");
     assert!(matches!(canceled, Outcome::Applied(_)));
 
     let fenced = protocol::heartbeat(&mut worker, &mut claim, ttl).await;
@@ -282,7 +288,7 @@ async fn two_operators_retrying_the_same_job_at_once_apply_exactly_once() {
     let second = db.session(SessionOptions::default()).await;
     for round in 0..5 {
         let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
-        let action = retry(&job);
+        let action = retry(&db, &job).await;
         let audits = fixture::audit_count(&db.pool).await;
         let (a, b) = tokio::join!(
             actions::apply(&first, &action, "operator one"),
@@ -297,13 +303,12 @@ async fn two_operators_retrying_the_same_job_at_once_apply_exactly_once() {
             applied, 1,
             "round {round}: exactly one applies: {outcomes:?}"
         );
-        let refused = outcomes.iter().find_map(|o| match o {
-            Outcome::Refused(r) => Some(r.clone()),
-            Outcome::Applied(_) => None,
-        });
+        // The same request twice: the second finds it applied, under the row lock.
         assert!(
-            matches!(refused, Some(Refusal::Stale { .. })),
-            "{refused:?}"
+            outcomes
+                .iter()
+                .any(|o| matches!(o, Outcome::AlreadyApplied { .. })),
+            "{outcomes:?}"
         );
         assert_eq!(fixture::audit_count(&db.pool).await, audits + 1);
         assert_eq!(
@@ -319,13 +324,8 @@ async fn removing_a_lease_deletes_exactly_that_lease_with_an_audit_record() {
     let session = db.session(SessionOptions::default()).await;
     let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "queued")).await;
     fixture::lease(&db.pool, "tenant-a", job.space, 1200).await;
-    let leases = session.leases().await.expect("leases");
-    let lease =
-        bootstrap_console::domain::model::MutationLease::from(leases.lines[0].lease.clone());
-    let action = Action::RemoveLease {
-        seen: lease.identity(),
-        force: false,
-    };
+    let lease = first_lease(&session).await;
+    let action = remove(&lease, false);
 
     let plan = actions::plan(&session, &action).await.expect("plan");
     assert!(plan.verdict.is_ok(), "{:?}", plan.verdict);
@@ -338,7 +338,7 @@ async fn removing_a_lease_deletes_exactly_that_lease_with_an_audit_record() {
     };
     assert!(applied.after.is_none());
     assert_eq!(applied.before["id"], lease.id.to_string());
-    assert!(session.leases().await.expect("leases").lines.is_empty());
+    assert!(session.leases().await.expect("leases").leases.is_empty());
     let (action_name, lease_id): (String, Option<uuid::Uuid>) =
         sqlx::query_as("SELECT action, lease_id FROM bootstrap_console.audit_log")
             .fetch_one(&db.pool)
@@ -348,8 +348,13 @@ async fn removing_a_lease_deletes_exactly_that_lease_with_an_audit_record() {
         (action_name.as_str(), lease_id),
         ("remove_mutation_lease", Some(lease.id))
     );
-    // Removing it again: already gone.
+    // The same request again: applied once, reported as such.
     let again = actions::apply(&session, &action, "again")
+        .await
+        .expect("apply");
+    assert!(matches!(again, Outcome::AlreadyApplied { audit_id } if audit_id == applied.audit_id));
+    // A new request to remove it: already gone.
+    let again = actions::apply(&session, &remove(&lease, false), "again")
         .await
         .expect("apply");
     assert!(matches!(
@@ -367,11 +372,7 @@ async fn removing_a_lease_that_was_replaced_by_a_new_one_is_refused() {
     let session = db.session(SessionOptions::default()).await;
     let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "queued")).await;
     let old = fixture::lease(&db.pool, "tenant-a", job.space, 1800).await;
-    let seen = bootstrap_console::domain::model::MutationLease::from(
-        session.leases().await.expect("leases").lines[0]
-            .lease
-            .clone(),
-    );
+    let seen = first_lease(&session).await;
     // The writer finished and a new writer took the space.
     sqlx::query("DELETE FROM knowledge_space_mutation_leases WHERE id = $1")
         .bind(old)
@@ -381,10 +382,7 @@ async fn removing_a_lease_that_was_replaced_by_a_new_one_is_refused() {
     let new = fixture::lease(&db.pool, "tenant-a", job.space, 1).await;
     let image = fixture::ledger_image(&db.pool).await;
 
-    let action = Action::RemoveLease {
-        seen: seen.identity(),
-        force: true,
-    };
+    let action = remove(&seen, true);
     let outcome = actions::apply(&session, &action, "orphan")
         .await
         .expect("apply");
@@ -428,30 +426,23 @@ async fn a_live_lease_with_heartbeat_columns_needs_force() {
     .execute(&db.pool)
     .await
     .expect("live");
-    let seen = bootstrap_console::domain::model::MutationLease::from(
-        session.leases().await.expect("leases").lines[0]
-            .lease
-            .clone(),
-    );
+    let seen = first_lease(&session).await;
     assert!(seen.expires_at.is_some());
 
-    let unforced = Action::RemoveLease {
-        seen: seen.identity(),
-        force: false,
-    };
+    let unforced = remove(&seen, false);
     let outcome = actions::apply(&session, &unforced, "orphan?")
         .await
         .expect("apply");
+    let Outcome::Refused(refusal @ Refusal::LeaseNotOrphan { .. }) = outcome else {
+        panic!("a live lease needs force: {outcome:?}")
+    };
     assert!(
-        matches!(outcome, Outcome::Refused(Refusal::LeaseLive { .. })),
-        "{outcome:?}"
+        refusal.to_string().contains("heartbeat live for"),
+        "{refusal}"
     );
     assert_eq!(fixture::audit_count(&db.pool).await, 0);
 
-    let forced = Action::RemoveLease {
-        seen: seen.identity(),
-        force: true,
-    };
+    let forced = remove(&seen, true);
     let outcome = actions::apply(&session, &forced, "writer host is gone")
         .await
         .expect("apply");
@@ -469,27 +460,20 @@ async fn actions_outside_the_tenant_scope_are_refused_and_write_nothing() {
     let scoped = db
         .session(SessionOptions {
             tenant: Some("tenant-b".into()),
-            read_only: false,
+            ..SessionOptions::default()
         })
         .await;
     let failed = fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
     let running = fixture::job(&db.pool, &JobSpec::new("tenant-a", "running")).await;
     fixture::lease(&db.pool, "tenant-a", failed.space, 1800).await;
     let unscoped = db.session(SessionOptions::default()).await;
-    let lease = bootstrap_console::domain::model::MutationLease::from(
-        unscoped.leases().await.expect("leases").lines[0]
-            .lease
-            .clone(),
-    );
+    let lease = first_lease(&unscoped).await;
     let image = fixture::ledger_image(&db.pool).await;
 
     for action in [
-        retry(&failed),
-        cancel(&running),
-        Action::RemoveLease {
-            seen: lease.identity(),
-            force: false,
-        },
+        retry(&db, &failed).await,
+        cancel(&db, &running).await,
+        remove(&lease, false),
     ] {
         let plan = actions::plan(&scoped, &action).await.expect("plan");
         assert!(
@@ -517,7 +501,7 @@ async fn actions_outside_the_tenant_scope_are_refused_and_write_nothing() {
             .expect("board")
             .is_empty()
     );
-    assert!(scoped.leases().await.expect("leases").lines.is_empty());
+    assert!(scoped.leases().await.expect("leases").leases.is_empty());
     assert!(
         scoped
             .detail(failed.bootstrap)
@@ -532,27 +516,20 @@ async fn every_action_in_read_only_mode_is_refused_and_writes_nothing() {
     let db = TestDb::migrated().await;
     let session = db
         .session(SessionOptions {
-            tenant: None,
             read_only: true,
+            ..SessionOptions::default()
         })
         .await;
     let failed = fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
     let queued = fixture::job(&db.pool, &JobSpec::new("tenant-a", "queued")).await;
     fixture::lease(&db.pool, "tenant-a", queued.space, 1800).await;
-    let lease = bootstrap_console::domain::model::MutationLease::from(
-        session.leases().await.expect("leases").lines[0]
-            .lease
-            .clone(),
-    );
+    let lease = first_lease(&session).await;
     let image = fixture::ledger_image(&db.pool).await;
 
     for action in [
-        retry(&failed),
-        cancel(&queued),
-        Action::RemoveLease {
-            seen: lease.identity(),
-            force: true,
-        },
+        retry(&db, &failed).await,
+        cancel(&db, &queued).await,
+        remove(&lease, true),
     ] {
         let outcome = actions::apply(&session, &action, "try anyway")
             .await
@@ -575,10 +552,9 @@ async fn an_unknown_id_an_empty_reason_and_a_missing_audit_table_are_refused() {
     let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
     let image = fixture::ledger_image(&db.pool).await;
 
-    let unknown = Action::Retry {
-        bootstrap_id: uuid::Uuid::new_v4(),
-        seen_row_version: 1,
-    };
+    let mut never_seen = fixture::seen(&db.pool, job.bootstrap).await;
+    never_seen.id = uuid::Uuid::new_v4();
+    let unknown = Action::retry(never_seen, RequestId::new());
     let outcome = actions::apply(&session, &unknown, "why not")
         .await
         .expect("apply");
@@ -586,7 +562,7 @@ async fn an_unknown_id_an_empty_reason_and_a_missing_audit_table_are_refused() {
         outcome,
         Outcome::Refused(Refusal::UnknownBootstrap { .. })
     ));
-    let outcome = actions::apply(&session, &retry(&job), "   ")
+    let outcome = actions::apply(&session, &retry(&db, &job).await, "   ")
         .await
         .expect("apply");
     assert!(matches!(outcome, Outcome::Refused(Refusal::MissingReason)));
@@ -597,7 +573,7 @@ async fn an_unknown_id_an_empty_reason_and_a_missing_audit_table_are_refused() {
         .await
         .expect("drop the audit schema");
     let without_audit = db.session(SessionOptions::default()).await;
-    let outcome = actions::apply(&without_audit, &retry(&job), "retry")
+    let outcome = actions::apply(&without_audit, &retry(&db, &job).await, "retry")
         .await
         .expect("apply");
     let Outcome::Refused(refusal) = outcome else {

@@ -232,6 +232,7 @@ async fn retry_applies_refuses_and_dry_runs_with_the_documented_exit_codes() {
     let db = TestDb::migrated().await;
     let failed = fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
     let running = fixture::job(&db.pool, &JobSpec::new("tenant-a", "running")).await;
+    fixture::job(&db.pool, &JobSpec::new("tenant-b", "queued")).await;
     let space = failed.space.to_string();
 
     let image = fixture::ledger_image(&db.pool).await;
@@ -286,7 +287,7 @@ async fn retry_applies_refuses_and_dry_runs_with_the_documented_exit_codes() {
     let outside = on(
         &db,
         &[
-            "retry", &space, "--reason", "x", "--yes", "--tenant", "tenant-z",
+            "retry", &space, "--reason", "x", "--yes", "--tenant", "tenant-b",
         ],
     );
     assert_eq!(outside.status.code(), Some(3));
@@ -294,6 +295,20 @@ async fn retry_applies_refuses_and_dry_runs_with_the_documented_exit_codes() {
         stdout(&outside).contains("outside this console's scope"),
         "{}",
         stdout(&outside)
+    );
+    let typo = on(
+        &db,
+        &[
+            "retry", &space, "--reason", "x", "--yes", "--tenant", "Tenant-A",
+        ],
+    );
+    assert_eq!(typo.status.code(), Some(7), "a scope that matches nothing");
+    assert!(
+        assert_one_sentence(&typo).contains(
+            "no tenant Tenant-A has bootstraps or knowledge spaces; did you mean tenant-a"
+        ),
+        "{}",
+        stderr(&typo)
     );
     let unconfirmed = on(&db, &["retry", &space, "--reason", "x"]);
     assert_eq!(unconfirmed.status.code(), Some(2), "no terminal, no --yes");

@@ -163,10 +163,10 @@ async fn the_detail_shows_items_failures_the_running_item_the_lease_and_audit() 
     let running = fixture::job(&db.pool, &JobSpec::new("tenant-a", "running")).await;
     bootstrap_console::domain::actions::apply(
         &session,
-        &bootstrap_console::domain::actions::Action::Cancel {
-            bootstrap_id: running.bootstrap,
-            seen_row_version: running.row_version,
-        },
+        &bootstrap_console::domain::actions::Action::cancel(
+            fixture::seen(&db.pool, running.bootstrap).await,
+            bootstrap_console::domain::actions::RequestId::new(),
+        ),
         "maintenance window",
     )
     .await

@@ -56,10 +56,11 @@ async fn the_console_schema_is_applied_once_and_then_reported_present() {
     let first = schema::migrate_console(&mut conn).await.expect("first");
     let second = schema::migrate_console(&mut conn).await.expect("second");
 
-    assert_eq!(first.applied, vec!["0001_audit_log"]);
+    let units = vec!["0001_audit_log", "0002_audit_request_id"];
+    assert_eq!(first.applied, units);
     assert!(first.already_present.is_empty());
     assert!(second.applied.is_empty());
-    assert_eq!(second.already_present, vec!["0001_audit_log"]);
+    assert_eq!(second.already_present, units);
     // Only the console's own schema: no platform table appears.
     for table in LEDGER_TABLES.iter().chain(["knowledge_spaces"].iter()) {
         assert!(
@@ -72,7 +73,7 @@ async fn the_console_schema_is_applied_once_and_then_reported_present() {
             .fetch_one(&db.pool)
             .await
             .expect("count");
-    assert_eq!(recorded, 1);
+    assert_eq!(recorded, 2);
 }
 
 #[tokio::test]

@@ -6,9 +6,9 @@ mod common;
 
 use std::time::Duration;
 
-use bootstrap_console::domain::actions::{self, Action, Outcome, Refusal};
+use bootstrap_console::domain::actions::{self, Action, Outcome, RequestId, SeenBootstrap};
 use bootstrap_console::domain::fleet::FleetSnapshot;
-use bootstrap_console::domain::model::{MutationLease, RunState};
+use bootstrap_console::domain::model::RunState;
 use bootstrap_console::domain::session::{Session, SessionOptions};
 use bootstrap_console::domain::signals::Thresholds;
 use bootstrap_console::sandbox::sim::{self, RunConfig, SeedConfig, Simulation, Stats};
@@ -164,10 +164,7 @@ async fn with_faults_jobs_fail_and_are_reclaimed_and_operator_retries_finish_the
             "the rollout never recovered"
         );
         for row in b.rows.values().filter(|r| r.run_state == RunState::Failed) {
-            let action = Action::Retry {
-                bootstrap_id: row.id,
-                seen_row_version: row.row_version,
-            };
+            let action = Action::retry(SeenBootstrap::from(&**row), RequestId::new());
             if let Outcome::Applied(_) = actions::apply(&session, &action, "transient failure")
                 .await
                 .expect("retry")
@@ -229,12 +226,8 @@ async fn an_orphan_lease_holds_its_space_at_pending_snapshot_until_removed() {
         assert!(row.signals.blocked_by_lease && row.signals.lease_orphan_suspect);
     }
 
-    for line in session.leases().await.expect("leases").lines {
-        let lease = MutationLease::from(line.lease);
-        let action = Action::RemoveLease {
-            seen: lease.identity(),
-            force: false,
-        };
+    for judged in session.leases().await.expect("leases").leases {
+        let action = Action::remove_lease(judged.lease.identity(), false, RequestId::new());
         let outcome = actions::apply(&session, &action, "writer crashed last night")
             .await
             .expect("remove");
@@ -317,28 +310,21 @@ async fn a_cancel_mid_rebuild_stops_the_worker_and_a_retry_resumes_from_the_chec
     let items_before = frozen_items(&db, job.id).await;
     let capture_before = job.snapshot_metadata["capture"].clone();
 
-    // The worker keeps writing while we look, so a cancel may meet a newer row version; like an
-    // operator, look again and cancel what is there now.
-    let mut attempts = 0;
-    loop {
-        let current = session
-            .find_bootstrap(job.id)
-            .await
-            .expect("read")
-            .expect("exists");
-        let cancel = Action::Cancel {
-            bootstrap_id: job.id,
-            seen_row_version: current.row_version,
-        };
-        match actions::apply(&session, &cancel, "pause for maintenance")
-            .await
-            .expect("cancel")
-        {
-            Outcome::Applied(_) => break,
-            Outcome::Refused(Refusal::Stale { .. }) if attempts < 50 => attempts += 1,
-            other => panic!("cancel: {other:?}"),
-        }
-    }
+    // The worker keeps writing while the operator looks; its progress never refuses a cancel.
+    let seen = session
+        .find_bootstrap(job.id)
+        .await
+        .expect("read")
+        .expect("exists");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let cancel = Action::cancel(SeenBootstrap::from(&seen), RequestId::new());
+    let outcome = actions::apply(&session, &cancel, "pause for maintenance")
+        .await
+        .expect("cancel");
+    assert!(
+        matches!(outcome, Outcome::Applied(_)),
+        "cancel: {outcome:?}"
+    );
     let writes_at_cancel = ledger_writes(&db, job.id).await;
     let completed_at_cancel = session
         .find_bootstrap(job.id)
@@ -364,10 +350,7 @@ async fn a_cancel_mid_rebuild_stops_the_worker_and_a_retry_resumes_from_the_chec
         .expect("exists");
     assert_eq!(canceled.run_state, RunState::Canceled);
 
-    let retry = Action::Retry {
-        bootstrap_id: job.id,
-        seen_row_version: canceled.row_version,
-    };
+    let retry = Action::retry(SeenBootstrap::from(&canceled), RequestId::new());
     let outcome = actions::apply(&session, &retry, "maintenance done")
         .await
         .expect("retry");

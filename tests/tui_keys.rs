@@ -5,8 +5,9 @@ mod common;
 
 use std::time::Duration;
 
-use bootstrap_console::domain::actions::{Action, Change, Plan};
+use bootstrap_console::domain::actions::{Action, Change, Kind, Plan, Subject, Verdict};
 use bootstrap_console::domain::board::{BoardRow, Quick, SortKey};
+use bootstrap_console::domain::model::RunState;
 use bootstrap_console::domain::signals::Attention;
 use bootstrap_console::poller::{self, Extra, Focus};
 use bootstrap_console::tui::app::{Overlay, Stage, View};
@@ -46,6 +47,11 @@ fn ok_plan(action: Action) -> Plan {
         action,
         tenant_id: Some("acme".into()),
         knowledge_space_id: Some(id(1)),
+        now: None,
+        meanwhile: None,
+        evidence: Vec::new(),
+        forced: false,
+        applied_before: None,
         verdict: Ok(vec![Change {
             what: "run_state".into(),
             from: "failed".into(),
@@ -230,14 +236,17 @@ fn retry_needs_a_plan_and_a_reason_before_anything_is_applied() {
         panic!("dialog open")
     };
     assert_eq!(d.stage, Stage::Editing);
+    let [action] = d.actions.as_slice() else {
+        panic!("one action: {:?}", d.actions)
+    };
+    assert_eq!(action.kind(), Kind::Retry);
+    let seen = action.seen_bootstrap().expect("a bootstrap");
     assert_eq!(
-        d.actions,
-        vec![Action::Retry {
-            bootstrap_id: id(1),
-            seen_row_version: 7
-        }],
-        "the action carries the row version the operator saw"
+        (seen.id, seen.row_version, seen.run_state),
+        (id(1), 7, RunState::Failed),
+        "the action carries what the operator saw"
     );
+    let planned = d.actions.clone();
 
     assert!(
         press(&mut app, KeyCode::Enter).is_empty(),
@@ -249,20 +258,20 @@ fn retry_needs_a_plan_and_a_reason_before_anything_is_applied() {
         effects,
         vec![Effect::Apply {
             dialog,
-            actions: vec![Action::Retry {
-                bootstrap_id: id(1),
-                seen_row_version: 7
-            }],
+            actions: planned,
             reason: "parser fixed".into(),
+            deadline: app.app.apply_deadline,
         }]
     );
-    assert!(
-        press(&mut app, KeyCode::Esc).is_empty(),
-        "no closing while applying"
+    assert_eq!(
+        press(&mut app, KeyCode::Esc),
+        vec![Effect::StopWaiting { dialog }],
+        "Esc while applying stops waiting; the dialog stays for the answer"
     );
+    assert!(matches!(app.app.overlay, Overlay::Dialog(_)));
     let effects = app.update(Event::Applied {
         dialog,
-        results: vec![(true, "space 01010101: retry applied".into())],
+        results: vec![(Verdict::Applied, "space 01010101: retry applied".into())],
     });
     assert_eq!(
         effects,
@@ -294,10 +303,8 @@ fn a_refused_plan_cannot_be_applied() {
         panic!("{effects:?}")
     };
     let refused = Plan {
-        action: actions[0].clone(),
-        tenant_id: None,
-        knowledge_space_id: Some(id(1)),
         verdict: Err(bootstrap_console::domain::actions::Refusal::MissingReason),
+        ..ok_plan(actions[0].clone())
     };
     app.update(Event::Planned {
         dialog: *dialog,
@@ -333,16 +340,24 @@ fn removing_a_lease_requires_typing_the_first_eight_characters_of_its_id() {
     );
     typed(&mut app, "6");
     let effects = press(&mut app, KeyCode::Enter);
+    let [
+        Effect::Apply {
+            dialog: applied,
+            actions,
+            reason,
+            ..
+        },
+    ] = effects.as_slice()
+    else {
+        panic!("{effects:?}")
+    };
+    assert_eq!((*applied, reason.as_str()), (dialog, "writer pod is gone"));
     assert_eq!(
-        effects,
-        vec![Effect::Apply {
-            dialog,
-            actions: vec![Action::RemoveLease {
-                seen: lease.identity(),
-                force: false
-            }],
-            reason: "writer pod is gone".into(),
-        }]
+        actions[0].subject(),
+        &Subject::Lease {
+            seen: lease.identity(),
+            force: false
+        }
     );
 }
 

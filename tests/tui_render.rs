@@ -3,7 +3,7 @@
 
 mod common;
 
-use bootstrap_console::domain::actions::{Action, Change, Plan};
+use bootstrap_console::domain::actions::{Change, Plan};
 use bootstrap_console::poller::{Extra, Focus};
 use bootstrap_console::tui::app::{App, Overlay, View};
 use bootstrap_console::tui::update::{self, Event};
@@ -131,13 +131,18 @@ fn the_retry_dialog_shows_the_plan_and_asks_for_a_reason() {
             [update::Effect::Plan { dialog, .. }] => *dialog,
             other => panic!("expected a plan request: {other:?}"),
         };
+        let Overlay::Dialog(open) = &app.overlay else {
+            panic!("the dialog is open")
+        };
         let plan = Plan {
-            action: Action::Retry {
-                bootstrap_id: id(1),
-                seen_row_version: 7,
-            },
+            action: open.actions[0].clone(),
             tenant_id: Some("acme".into()),
             knowledge_space_id: Some(id(1)),
+            now: None,
+            meanwhile: None,
+            evidence: Vec::new(),
+            forced: false,
+            applied_before: None,
             verdict: Ok(vec![
                 Change {
                     what: "run_state".into(),

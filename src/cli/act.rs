@@ -1,22 +1,25 @@
 //! `retry`, `cancel` and `lease remove`: the domain's actions for runbooks and scripts. Each
-//! shows its plan, asks for confirmation on a terminal (`--yes` skips it), honours `--dry-run`,
-//! acts one space at a time and reports every outcome with a summary line.
+//! checks its input before connecting, shows its plan (with what it rests on and what moved
+//! meanwhile), asks for confirmation on a terminal (`--yes` skips it), honours `--dry-run`,
+//! acts one space at a time within a deadline and reports every outcome with a summary line.
+//! Every run prints its request id; `--request-id` re-drives it without applying anything
+//! twice.
 
-use super::outln;
-use std::io::{BufRead, IsTerminal};
+use std::io::{BufRead, IsTerminal, Read};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use uuid::Uuid;
 
-use super::Failure;
-use super::args::{ActionArgs, ConfirmArgs, LeaseRemoveArgs};
-use crate::domain::actions::{self, Action, Kind, Outcome, Plan};
+use super::args::{self, ActionArgs, ConfirmArgs, LeaseRemoveArgs};
+use super::{Failure, exit, outln, scope};
+use crate::domain::actions::{
+    self, Action, Kind, Plan, Refusal, RequestId, SeenBootstrap, Verdict, sentence,
+};
 use crate::domain::model::short_id;
 use crate::domain::report::Rows;
 use crate::domain::session::{Session, SessionOptions};
 use crate::domain::text;
-
-const REFUSED: u8 = 3;
 
 fn parse_id(text: &str, what: &str) -> Result<Uuid, Failure> {
     Uuid::parse_str(text.trim()).map_err(|_| {
@@ -27,17 +30,68 @@ fn parse_id(text: &str, what: &str) -> Result<Uuid, Failure> {
     })
 }
 
-fn check_reason(reason: &str) -> Result<(), Failure> {
-    if reason.trim().is_empty() {
-        return Err(Failure::Usage(
-            "--reason must say why; it goes into the audit log".into(),
-        ));
+/// The reason, read and checked before anything is planned (a dry run included).
+struct Reason {
+    text: String,
+    /// Read from standard input, so a confirmation must come from the terminal itself.
+    from_stdin: bool,
+}
+
+fn reason(flags: &ConfirmArgs) -> Result<Reason, Failure> {
+    let (text, from_stdin) = match (&flags.reason, &flags.reason_file) {
+        (Some(reason), _) => (reason.clone(), false),
+        (None, Some(path)) if path.as_os_str() == "-" => {
+            let mut text = String::new();
+            std::io::stdin().read_to_string(&mut text).map_err(|e| {
+                Failure::Usage(format!(
+                    "could not read the reason from standard input: {e}"
+                ))
+            })?;
+            (text, true)
+        }
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                Failure::Usage(format!(
+                    "could not read the reason from {}: {e}",
+                    text::clean(&path.display().to_string(), 120)
+                ))
+            })?;
+            (text, false)
+        }
+        // clap requires one of the two.
+        (None, None) => (String::new(), false),
+    };
+    match actions::check_reason(&text) {
+        Ok(trimmed) => Ok(Reason {
+            text: trimmed.to_string(),
+            from_stdin,
+        }),
+        Err(Refusal::MissingReason) => Err(Failure::Usage(
+            "the reason must say why; it goes into the audit log".into(),
+        )),
+        Err(refusal) => Err(Failure::Usage(refusal.to_string())),
     }
-    Ok(())
+}
+
+/// Everything a command checks before it connects.
+struct Checked {
+    reason: Reason,
+    request: RequestId,
+    deadline: Duration,
+}
+
+fn check_flags(flags: &ConfirmArgs) -> Result<Checked, Failure> {
+    Ok(Checked {
+        deadline: args::deadline(flags.apply_deadline_secs).map_err(Failure::Usage)?,
+        request: flags
+            .request_id
+            .map_or_else(RequestId::new, RequestId::from_uuid),
+        reason: reason(flags)?,
+    })
 }
 
 pub(super) async fn bootstrap_action(args: &ActionArgs, kind: Kind) -> Result<ExitCode, Failure> {
-    let name = kind.name();
+    let verb = kind.verb();
     let ids = args
         .ids
         .iter()
@@ -45,7 +99,7 @@ pub(super) async fn bootstrap_action(args: &ActionArgs, kind: Kind) -> Result<Ex
         .collect::<Result<Vec<_>, _>>()?;
     if ids.is_empty() && !args.filter.selects() {
         return Err(Failure::Usage(format!(
-            "name the spaces to {name}, or select them with --state, --checkpoint or --attention"
+            "name the spaces to {verb}, or select them with --state, --checkpoint or --attention"
         )));
     }
     if !ids.is_empty() && args.filter.selects() {
@@ -54,7 +108,19 @@ pub(super) async fn bootstrap_action(args: &ActionArgs, kind: Kind) -> Result<Ex
     if args.row_version.is_some() && ids.len() != 1 {
         return Err(Failure::Usage("--row-version needs exactly one id".into()));
     }
-    check_reason(&args.confirm.reason)?;
+    if args.confirm.request_id.is_some() && ids.is_empty() {
+        return Err(Failure::Usage(
+            "--request-id re-drives the spaces of an earlier run: name them by id (a filter \
+             would select other spaces now)"
+                .into(),
+        ));
+    }
+    let checked = check_flags(&args.confirm)?;
+    let thresholds = args
+        .filter
+        .thresholds
+        .thresholds()
+        .map_err(Failure::Usage)?;
 
     let target = args.connect.target()?;
     let session = Session::open(
@@ -62,40 +128,54 @@ pub(super) async fn bootstrap_action(args: &ActionArgs, kind: Kind) -> Result<Ex
         SessionOptions {
             tenant: args.filter.tenant.clone(),
             read_only: false,
+            thresholds,
         },
     )
     .await?;
+    let result = bootstrap_action_on(&session, args, kind, &checked).await;
+    session.close().await;
+    result
+}
 
+async fn bootstrap_action_on(
+    session: &Session,
+    args: &ActionArgs,
+    kind: Kind,
+    checked: &Checked,
+) -> Result<ExitCode, Failure> {
+    scope::require_known_tenant(session).await?;
+    let make = kind.on_bootstrap();
     let mut unknown = Vec::new();
-    let mut actions_to_plan = Vec::new();
-    if ids.is_empty() {
-        let thresholds = args
-            .filter
-            .thresholds
-            .thresholds()
-            .map_err(Failure::Usage)?;
+    let mut to_plan = Vec::new();
+    if args.ids.is_empty() {
         let now = session.database_now().await?;
         let filter = args.filter.report_filter();
         let mut rows =
-            Rows::new(&session, now, &filter, &thresholds).page_size(args.limit as i64 + 1);
+            Rows::new(session, now, &filter, session.thresholds()).page_size(args.limit as i64 + 1);
         // One more than the limit is enough to say the filter selects too many.
-        while actions_to_plan.len() <= args.limit
+        while to_plan.len() <= args.limit
             && let Some(page) = rows.next_page().await?
         {
-            for row in page.iter().take(args.limit + 1 - actions_to_plan.len()) {
-                actions_to_plan.push(kind.action(row.id, row.row_version));
+            for row in page.iter().take(args.limit + 1 - to_plan.len()) {
+                to_plan.push(make(SeenBootstrap::from(row), checked.request));
             }
         }
     } else {
-        for id in &ids {
-            match session.find_bootstrap(*id).await? {
-                Some(b) => actions_to_plan
-                    .push(kind.action(b.id, args.row_version.unwrap_or(b.row_version))),
-                None => unknown.push(*id),
+        for id in &args.ids {
+            let id = parse_id(id, "space or bootstrap")?;
+            match session.find_bootstrap(id).await? {
+                Some(b) => {
+                    let action = make(SeenBootstrap::from(&b), checked.request);
+                    to_plan.push(match args.row_version {
+                        Some(version) => action.with_exact_row_version(version),
+                        None => action,
+                    });
+                }
+                None => unknown.push(id),
             }
         }
     }
-    if actions_to_plan.len() > args.limit {
+    if to_plan.len() > args.limit {
         return Err(Failure::Usage(format!(
             "more than {limit} spaces match (--limit {limit}): narrow the filter or raise \
              --limit",
@@ -105,42 +185,53 @@ pub(super) async fn bootstrap_action(args: &ActionArgs, kind: Kind) -> Result<Ex
     for id in &unknown {
         outln!("{id}: refused — no bootstrap or space has this id");
     }
-    if actions_to_plan.is_empty() {
-        outln!("no space to {name}");
-        return Ok(if unknown.is_empty() {
-            ExitCode::SUCCESS
+    if to_plan.is_empty() {
+        outln!("no space to {}", kind.verb());
+        return Ok(ExitCode::from(if unknown.is_empty() {
+            exit::DONE
         } else {
-            ExitCode::from(REFUSED)
-        });
+            exit::REFUSED
+        }));
     }
-    let plans = plan_all(&session, &actions_to_plan).await?;
-    let confirm = Confirmation::Count(plans.iter().filter(|p| p.verdict.is_ok()).count());
-    run(&session, plans, unknown.len(), &args.confirm, name, confirm).await
+    let plans = plan_all(session, &to_plan).await?;
+    let mut run = Run::new(unknown.len());
+    run.act(session, plans, &args.confirm, checked).await
 }
 
 pub(super) async fn remove_lease(args: &LeaseRemoveArgs) -> Result<ExitCode, Failure> {
     let id = parse_id(&args.lease_id, "lease")?;
-    check_reason(&args.confirm.reason)?;
+    let checked = check_flags(&args.confirm)?;
+    let thresholds = args.thresholds.thresholds().map_err(Failure::Usage)?;
     let target = args.connect.target()?;
     let session = Session::open(
         &target,
         SessionOptions {
             tenant: args.tenant.clone(),
             read_only: false,
+            thresholds,
         },
     )
     .await?;
+    let result = remove_lease_on(&session, args, id, &checked).await;
+    session.close().await;
+    result
+}
+
+async fn remove_lease_on(
+    session: &Session,
+    args: &LeaseRemoveArgs,
+    id: Uuid,
+    checked: &Checked,
+) -> Result<ExitCode, Failure> {
+    scope::require_known_tenant(session).await?;
     let Some(lease) = session.find_lease(id).await? else {
         outln!("lease {id}: refused — no such lease (already gone?)");
-        return Ok(ExitCode::from(REFUSED));
+        return Ok(ExitCode::from(exit::REFUSED));
     };
-    let action = Action::RemoveLease {
-        seen: lease.identity(),
-        force: args.force,
-    };
-    let plans = plan_all(&session, &[action]).await?;
-    let confirm = Confirmation::Code(short_id(&id));
-    run(&session, plans, 0, &args.confirm, "remove lease", confirm).await
+    let action = Action::remove_lease(lease.identity(), args.force, checked.request);
+    let plans = plan_all(session, &[action]).await?;
+    let mut run = Run::new(0);
+    run.act(session, plans, &args.confirm, checked).await
 }
 
 async fn plan_all(session: &Session, actions: &[Action]) -> Result<Vec<Plan>, Failure> {
@@ -152,142 +243,240 @@ async fn plan_all(session: &Session, actions: &[Action]) -> Result<Vec<Plan>, Fa
 }
 
 /// What the operator types to confirm on a terminal.
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Confirmation {
     /// `yes` for one space, the number of spaces for several.
     Count(usize),
     /// The first 8 characters of a lease id.
-    Code(String),
+    LeaseCode(String),
+    /// The whole lease id: removing a lease that is not an orphan suspect.
+    WholeLeaseId(Uuid),
 }
 
-fn target_of(plan: &Plan) -> String {
-    match (&plan.action, plan.knowledge_space_id, &plan.tenant_id) {
-        (Action::RemoveLease { seen, .. }, _, _) => format!("lease {}", short_id(&seen.id)),
-        (_, Some(space), Some(tenant)) => {
-            format!(
-                "space {} (tenant {})",
-                short_id(&space),
-                text::clean(tenant, 40)
+impl Confirmation {
+    fn for_plans(plans: &[&Plan]) -> Self {
+        match plans {
+            [plan] => match plan.action.subject() {
+                actions::Subject::Lease { seen, .. } if plan.forced => Self::WholeLeaseId(seen.id),
+                actions::Subject::Lease { seen, .. } => Self::LeaseCode(short_id(&seen.id)),
+                actions::Subject::Bootstrap(_) => Self::Count(1),
+            },
+            _ => Self::Count(plans.len()),
+        }
+    }
+
+    fn prompt(&self, verb: &str) -> (String, String) {
+        match self {
+            Self::Count(1) => (format!("type yes to {verb}: "), "yes".to_string()),
+            Self::Count(n) => (
+                format!("type the number of spaces ({n}) to {verb} them: "),
+                n.to_string(),
+            ),
+            Self::LeaseCode(code) => (
+                format!("type the lease id's first 8 characters ({code}) to confirm: "),
+                code.clone(),
+            ),
+            Self::WholeLeaseId(id) => (
+                format!(
+                    "this lease is NOT an orphan suspect; type its whole id ({id}) to remove it \
+                     anyway: "
+                ),
+                id.to_string(),
+            ),
+        }
+    }
+}
+
+/// The tally of one command's actions.
+struct Run {
+    applied: usize,
+    refused: usize,
+    failed: usize,
+    unknown: Vec<String>,
+}
+
+impl Run {
+    fn new(already_refused: usize) -> Self {
+        Self {
+            applied: 0,
+            refused: already_refused,
+            failed: 0,
+            unknown: Vec::new(),
+        }
+    }
+
+    fn exit_code(&self) -> ExitCode {
+        ExitCode::from(if !self.unknown.is_empty() {
+            exit::OUTCOME_UNKNOWN
+        } else if self.failed > 0 {
+            exit::UNREACHABLE
+        } else if self.refused > 0 {
+            exit::REFUSED
+        } else {
+            exit::DONE
+        })
+    }
+
+    async fn act(
+        &mut self,
+        session: &Session,
+        plans: Vec<Plan>,
+        flags: &ConfirmArgs,
+        checked: &Checked,
+    ) -> Result<ExitCode, Failure> {
+        outln!("request {}", checked.request);
+        let applicable = self.show(&plans);
+        if flags.dry_run {
+            outln!(
+                "dry run: {} would be applied, {} refused; nothing was written",
+                applicable.len(),
+                self.refused
+            );
+            return Ok(self.exit_code());
+        }
+        if applicable.is_empty() {
+            outln!("0 applied, {} refused", self.refused);
+            self.refused = self.refused.max(1);
+            return Ok(self.exit_code());
+        }
+        // Re-driven requests write nothing more; only new work needs a confirmation.
+        let new: Vec<&Plan> = applicable
+            .iter()
+            .copied()
+            .filter(|p| p.applied_before.is_none())
+            .collect();
+        if !flags.yes && !new.is_empty() {
+            let verb = new[0].action.kind().verb();
+            confirmed(&Confirmation::for_plans(&new), verb, &checked.reason).await?;
+        }
+        for plan in applicable {
+            let result = actions::apply_bounded(
+                session,
+                &plan.action,
+                &checked.reason.text,
+                checked.deadline,
+                std::future::pending(),
             )
-        }
-        (Action::Retry { bootstrap_id, .. } | Action::Cancel { bootstrap_id, .. }, _, _) => {
-            format!("bootstrap {}", short_id(bootstrap_id))
-        }
-    }
-}
-
-async fn run(
-    session: &Session,
-    plans: Vec<Plan>,
-    unknown: usize,
-    flags: &ConfirmArgs,
-    name: &str,
-    confirm: Confirmation,
-) -> Result<ExitCode, Failure> {
-    let mut refused = unknown;
-    let mut applicable = Vec::new();
-    // One line per space for bulk actions; every change for a single one.
-    let detailed = plans.len() == 1;
-    for plan in &plans {
-        match &plan.verdict {
-            Ok(changes) if detailed => {
-                outln!("{}: {name} will change:", target_of(plan));
-                for change in changes {
-                    outln!("  {}", text::clean(&change.to_string(), 200));
-                }
-                applicable.push(plan);
+            .await;
+            let (verdict, line) = sentence(&plan.action, &result);
+            match verdict {
+                Verdict::Applied => self.applied += 1,
+                Verdict::Refused => self.refused += 1,
+                Verdict::Failed => self.failed += 1,
+                Verdict::Unknown => self.unknown.push(plan.action.target()),
             }
-            Ok(changes) => {
-                let first = changes.first().map(|c| c.to_string()).unwrap_or_default();
-                outln!("{}: {name}: {}", target_of(plan), text::clean(&first, 120));
-                applicable.push(plan);
-            }
-            Err(refusal) => {
-                refused += 1;
-                outln!(
-                    "{}: refused — {}",
-                    target_of(plan),
-                    text::clean(&refusal.to_string(), 300)
-                );
-            }
+            outln!("{}", text::clean(&line, 400));
         }
-    }
-    if flags.dry_run {
         outln!(
-            "dry run: {} would be applied, {refused} refused; nothing was written",
-            applicable.len()
+            "{} applied, {} refused{}{}",
+            self.applied,
+            self.refused,
+            if self.failed > 0 {
+                format!(", {} failed", self.failed)
+            } else {
+                String::new()
+            },
+            if self.unknown.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", {} unknown — run the same command again with --request-id {} to learn \
+                     what became of them",
+                    self.unknown.len(),
+                    checked.request
+                )
+            }
         );
-        return Ok(exit_for(refused));
+        Ok(self.exit_code())
     }
-    if applicable.is_empty() {
-        outln!("0 applied, {refused} refused");
-        return Ok(exit_for(refused.max(1)));
-    }
-    if !flags.yes {
-        confirmed(&confirm, name, applicable.len()).await?;
-    }
-    let mut applied = 0;
-    for plan in applicable {
-        let target = target_of(plan);
-        match actions::apply(session, &plan.action, &flags.reason).await {
-            Ok(Outcome::Applied(done)) => {
-                applied += 1;
-                outln!("{target}: {name} applied (audit record {})", done.audit_id);
+
+    /// Prints every plan; returns the ones that would apply.
+    fn show<'p>(&mut self, plans: &'p [Plan]) -> Vec<&'p Plan> {
+        // One line per space for bulk actions; the whole plan for a single one.
+        let detailed = plans.len() == 1;
+        let mut applicable = Vec::new();
+        for plan in plans {
+            let target = plan.action.target();
+            let verb = plan.action.kind().verb();
+            if let Some(audit_id) = plan.applied_before {
+                outln!("{target}: request already applied (audit record {audit_id})");
+                applicable.push(plan);
+                continue;
             }
-            Ok(Outcome::Refused(refusal)) => {
-                refused += 1;
-                outln!(
-                    "{target}: refused — {}",
-                    text::clean(&refusal.to_string(), 300)
-                );
-            }
-            Err(e) => {
-                refused += 1;
-                outln!("{target}: failed — {}", text::clean(&e.to_string(), 300));
+            match &plan.verdict {
+                Ok(changes) if detailed => {
+                    for line in &plan.evidence {
+                        outln!("{target}: {}", text::clean(line, 200));
+                    }
+                    if let Some(meanwhile) = &plan.meanwhile {
+                        outln!("{target}: {}", text::clean(meanwhile, 200));
+                    }
+                    outln!("{target}: {verb} will change:");
+                    for change in changes {
+                        outln!("  {}", text::clean(&change.to_string(), 200));
+                    }
+                    applicable.push(plan);
+                }
+                Ok(changes) => {
+                    let first = changes.first().map(|c| c.to_string()).unwrap_or_default();
+                    outln!("{target}: {verb}: {}", text::clean(&first, 120));
+                    applicable.push(plan);
+                }
+                Err(refusal) => {
+                    self.refused += 1;
+                    if detailed {
+                        for line in &plan.evidence {
+                            outln!("{target}: {}", text::clean(line, 200));
+                        }
+                    }
+                    outln!(
+                        "{target}: refused — {}",
+                        text::clean(&refusal.to_string(), 300)
+                    );
+                }
             }
         }
-    }
-    outln!("{applied} applied, {refused} refused");
-    Ok(exit_for(refused))
-}
-
-fn exit_for(refused: usize) -> ExitCode {
-    if refused == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(REFUSED)
+        applicable
     }
 }
 
-/// Asks on the terminal; without one, `--yes` is required.
-async fn confirmed(confirm: &Confirmation, name: &str, count: usize) -> Result<(), Failure> {
-    if !std::io::stdin().is_terminal() {
-        return Err(Failure::Usage(
-            "standard input is not a terminal, so nobody can confirm: pass --yes to apply".into(),
-        ));
-    }
-    let (prompt, expected) = match confirm {
-        Confirmation::Count(1) => (format!("type yes to {name}: "), "yes".to_string()),
-        Confirmation::Count(n) => (
-            format!("type the number of spaces ({n}) to {name} them: "),
-            n.to_string(),
-        ),
-        Confirmation::Code(code) => (
-            format!("type the lease id's first 8 characters ({code}) to confirm: "),
-            code.clone(),
-        ),
+/// Asks on the terminal: standard input, or the terminal itself when the reason came through
+/// standard input. Without one, `--yes` is required.
+async fn confirmed(confirm: &Confirmation, verb: &str, reason: &Reason) -> Result<(), Failure> {
+    let no_terminal = || {
+        Failure::Usage(
+            "there is no terminal to confirm on: pass --yes to apply without a question".into(),
+        )
     };
-    super::emit(&prompt);
-    let answer = tokio::task::spawn_blocking(|| {
+    let (prompt, expected) = confirm.prompt(verb);
+    let from_tty = reason.from_stdin;
+    if !from_tty && !std::io::stdin().is_terminal() {
+        return Err(no_terminal());
+    }
+    let answer = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
         let mut line = String::new();
-        std::io::stdin().lock().read_line(&mut line).map(|_| line)
+        if from_tty {
+            use std::io::Write;
+            let tty = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/tty")?;
+            (&tty).write_all(prompt.as_bytes())?;
+            std::io::BufReader::new(tty).read_line(&mut line)?;
+        } else {
+            super::emit(&prompt);
+            std::io::stdin().lock().read_line(&mut line)?;
+        }
+        Ok(line)
     })
     .await
-    .map_err(|e| Failure::Io(std::io::Error::other(e)))??;
+    .map_err(|e| Failure::Io(std::io::Error::other(e)))?
+    .map_err(|_| no_terminal())?;
     if answer.trim() == expected {
         Ok(())
     } else {
-        Err(Failure::Refused(format!(
-            "not confirmed ({count} pending); nothing was written"
-        )))
+        Err(Failure::Refused(
+            "not confirmed; nothing was written".to_string(),
+        ))
     }
 }

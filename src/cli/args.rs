@@ -129,7 +129,7 @@ impl ThresholdArgs {
 #[derive(Debug, Clone, Default, Args)]
 pub struct FilterArgs {
     /// Only this tenant (also the scope: nothing outside it is shown or touched).
-    #[arg(long)]
+    #[arg(long, value_parser = tenant_scope)]
     pub tenant: Option<String>,
     /// Only these run states (repeatable).
     #[arg(long, value_parser = ["queued", "running", "succeeded", "failed", "canceled"])]
@@ -194,18 +194,47 @@ pub struct StatusArgs {
     pub wide: bool,
 }
 
+/// A tenant scope: never empty — an unset shell variable must not mean "every tenant".
+fn tenant_scope(value: &str) -> Result<String, String> {
+    if value.trim().is_empty() {
+        Err(
+            "an empty tenant is not a scope (it would mean every tenant): name the tenant, \
+             or leave --tenant out to mean all of them"
+                .into(),
+        )
+    } else {
+        Ok(value.to_string())
+    }
+}
+
 /// Why, and whether to ask: shared by every command that writes.
 #[derive(Debug, Clone, Args)]
 pub struct ConfirmArgs {
-    /// Why: recorded in the audit log with the action.
-    #[arg(long)]
-    pub reason: String,
+    /// Why: recorded in the audit log with the action (at most 500 characters).
+    #[arg(
+        long,
+        required_unless_present = "reason_file",
+        conflicts_with = "reason_file"
+    )]
+    pub reason: Option<String>,
+    /// Read the reason from this file (`-` for standard input; the typed confirmation then
+    /// reads the terminal itself, or --yes is needed).
+    #[arg(long, value_name = "PATH")]
+    pub reason_file: Option<std::path::PathBuf>,
     /// Do not ask for confirmation (scripts).
     #[arg(long, short = 'y')]
     pub yes: bool,
     /// Show the plan and write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Re-drive an earlier request by its id (printed by every run): what it applied is
+    /// reported as already applied, never applied twice.
+    #[arg(long, value_name = "UUID")]
+    pub request_id: Option<uuid::Uuid>,
+    /// Stop waiting for an action's answer after this many seconds; its outcome is then
+    /// looked up by request id.
+    #[arg(long, default_value_t = 15.0)]
+    pub apply_deadline_secs: f64,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -233,13 +262,16 @@ pub struct LeaseRemoveArgs {
     /// The lease id.
     pub lease_id: String,
     /// Restrict to this tenant.
-    #[arg(long)]
+    #[arg(long, value_parser = tenant_scope)]
     pub tenant: Option<String>,
     #[command(flatten)]
     pub confirm: ConfirmArgs,
-    /// Remove even a lease whose heartbeat is still live.
+    /// Remove even a lease that is not an orphan suspect (younger than the orphan threshold,
+    /// or kept live by its heartbeat); the confirmation is then its whole id.
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub thresholds: ThresholdArgs,
 }
 
 /// How the live console looks, for `watch` and `demo`.
@@ -259,6 +291,21 @@ pub struct DisplayArgs {
     /// The most spaces one bulk action may touch.
     #[arg(long, default_value_t = 100)]
     pub bulk_cap: usize,
+    /// Stop waiting for an action's answer after this many seconds (Esc stops sooner); its
+    /// outcome is then looked up by request id.
+    #[arg(long, default_value_t = 15.0)]
+    pub apply_deadline_secs: f64,
+}
+
+/// A deadline in seconds, as given on the command line.
+pub fn deadline(seconds: f64) -> Result<Duration, String> {
+    if seconds.is_finite() && (0.1..=3600.0).contains(&seconds) {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(format!(
+            "--apply-deadline-secs must be between 0.1 and 3600 seconds, not {seconds}"
+        ))
+    }
 }
 
 /// `watch`: where to look, what may be touched, how it looks.
@@ -267,7 +314,7 @@ pub struct WatchArgs {
     #[command(flatten)]
     pub connect: ConnectArgs,
     /// Show and act on this tenant only.
-    #[arg(long)]
+    #[arg(long, value_parser = tenant_scope)]
     pub tenant: Option<String>,
     /// Disable every action.
     #[arg(long)]

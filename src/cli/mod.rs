@@ -2,8 +2,10 @@
 
 mod act;
 mod args;
+mod exit;
 mod rehearsal;
 mod schema_commands;
+mod scope;
 mod status;
 mod watch;
 
@@ -13,6 +15,7 @@ use clap::Parser;
 
 pub use args::{Cli, Command, ConnectArgs, DisplayArgs, LeaseCommand, RolloutArgs, WatchArgs};
 
+use crate::domain::actions::Kind;
 use crate::domain::session::OpenError;
 use crate::sandbox::SandboxFailure;
 use crate::sandbox::sim::SeedError;
@@ -38,6 +41,8 @@ pub enum Failure {
     #[error("{0}")]
     Refused(String),
     #[error("{0}")]
+    NothingInScope(String),
+    #[error("{0}")]
     Usage(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -49,6 +54,7 @@ impl From<crate::domain::actions::ActionError> for Failure {
         use crate::domain::actions::ActionError;
         match error {
             ActionError::Store(e) => Self::Store(e),
+            ActionError::Connect(e) => Self::Connect(e),
             ActionError::Row(e) => Self::Refused(e.to_string()),
         }
     }
@@ -66,18 +72,25 @@ impl From<crate::domain::session::DetailError> for Failure {
 
 impl Failure {
     pub fn exit_code(&self) -> ExitCode {
-        match self {
-            Self::Connect(ConnectError::BadUrl { .. }) => ExitCode::from(2),
-            Self::Connect(_) | Self::Open(OpenError::Connect(_)) | Self::Store(_) => {
-                ExitCode::from(4)
+        ExitCode::from(match self {
+            Self::Connect(ConnectError::BadUrl { .. }) | Self::Usage(_) => exit::USAGE,
+            Self::Store(e) if e.sqlstate().as_deref() == Some(INSUFFICIENT_PRIVILEGE) => {
+                exit::MISSING_PRIVILEGE
             }
-            Self::Schema(_) | Self::Open(OpenError::MissingLedger { .. }) => ExitCode::from(5),
-            Self::Refused(_) => ExitCode::from(3),
-            Self::Usage(_) => ExitCode::from(2),
-            Self::Sandbox(_) | Self::Seed(_) | Self::Io(_) => ExitCode::FAILURE,
-        }
+            Self::Connect(_) | Self::Open(OpenError::Connect(_)) | Self::Store(_) => {
+                exit::UNREACHABLE
+            }
+            Self::Open(OpenError::MissingPrivilege { .. }) => exit::MISSING_PRIVILEGE,
+            Self::Schema(_) | Self::Open(OpenError::MissingLedger { .. }) => exit::SCHEMA,
+            Self::Refused(_) => exit::REFUSED,
+            Self::NothingInScope(_) => exit::NOTHING_IN_SCOPE,
+            Self::Sandbox(_) | Self::Seed(_) | Self::Io(_) => 1,
+        })
     }
 }
+
+/// SQLSTATE of a missing privilege.
+const INSUFFICIENT_PRIVILEGE: &str = "42501";
 
 pub async fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
@@ -88,12 +101,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Some(Command::Fixture(args)) => rehearsal::fixture(&args).await,
         Some(Command::Watch(args)) => watch::watch(&args).await,
         Some(Command::Status(args)) => status::status(&args).await,
-        Some(Command::Retry(args)) => {
-            act::bootstrap_action(&args, crate::domain::actions::Kind::Retry).await
-        }
-        Some(Command::Cancel(args)) => {
-            act::bootstrap_action(&args, crate::domain::actions::Kind::Cancel).await
-        }
+        Some(Command::Retry(args)) => act::bootstrap_action(&args, Kind::Retry).await,
+        Some(Command::Cancel(args)) => act::bootstrap_action(&args, Kind::Cancel).await,
         Some(Command::Lease {
             command: LeaseCommand::Remove(args),
         }) => act::remove_lease(&args).await,

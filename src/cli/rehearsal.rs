@@ -42,7 +42,14 @@ async fn run_demo(
     print_seed_report(&report);
     let pool = target.simulator_pool(args.workers + 4).await?;
     let simulation = Simulation::start(pool, args.run_config(), report.writers);
-    let session = Session::open(target, SessionOptions::default()).await?;
+    let session = Session::open(
+        target,
+        SessionOptions {
+            thresholds,
+            ..SessionOptions::default()
+        },
+    )
+    .await?;
     let watched = if interactive(args) {
         let mut options = super::watch::tui_options(&args.display, None, true)?;
         options.thresholds = thresholds;

@@ -21,9 +21,6 @@ use crate::domain::text;
 
 pub const SCHEMA: &str = "bootstrap-console.status/v1";
 
-/// Exit code when something needs attention.
-const NEEDS_ATTENTION: u8 = 1;
-
 pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
     let thresholds = args
         .filter
@@ -36,13 +33,26 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
         SessionOptions {
             tenant: args.filter.tenant.clone(),
             read_only: true,
+            thresholds,
         },
     )
     .await?;
+    let result = report_on(&session, args, &target).await;
+    session.close().await;
+    result
+}
+
+async fn report_on(
+    session: &Session,
+    args: &StatusArgs,
+    target: &crate::store::connect::Target,
+) -> Result<ExitCode, Failure> {
+    super::scope::require_known_tenant(session).await?;
+    let thresholds = *session.thresholds();
     // One instant for everything; the first page is read while the summary is computed.
     let now = session.database_now().await?;
-    let mut pages = Rows::new(&session, now, &args.filter.report_filter(), &thresholds).prefetch();
-    let report = report::summarize_at(&session, &thresholds, now).await?;
+    let mut pages = Rows::new(session, now, &args.filter.report_filter(), &thresholds).prefetch();
+    let report = report::summarize_at(session, &thresholds, now).await?;
     let mut out = if args.json {
         Output::Json(JsonOutput::begin(
             &report,
@@ -68,7 +78,7 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
     }
     super::emit(&out.end(&report, shown));
     Ok(if attention {
-        ExitCode::from(NEEDS_ATTENTION)
+        ExitCode::from(super::exit::NEEDS_ATTENTION)
     } else {
         ExitCode::SUCCESS
     })

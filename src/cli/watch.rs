@@ -20,6 +20,7 @@ pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
         SessionOptions {
             tenant: args.tenant.clone(),
             read_only: args.read_only,
+            thresholds: options.thresholds,
         },
     )
     .await?;
@@ -66,6 +67,8 @@ pub(super) fn tui_options(
         color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         interval,
         bulk_cap: display.bulk_cap,
+        apply_deadline: super::args::deadline(display.apply_deadline_secs)
+            .map_err(Failure::Usage)?,
         thresholds: crate::domain::signals::Thresholds::default(),
         sync: crate::store::sync::SyncSettings {
             slack: Duration::from_secs_f64(slack),

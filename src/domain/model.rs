@@ -86,7 +86,11 @@ pub struct RowError {
 }
 
 impl RowError {
-    fn new(table: &'static str, id: impl fmt::Display, problem: impl Into<String>) -> Self {
+    pub(crate) fn new(
+        table: &'static str,
+        id: impl fmt::Display,
+        problem: impl Into<String>,
+    ) -> Self {
         Self {
             table,
             id: id.to_string(),

@@ -4,15 +4,16 @@
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::actions::Refusal;
 use super::actor::Actor;
 use super::fleet::Fleet;
+use super::leases::LeaseBoard;
 use super::model::{AuditRecord, Bootstrap, Item, MutationLease, RowError};
+use super::refusal::Refusal;
+use super::scope::{ScopeMatch, near_names};
 use super::signals::Thresholds;
 use crate::store::connect::{ConnectError, Target};
 use crate::store::read;
 use crate::store::sync::{Changes, LedgerSync, SyncSettings};
-use crate::store::write::NewAudit;
 use crate::store::{Capabilities, Store, StoreError};
 
 /// How a session is opened.
@@ -22,6 +23,8 @@ pub struct SessionOptions {
     pub tenant: Option<String>,
     /// Refuse every action, whatever the role may do.
     pub read_only: bool,
+    /// What the actions judge by (a lease younger than the orphan threshold needs force).
+    pub thresholds: Thresholds,
 }
 
 /// Whether this session may act, and if not, why.
@@ -58,6 +61,11 @@ pub enum OpenError {
         target: String,
         missing: Vec<&'static str>,
     },
+    #[error("role {role} lacks {}: ask for the grant, or connect as a role that has it", missing.join(", "))]
+    MissingPrivilege {
+        role: String,
+        missing: Vec<&'static str>,
+    },
 }
 
 /// An open console session. Cheap to clone; clones share the pool.
@@ -68,6 +76,7 @@ pub struct Session {
     tenant: Option<String>,
     access: Access,
     actor: Actor,
+    thresholds: Thresholds,
 }
 
 impl Session {
@@ -78,6 +87,13 @@ impl Session {
         if !missing.is_empty() {
             return Err(OpenError::MissingLedger {
                 target: target.to_string(),
+                missing,
+            });
+        }
+        let missing = capabilities.missing_read_grants();
+        if !missing.is_empty() {
+            return Err(OpenError::MissingPrivilege {
+                role: capabilities.current_user.clone(),
                 missing,
             });
         }
@@ -96,6 +112,7 @@ impl Session {
             tenant: options.tenant.filter(|t| !t.is_empty()),
             access,
             actor: Actor::from_environment(),
+            thresholds: options.thresholds,
         })
     }
 
@@ -117,6 +134,10 @@ impl Session {
 
     pub fn actor(&self) -> &Actor {
         &self.actor
+    }
+
+    pub fn thresholds(&self) -> &Thresholds {
+        &self.thresholds
     }
 
     /// Replaces the actor recorded in audit records (tests, and tools acting for someone).
@@ -178,18 +199,33 @@ impl Session {
             self.tenant_scope(),
         )
         .await?;
-        rows.map(Detail::try_from).transpose()
+        let mut detail = rows.map(Detail::try_from).transpose()?;
+        if let (Some(detail), Some(why)) = (&mut detail, self.capabilities.audit_unavailable()) {
+            detail.audit = Err(why);
+        }
+        Ok(detail)
     }
 
-    /// Every mutation lease in scope.
-    pub async fn leases(&self) -> Result<read::LeaseRows, StoreError> {
-        read::leases(self.store.pool(), self.store.layout(), self.tenant_scope()).await
+    /// Every mutation lease in scope, judged against the session's thresholds.
+    pub async fn leases(&self) -> Result<LeaseBoard, DetailError> {
+        let rows = read::leases(
+            self.store.pool(),
+            self.store.layout(),
+            self.tenant_scope(),
+            None,
+        )
+        .await?;
+        Ok(LeaseBoard::assess(rows, &self.thresholds)?)
     }
 
-    /// The most recent audit records in scope (empty when there is no audit table).
+    /// The most recent audit records in scope (empty when there is no audit table; an error
+    /// naming the grant when the role may not read it).
     pub async fn recent_audit(&self, limit: i64) -> Result<Vec<AuditRecord>, StoreError> {
         if !self.capabilities.has_audit_table {
             return Ok(Vec::new());
+        }
+        if let Some(why) = self.capabilities.audit_unavailable() {
+            return Err(StoreError::NotGranted(why));
         }
         let rows = read::recent_audit(self.store.pool(), self.tenant_scope(), limit).await?;
         Ok(rows)
@@ -205,40 +241,32 @@ impl Session {
             .map_err(DetailError::from)
     }
 
+    /// What the tenant scope matches (`None` without a scope).
+    pub async fn scope_match(&self) -> Result<Option<ScopeMatch>, StoreError> {
+        let Some(tenant) = self.tenant_scope() else {
+            return Ok(None);
+        };
+        let pool = self.store.pool();
+        Ok(Some(match read::tenant_presence(pool, tenant).await? {
+            (true, _) => ScopeMatch::Bootstraps,
+            (false, Some(true)) => ScopeMatch::NoBootstraps,
+            (false, _) => ScopeMatch::NoSuchTenant {
+                near: near_names(tenant, &read::bootstrap_tenants(pool).await?),
+            },
+        }))
+    }
+
+    /// Closes the pool, so the server sees every session end cleanly (no "connection to
+    /// client lost" in its log). Bounded: a session stuck on a stalled server is abandoned.
+    pub async fn close(&self) {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), self.store.pool().close())
+            .await;
+    }
+
     /// The mutation lease with this id, whatever its tenant (the actions enforce the scope).
     pub async fn find_lease(&self, id: Uuid) -> Result<Option<MutationLease>, StoreError> {
         let row = read::lease(self.store.pool(), self.store.layout(), id).await?;
         Ok(row.map(MutationLease::from))
-    }
-
-    /// The audit record for an action applied in this session.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn audit_record<'a>(
-        &'a self,
-        action: &'a str,
-        tenant_id: &'a str,
-        knowledge_space_id: Uuid,
-        bootstrap_id: Option<Uuid>,
-        lease_id: Option<Uuid>,
-        reason: &'a str,
-        before: &'a serde_json::Value,
-        after: Option<&'a serde_json::Value>,
-        outcome: &'a str,
-    ) -> NewAudit<'a> {
-        NewAudit {
-            actor: &self.actor.user,
-            host: &self.actor.host,
-            ssh_client: self.actor.ssh_client.as_deref(),
-            action,
-            tenant_id,
-            knowledge_space_id,
-            bootstrap_id,
-            lease_id,
-            reason,
-            row_before: Some(before),
-            row_after: after,
-            outcome,
-        }
     }
 }
 
@@ -261,8 +289,9 @@ pub struct Detail {
     pub item_counts: Vec<(super::model::ItemStatus, i64)>,
     pub failed_items: Vec<Item>,
     pub running_item: Option<Item>,
-    /// `None` when the database has no audit table.
-    pub audit: Option<Vec<AuditRecord>>,
+    /// The space's recent operator actions, or why they cannot be shown (no audit table, or
+    /// a role that may not read it).
+    pub audit: Result<Vec<AuditRecord>, String>,
 }
 
 impl Detail {
@@ -299,7 +328,7 @@ impl TryFrom<read::DetailRows> for Detail {
                 .map(Item::try_from)
                 .collect::<Result<_, _>>()?,
             running_item: rows.running_item.map(Item::try_from).transpose()?,
-            audit: rows.audit,
+            audit: Ok(rows.audit.unwrap_or_default()),
             bootstrap,
         })
     }

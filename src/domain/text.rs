@@ -168,6 +168,20 @@ fn is_invisible_format(ch: char) -> bool {
     matches!(ch, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}')
 }
 
+/// `9s`, `4m12s`, `3h05m`, `2d04h`; negative ages read as `-9s`.
+pub fn age(duration: chrono::Duration) -> String {
+    let seconds = duration.num_seconds();
+    let sign = if seconds < 0 { "-" } else { "" };
+    let s = seconds.unsigned_abs();
+    let text = match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..=86_399 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d{:02}h", s / 86_400, (s % 86_400) / 3600),
+    };
+    format!("{sign}{text}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

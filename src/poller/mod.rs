@@ -23,10 +23,10 @@ use uuid::Uuid;
 
 use crate::domain::board::BoardQuery;
 use crate::domain::fleet::FleetSnapshot;
+use crate::domain::leases::LeaseBoard;
 use crate::domain::model::AuditRecord;
 use crate::domain::session::{Detail, Session};
 use crate::domain::signals::Thresholds;
-use crate::store::read::LeaseRows;
 use crate::store::sync::SyncSettings;
 
 pub use cadence::{MAX_INTERVAL, MIN_INTERVAL};
@@ -49,7 +49,7 @@ pub enum Extra {
     None,
     /// `None`: the bootstrap no longer exists in scope.
     Detail(Box<Option<Detail>>),
-    Leases(LeaseRows),
+    Leases(LeaseBoard),
     Audit(Vec<AuditRecord>),
     /// The view's query failed while the board's polls did not (a missing grant, say): the
     /// view says why; the console is not down.

@@ -13,6 +13,16 @@ pub struct Capabilities {
     pub has_items: bool,
     pub has_leases: bool,
     pub has_audit_table: bool,
+    /// USAGE on the console's schema and SELECT on its audit table.
+    pub can_read_audit: bool,
+    /// USAGE on the console's schema (without it nothing in it can be touched).
+    pub console_schema_usage: bool,
+    /// The audit table has its request id column (console schema unit 0002).
+    pub audit_request_ids: bool,
+    /// SELECT on each ledger table.
+    pub can_read_bootstraps: bool,
+    pub can_read_items: bool,
+    pub can_read_leases: bool,
     /// The later lease columns (`heartbeat_at`, `expires_at`) exist.
     pub lease_heartbeats: bool,
     /// The platform added an index led by `updated_at` on the bootstrap table (optional; the
@@ -28,37 +38,52 @@ pub struct Capabilities {
 
 // `has_table_privilege` with a list is true when *any* listed privilege is held, so each
 // privilege is checked on its own.
+// The console's schema is found in the catalog rather than with `to_regclass`, which fails
+// outright for a role without USAGE on the schema: that role must still be able to watch.
 const CAPABILITIES_SQL: &str = "\
 WITH t AS (SELECT to_regclass('legacy_space_publication_bootstraps') AS bootstraps,
                   to_regclass('legacy_space_publication_bootstrap_items') AS items,
                   to_regclass('knowledge_space_mutation_leases') AS leases,
-                  to_regclass('bootstrap_console.audit_log') AS audit)
+                  (SELECT c.oid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                    WHERE n.nspname = 'bootstrap_console' AND c.relname = 'audit_log') AS audit,
+                  (SELECT n.oid FROM pg_namespace n WHERE n.nspname = 'bootstrap_console')
+                    AS console),
+u AS (SELECT t.*, coalesce(has_schema_privilege(t.console, 'USAGE'), false) AS usage FROM t)
 SELECT current_user::text AS current_user,
        current_setting('server_version') AS server_version,
-       t.bootstraps IS NOT NULL AS has_bootstraps,
-       t.items IS NOT NULL AS has_items,
-       t.leases IS NOT NULL AS has_leases,
-       t.audit IS NOT NULL AS has_audit_table,
+       u.bootstraps IS NOT NULL AS has_bootstraps,
+       u.items IS NOT NULL AS has_items,
+       u.leases IS NOT NULL AS has_leases,
+       u.audit IS NOT NULL AS has_audit_table,
+       u.usage AS console_schema_usage,
+       coalesce(u.usage AND has_table_privilege(u.audit, 'SELECT'), false) AS can_read_audit,
+       EXISTS (SELECT 1 FROM pg_attribute
+               WHERE attrelid = u.audit AND attname = 'request_id' AND NOT attisdropped)
+         AS audit_request_ids,
+       coalesce(has_table_privilege(u.bootstraps, 'SELECT'), false) AS can_read_bootstraps,
+       coalesce(has_table_privilege(u.items, 'SELECT'), false) AS can_read_items,
+       coalesce(has_table_privilege(u.leases, 'SELECT'), false) AS can_read_leases,
        (SELECT count(*) = 2 FROM pg_attribute
-         WHERE attrelid = t.leases AND attname IN ('heartbeat_at', 'expires_at')
+         WHERE attrelid = u.leases AND attname IN ('heartbeat_at', 'expires_at')
            AND NOT attisdropped) AS lease_heartbeats,
        EXISTS (SELECT 1 FROM pg_index i
                JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-               WHERE i.indrelid = t.bootstraps AND a.attname = 'updated_at'
+               WHERE i.indrelid = u.bootstraps AND a.attname = 'updated_at'
                  AND i.indpred IS NULL AND i.indisvalid) AS updated_at_index,
-       coalesce(t.bootstraps IS NOT NULL AND has_table_privilege(t.bootstraps, 'SELECT')
-                 AND has_table_privilege(t.bootstraps, 'UPDATE'), false)
+       coalesce(u.bootstraps IS NOT NULL AND has_table_privilege(u.bootstraps, 'SELECT')
+                 AND has_table_privilege(u.bootstraps, 'UPDATE'), false)
          AS can_update_bootstraps,
-       coalesce(t.items IS NOT NULL AND has_table_privilege(t.items, 'SELECT')
-                 AND has_table_privilege(t.items, 'UPDATE'), false)
+       coalesce(u.items IS NOT NULL AND has_table_privilege(u.items, 'SELECT')
+                 AND has_table_privilege(u.items, 'UPDATE'), false)
          AS can_update_items,
-       coalesce(t.leases IS NOT NULL AND has_table_privilege(t.leases, 'SELECT')
-                 AND has_table_privilege(t.leases, 'DELETE'), false)
+       coalesce(u.leases IS NOT NULL AND has_table_privilege(u.leases, 'SELECT')
+                 AND has_table_privilege(u.leases, 'DELETE'), false)
          AS can_delete_leases,
-       coalesce(t.audit IS NOT NULL AND has_table_privilege(t.audit, 'INSERT'), false)
+       coalesce(u.usage AND has_table_privilege(u.audit, 'SELECT')
+                 AND has_table_privilege(u.audit, 'INSERT'), false)
          AS can_insert_audit,
        pg_is_in_recovery() AS in_recovery
-FROM t";
+FROM u";
 
 impl Capabilities {
     pub async fn detect(pool: &PgPool) -> Result<Self, StoreError> {
@@ -80,6 +105,47 @@ impl Capabilities {
         .collect()
     }
 
+    /// The ledger tables this role may not read, as grants to ask for.
+    pub fn missing_read_grants(&self) -> Vec<&'static str> {
+        [
+            (
+                self.can_read_bootstraps,
+                "SELECT on legacy_space_publication_bootstraps",
+            ),
+            (
+                self.can_read_items,
+                "SELECT on legacy_space_publication_bootstrap_items",
+            ),
+            (
+                self.can_read_leases,
+                "SELECT on knowledge_space_mutation_leases",
+            ),
+        ]
+        .into_iter()
+        .filter(|(granted, _)| !granted)
+        .map(|(_, grant)| grant)
+        .collect()
+    }
+
+    /// Why the audit records cannot be shown, if they cannot.
+    pub fn audit_unavailable(&self) -> Option<String> {
+        if !self.has_audit_table {
+            Some("no audit table: run `bootstrap-console migrate` to enable actions".into())
+        } else if !self.console_schema_usage {
+            Some(format!(
+                "audit unavailable: role {} lacks USAGE on schema bootstrap_console",
+                self.current_user
+            ))
+        } else if !self.can_read_audit {
+            Some(format!(
+                "audit unavailable: role {} lacks SELECT on bootstrap_console.audit_log",
+                self.current_user
+            ))
+        } else {
+            None
+        }
+    }
+
     /// Why this role cannot act, if it cannot: `None` means every action's writes are granted.
     pub fn write_blocker(&self) -> Option<String> {
         if self.in_recovery {
@@ -99,8 +165,12 @@ impl Capabilities {
                 "DELETE on knowledge_space_mutation_leases",
             ),
             (
-                self.can_insert_audit || !self.has_audit_table,
-                "INSERT on bootstrap_console.audit_log",
+                self.console_schema_usage || !self.has_audit_table,
+                "USAGE on schema bootstrap_console",
+            ),
+            (
+                self.can_insert_audit || !self.has_audit_table || !self.console_schema_usage,
+                "SELECT and INSERT on bootstrap_console.audit_log",
             ),
         ]
         .into_iter()

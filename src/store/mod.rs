@@ -7,6 +7,7 @@
 pub mod capabilities;
 pub mod connect;
 pub mod fleet;
+pub mod lookup;
 pub mod read;
 pub mod report;
 pub mod rows;
@@ -24,7 +25,7 @@ use connect::{ConnectError, Target};
 pub struct Layout {
     /// The lease table has `heartbeat_at` and `expires_at`.
     pub lease_heartbeats: bool,
-    /// `bootstrap_console.audit_log` exists.
+    /// `bootstrap_console.audit_log` exists and this role may read it.
     pub audit_table: bool,
     /// An index led by `updated_at` exists on the bootstrap table.
     pub updated_at_index: bool,
@@ -34,7 +35,7 @@ impl From<&Capabilities> for Layout {
     fn from(caps: &Capabilities) -> Self {
         Self {
             lease_heartbeats: caps.lease_heartbeats,
-            audit_table: caps.has_audit_table,
+            audit_table: caps.has_audit_table && caps.can_read_audit,
             updated_at_index: caps.updated_at_index,
         }
     }
@@ -49,6 +50,9 @@ pub enum StoreError {
     Json(#[from] serde_json::Error),
     #[error("the database returned no clock reading")]
     NoClock,
+    /// Known before asking: the role lacks a grant (the sentence names it).
+    #[error("{0}")]
+    NotGranted(String),
 }
 
 impl StoreError {
@@ -56,6 +60,7 @@ impl StoreError {
     pub fn sqlstate(&self) -> Option<String> {
         match self {
             Self::Database(sqlx::Error::Database(e)) => e.code().map(|c| c.to_string()),
+            Self::NotGranted(_) => Some("42501".into()),
             _ => None,
         }
     }

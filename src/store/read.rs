@@ -174,11 +174,13 @@ pub struct LeaseRows {
     pub lines: Vec<LeaseLine>,
 }
 
-/// Every mutation lease in scope, oldest first.
+/// Every mutation lease in scope, oldest first (or only the lease `only`, whatever its tenant
+/// when no scope is given).
 pub async fn leases(
     pool: &PgPool,
     layout: &Layout,
     tenant: Option<&str>,
+    only: Option<Uuid>,
 ) -> Result<LeaseRows, StoreError> {
     let sql = format!(
         "SELECT clock.db_now, x.* \
@@ -189,13 +191,14 @@ pub async fn leases(
            FROM knowledge_space_mutation_leases l \
            LEFT JOIN legacy_space_publication_bootstraps b \
              ON b.tenant_id = l.tenant_id AND b.knowledge_space_id = l.knowledge_space_id \
-           WHERE ($1::text IS NULL OR l.tenant_id = $1) \
+           WHERE ($1::text IS NULL OR l.tenant_id = $1) AND ($2::uuid IS NULL OR l.id = $2) \
          ) x ON true \
          ORDER BY x.acquired_at, x.id",
         lease = lease_columns(layout)
     );
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(tenant)
+        .bind(only)
         .fetch_all(pool)
         .await?;
     let mut db_now = None;
@@ -315,4 +318,52 @@ pub async fn lease_of_space<'e, E: sqlx::PgExecutor<'e>>(
         .bind(space)
         .fetch_optional(executor)
         .await?)
+}
+
+/// The audit record of an applied request, if this request id was applied before.
+pub async fn audit_of_request<'e, E: sqlx::PgExecutor<'e>>(
+    executor: E,
+    request_id: Uuid,
+) -> Result<Option<i64>, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT id FROM bootstrap_console.audit_log WHERE request_id = $1")
+            .bind(request_id)
+            .fetch_optional(executor)
+            .await?,
+    )
+}
+
+/// Whether `tenant` has bootstraps, and (when the platform's `knowledge_spaces` table can be
+/// read) knowledge spaces.
+pub async fn tenant_presence(
+    pool: &PgPool,
+    tenant: &str,
+) -> Result<(bool, Option<bool>), StoreError> {
+    let bootstraps: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM legacy_space_publication_bootstraps WHERE tenant_id = $1)",
+    )
+    .bind(tenant)
+    .fetch_one(pool)
+    .await?;
+    if bootstraps {
+        return Ok((true, Some(true)));
+    }
+    // The platform's own table: absent or unreadable, it just cannot tell.
+    let spaces = sqlx::query_scalar::<_, bool>(
+        "SELECT EXISTS (SELECT 1 FROM knowledge_spaces WHERE tenant_id = $1)",
+    )
+    .bind(tenant)
+    .fetch_one(pool)
+    .await
+    .ok();
+    Ok((false, spaces))
+}
+
+/// Every tenant that has bootstraps (to suggest what a mistyped scope meant).
+pub async fn bootstrap_tenants(pool: &PgPool) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT DISTINCT tenant_id FROM legacy_space_publication_bootstraps ORDER BY 1",
+    )
+    .fetch_all(pool)
+    .await?)
 }

@@ -46,11 +46,18 @@ pub const LEGACY_SPACE_BOOTSTRAP: SchemaUnit = SchemaUnit {
 };
 
 /// The console's own schema, in order.
-pub const CONSOLE_UNITS: &[SchemaUnit] = &[SchemaUnit {
-    version: 1,
-    name: "0001_audit_log",
-    sql: include_str!("../../migrations/console/0001_audit_log.sql"),
-}];
+pub const CONSOLE_UNITS: &[SchemaUnit] = &[
+    SchemaUnit {
+        version: 1,
+        name: "0001_audit_log",
+        sql: include_str!("../../migrations/console/0001_audit_log.sql"),
+    },
+    SchemaUnit {
+        version: 2,
+        name: "0002_audit_request_id",
+        sql: include_str!("../../migrations/console/0002_audit_request_id.sql"),
+    },
+];
 
 /// Serialises concurrent `migrate` runs against one database.
 const CONSOLE_MIGRATE_LOCK: &str =

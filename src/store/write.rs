@@ -4,6 +4,8 @@
 //! sees whether the action still applies, writes, appends the audit record and commits — or
 //! rolls back and writes nothing. Each statement here is one step of that sequence.
 
+use std::sync::atomic::{AtomicI32, Ordering};
+
 use chrono::{DateTime, Utc};
 use sqlx::postgres::PgRow;
 use sqlx::{FromRow, Postgres, Row, Transaction};
@@ -29,6 +31,30 @@ impl<T: for<'r> FromRow<'r, PgRow>> Locked<T> {
     }
 }
 
+/// What an audit record is about: a bootstrap (retry, cancel) or a mutation lease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditSubject {
+    Bootstrap(Uuid),
+    Lease(Uuid),
+}
+
+/// How an action was applied (the audit table's CHECK lists these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditOutcome {
+    Applied,
+    /// A safeguard was overridden on purpose (a lease that was not an orphan suspect).
+    AppliedForced,
+}
+
+impl AuditOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Applied => "applied",
+            Self::AppliedForced => "applied_forced",
+        }
+    }
+}
+
 /// One audit record to append.
 #[derive(Debug, Clone)]
 pub struct NewAudit<'a> {
@@ -38,12 +64,13 @@ pub struct NewAudit<'a> {
     pub action: &'a str,
     pub tenant_id: &'a str,
     pub knowledge_space_id: Uuid,
-    pub bootstrap_id: Option<Uuid>,
-    pub lease_id: Option<Uuid>,
+    pub subject: AuditSubject,
+    /// Unique: a request applied once is never applied again.
+    pub request_id: Uuid,
     pub reason: &'a str,
     pub row_before: Option<&'a serde_json::Value>,
     pub row_after: Option<&'a serde_json::Value>,
-    pub outcome: &'a str,
+    pub outcome: AuditOutcome,
 }
 
 /// An open read-write transaction. Dropping it without `commit` rolls back.
@@ -54,8 +81,14 @@ pub struct WriteTx {
 
 impl WriteTx {
     /// `BEGIN READ WRITE`: the pool's sessions default to read-only, so writing is explicit.
-    pub async fn begin(store: &Store) -> Result<Self, StoreError> {
-        let tx = store.pool().begin_with("BEGIN READ WRITE").await?;
+    /// The server process serving it is written to `backend` at once, so that a caller who
+    /// stops waiting can still find the transaction.
+    pub async fn begin(store: &Store, backend: &AtomicI32) -> Result<Self, StoreError> {
+        let mut tx = store.pool().begin_with("BEGIN READ WRITE").await?;
+        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+            .fetch_one(&mut *tx)
+            .await?;
+        backend.store(pid, Ordering::Relaxed);
         Ok(Self {
             tx,
             layout: *store.layout(),
@@ -121,19 +154,21 @@ impl WriteTx {
     pub async fn cancel_bootstrap(
         &mut self,
         id: Uuid,
+        error_code: &str,
         reason: &str,
     ) -> Result<Locked<BootstrapRow>, StoreError> {
         let sql = format!(
             "UPDATE legacy_space_publication_bootstraps AS b SET \
                run_state = 'canceled', worker_id = NULL, lease_token = NULL, \
                lease_expires_at = NULL, heartbeat_at = NULL, completed_at = now(), \
-               last_error_code = 'operator_canceled', last_error_message = $2, \
+               last_error_code = $2, last_error_message = $3, \
                row_version = b.row_version + 1, updated_at = now() \
              WHERE b.id = $1 \
              RETURNING {BOOTSTRAP_COLUMNS}, to_jsonb(b) AS row_json"
         );
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
+            .bind(error_code)
             .bind(reason)
             .fetch_one(&mut *self.tx)
             .await?;
@@ -179,13 +214,22 @@ impl WriteTx {
         Ok(done.rows_affected() == 1)
     }
 
+    /// The audit record of an applied request, if this request id was applied before.
+    pub async fn audit_of_request(&mut self, request_id: Uuid) -> Result<Option<i64>, StoreError> {
+        super::read::audit_of_request(&mut *self.tx, request_id).await
+    }
+
     /// Appends the audit record of this action; returns its id.
     pub async fn insert_audit(&mut self, record: &NewAudit<'_>) -> Result<i64, StoreError> {
+        let (bootstrap_id, lease_id) = match record.subject {
+            AuditSubject::Bootstrap(id) => (Some(id), None),
+            AuditSubject::Lease(id) => (None, Some(id)),
+        };
         Ok(sqlx::query_scalar(
             "INSERT INTO bootstrap_console.audit_log \
                (actor, host, ssh_client, action, tenant_id, knowledge_space_id, bootstrap_id, \
-                lease_id, reason, row_before, row_after, outcome) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+                lease_id, request_id, reason, row_before, row_after, outcome) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
         )
         .bind(record.actor)
         .bind(record.host)
@@ -193,12 +237,13 @@ impl WriteTx {
         .bind(record.action)
         .bind(record.tenant_id)
         .bind(record.knowledge_space_id)
-        .bind(record.bootstrap_id)
-        .bind(record.lease_id)
+        .bind(bootstrap_id)
+        .bind(lease_id)
+        .bind(record.request_id)
         .bind(record.reason)
         .bind(record.row_before)
         .bind(record.row_after)
-        .bind(record.outcome)
+        .bind(record.outcome.as_str())
         .fetch_one(&mut *self.tx)
         .await?)
     }

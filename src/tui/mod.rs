@@ -10,15 +10,15 @@ pub mod theme;
 pub mod update;
 pub mod view;
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
 use futures::StreamExt;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 
-use crate::domain::actions::{self, Action, Outcome};
-use crate::domain::model::short_id;
+use crate::domain::actions::{self, Verdict};
 use crate::domain::session::Session;
 use crate::domain::signals::Thresholds;
 use crate::poller::{self, Focus, PollerHandle, PollerOptions};
@@ -35,6 +35,8 @@ pub struct Options {
     pub color: bool,
     pub interval: Duration,
     pub bulk_cap: usize,
+    /// How long an action's answer is waited for before it is looked up by request id.
+    pub apply_deadline: Duration,
     /// The signal thresholds the poller assesses with and the views show.
     pub thresholds: Thresholds,
     /// How the poller keeps its copy of the ledger current.
@@ -85,11 +87,13 @@ async fn event_loop(
     };
     let mut app = App::new(header, display, options.interval, (size.width, size.height));
     app.bulk_cap = options.bulk_cap;
+    app.apply_deadline = options.apply_deadline;
     app.thresholds = options.thresholds;
     let (results, mut inbox) = mpsc::unbounded_channel::<Event>();
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     let mut status = poller.status.clone();
+    let mut waiting = Waiting::new();
     poller.send(poller::Command::Focus(Focus::Board));
     tokio::pin!(stop);
     loop {
@@ -112,7 +116,7 @@ async fn event_loop(
             _ = &mut stop => return Ok(()),
         };
         for effect in update::update(&mut app, event) {
-            perform(effect, session, poller, &results);
+            perform(effect, session, poller, &results, &mut waiting);
         }
         if app.should_quit {
             return Ok(());
@@ -120,12 +124,16 @@ async fn event_loop(
     }
 }
 
+/// The applies in flight, by dialog: telling one to stop waiting.
+type Waiting = HashMap<u64, watch::Sender<bool>>;
+
 /// Carries out an effect; database work runs in its own task and reports back as an event.
 fn perform(
     effect: Effect,
     session: &Session,
     poller: &PollerHandle,
     results: &mpsc::UnboundedSender<Event>,
+    waiting: &mut Waiting,
 ) {
     match effect {
         Effect::Poller(command) => poller.send(command),
@@ -167,17 +175,34 @@ fn perform(
             dialog,
             actions,
             reason,
+            deadline,
         } => {
             let session = session.clone();
             let results = results.clone();
+            let (stop, stopped) = watch::channel(false);
+            waiting.retain(|_, stop| !stop.is_closed());
+            waiting.insert(dialog, stop);
             tokio::spawn(async move {
                 let mut report = Vec::with_capacity(actions.len());
                 // One transaction per space, one after another, each reported on its own.
                 for action in &actions {
-                    report.push(describe(
-                        action,
-                        actions::apply(&session, action, &reason).await,
-                    ));
+                    if *stopped.borrow() {
+                        report.push((
+                            Verdict::Refused,
+                            format!(
+                                "{}: not applied — you stopped before it was sent",
+                                action.target()
+                            ),
+                        ));
+                        continue;
+                    }
+                    let mut stopped = stopped.clone();
+                    let give_up = async move {
+                        let _ = stopped.wait_for(|stop| *stop).await;
+                    };
+                    let result =
+                        actions::apply_bounded(&session, action, &reason, deadline, give_up).await;
+                    report.push(actions::sentence(action, &result));
                 }
                 let _ = results.send(Event::Applied {
                     dialog,
@@ -185,27 +210,10 @@ fn perform(
                 });
             });
         }
-    }
-}
-
-/// The sentence shown for one action's result.
-fn describe(action: &Action, result: Result<Outcome, actions::ActionError>) -> (bool, String) {
-    let target = match action {
-        Action::Retry { bootstrap_id, .. } | Action::Cancel { bootstrap_id, .. } => {
-            format!("space {}", short_id(bootstrap_id))
+        Effect::StopWaiting { dialog } => {
+            if let Some(stop) = waiting.remove(&dialog) {
+                let _ = stop.send(true);
+            }
         }
-        Action::RemoveLease { seen, .. } => format!("lease {}", short_id(&seen.id)),
-    };
-    match result {
-        Ok(Outcome::Applied(applied)) => (
-            true,
-            format!(
-                "{target}: {} applied (audit record {})",
-                action.name(),
-                applied.audit_id
-            ),
-        ),
-        Ok(Outcome::Refused(refusal)) => (false, format!("{target}: refused — {refusal}")),
-        Err(e) => (false, format!("{target}: failed — {e}")),
     }
 }

@@ -211,3 +211,16 @@ pub async fn force_run_state(pool: &PgPool, bootstrap: Uuid, run_state: &str) {
         .await
         .expect("an impossible row");
 }
+
+/// What an operator sees of a bootstrap right now (what an action's decision rests on).
+pub async fn seen(
+    pool: &PgPool,
+    bootstrap: Uuid,
+) -> bootstrap_console::domain::actions::SeenBootstrap {
+    let row = bootstrap_console::store::read::bootstrap(pool, bootstrap)
+        .await
+        .expect("read the bootstrap")
+        .expect("the bootstrap exists");
+    let parsed = bootstrap_console::domain::model::Bootstrap::try_from(row).expect("a valid row");
+    bootstrap_console::domain::actions::SeenBootstrap::from(&parsed)
+}

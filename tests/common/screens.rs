@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bootstrap_console::domain::fleet::{Fleet, FleetSnapshot};
+use bootstrap_console::domain::leases::LeaseBoard;
 use bootstrap_console::domain::model::{AuditRecord, Bootstrap, Item, ItemStatus, MutationLease};
 use bootstrap_console::domain::session::{Access, Detail};
 use bootstrap_console::domain::signals::Thresholds;
@@ -271,7 +272,7 @@ pub fn detail() -> Detail {
         ],
         failed_items: vec![item(120, ItemStatus::Failed, Some(HOSTILE))],
         running_item: None,
-        audit: Some(audits().into_iter().take(1).collect()),
+        audit: Ok(audits().into_iter().take(1).collect()),
         bootstrap: b,
     }
 }
@@ -299,7 +300,7 @@ pub fn audits() -> Vec<AuditRecord> {
     ]
 }
 
-pub fn leases() -> LeaseRows {
+pub fn leases() -> LeaseBoard {
     let b = board();
     let mut rows: Vec<_> = b.rows.values().cloned().collect();
     rows.sort_by_key(|r| r.id);
@@ -321,10 +322,11 @@ pub fn leases() -> LeaseRows {
             bootstrap_checkpoint: Some(r.checkpoint.as_str().into()),
         })
         .collect();
-    LeaseRows {
+    let rows = LeaseRows {
         db_now: db_now(),
         lines,
-    }
+    };
+    LeaseBoard::assess(rows, &Thresholds::default()).expect("valid lease rows")
 }
 
 pub fn lease_of(row: u8) -> MutationLease {

@@ -1,135 +1,114 @@
 //! The one flow retry and cancel share: plan from an unlocked read; apply in one transaction
-//! that locks the row, decides again with the same rules, writes, audits and commits.
+//! that locks the row, looks the request id up, decides again with the same rules, writes,
+//! audits and commits.
 
-use uuid::Uuid;
+use std::sync::atomic::AtomicI32;
 
-use super::{
-    Action, ActionError, Applied, Change, Outcome, Plan, Refusal, cancel, check_bootstrap, gate,
-    refused_plan, retry,
-};
-use crate::domain::model::{Bootstrap, RunState};
+use super::action::{Action, Kind, SeenBootstrap};
+use super::outcome::{Applied, Change, Outcome, Plan};
+use super::{ActionError, audit_record, cancel, precondition, retry};
+use crate::domain::model::Bootstrap;
+use crate::domain::refusal::Refusal;
 use crate::domain::session::Session;
 use crate::store::read;
-use crate::store::write::WriteTx;
+use crate::store::write::{AuditOutcome, WriteTx};
 
-/// Which of the two bootstrap actions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Retry,
-    Cancel,
-}
+/// [`Action`]'s constructors give lease removal a lease subject, never a bootstrap.
+const LEASE_SUBJECT: &str = "lease removal always has a lease subject";
 
-impl Kind {
-    /// As written in the audit log and in messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Retry => "retry",
-            Kind::Cancel => "cancel",
-        }
-    }
-
-    /// The action on `bootstrap_id` as seen at `seen_row_version`.
-    pub fn action(self, bootstrap_id: Uuid, seen_row_version: i32) -> Action {
-        match self {
-            Kind::Retry => Action::Retry {
-                bootstrap_id,
-                seen_row_version,
-            },
-            Kind::Cancel => Action::Cancel {
-                bootstrap_id,
-                seen_row_version,
-            },
-        }
-    }
-
-    /// SPEC §3: the run states each action is allowed from.
-    fn check(self, session: &Session, bootstrap: &Bootstrap, seen: i32) -> Result<(), Refusal> {
-        let (allowed, needs): (&[RunState], _) = match self {
-            Kind::Retry => (
-                &[RunState::Failed, RunState::Canceled],
-                "failed or canceled",
-            ),
-            Kind::Cancel => (&[RunState::Queued, RunState::Running], "queued or running"),
-        };
-        check_bootstrap(session, bootstrap, seen, self.name(), allowed, needs)
-    }
+/// Scope first, then the action's own precondition; `Ok` carries what moved meanwhile.
+fn check(
+    session: &Session,
+    action: &Action,
+    seen: &SeenBootstrap,
+    now: &Bootstrap,
+) -> Result<Option<String>, Refusal> {
+    session.check_scope(&now.tenant_id, now.knowledge_space_id)?;
+    precondition::decide(action.kind(), seen, action.exact_row_version(), now)
 }
 
 pub(super) async fn plan(
     session: &Session,
-    kind: Kind,
-    bootstrap_id: Uuid,
-    seen_row_version: i32,
+    action: &Action,
+    seen: &SeenBootstrap,
 ) -> Result<Plan, ActionError> {
-    let action = kind.action(bootstrap_id, seen_row_version);
-    if let Err(refusal) = gate(session, None) {
-        return Ok(refused_plan(&action, None, refusal));
-    }
     let pool = session.store().pool();
-    let Some(row) = read::bootstrap(pool, bootstrap_id).await? else {
-        let refusal = Refusal::UnknownBootstrap { id: bootstrap_id };
-        return Ok(refused_plan(&action, None, refusal));
+    let Some(row) = read::bootstrap(pool, seen.id).await? else {
+        return Ok(Plan::refused(
+            action,
+            Refusal::UnknownBootstrap { id: seen.id },
+        ));
     };
-    let bootstrap = Bootstrap::try_from(row)?;
-    if let Err(refusal) = kind.check(session, &bootstrap, seen_row_version) {
-        return Ok(refused_plan(&action, Some(&bootstrap), refusal));
-    }
-    let changes = match kind {
-        Kind::Retry => {
-            let to_reset = retry::items_to_reset(pool, bootstrap_id).await?;
-            retry::changes(&bootstrap, to_reset)
-        }
-        Kind::Cancel => cancel::changes(&bootstrap, None),
+    let now = Bootstrap::try_from(row)?;
+    let verdict = match check(session, action, seen, &now) {
+        Err(refusal) => Err(refusal),
+        Ok(_) => Ok(match action.kind() {
+            Kind::Retry => retry::changes(&now, retry::items_to_reset(pool, now.id).await?),
+            Kind::Cancel => cancel::changes(&now, None),
+            Kind::RemoveLease => unreachable!("{LEASE_SUBJECT}"),
+        }),
     };
     Ok(Plan {
-        action,
-        tenant_id: Some(bootstrap.tenant_id.clone()),
-        knowledge_space_id: Some(bootstrap.knowledge_space_id),
-        verdict: Ok(changes),
+        action: action.clone(),
+        tenant_id: Some(now.tenant_id.clone()),
+        knowledge_space_id: Some(now.knowledge_space_id),
+        meanwhile: precondition::meanwhile(seen, &now),
+        now: Some(SeenBootstrap::from(&now)),
+        evidence: Vec::new(),
+        forced: false,
+        applied_before: None,
+        verdict,
     })
 }
 
 pub(super) async fn apply(
     session: &Session,
-    kind: Kind,
-    bootstrap_id: Uuid,
-    seen_row_version: i32,
+    action: &Action,
+    seen: &SeenBootstrap,
     reason: &str,
+    backend: &AtomicI32,
 ) -> Result<Outcome, ActionError> {
-    let mut tx = WriteTx::begin(session.store()).await?;
-    let Some(locked) = tx.lock_bootstrap(bootstrap_id).await? else {
+    let mut tx = WriteTx::begin(session.store(), backend).await?;
+    let locked = tx.lock_bootstrap(seen.id).await?;
+    // After the row lock, so a first attempt still committing is waited for, not overtaken.
+    if let Some(audit_id) = tx.audit_of_request(action.request_id()).await? {
         tx.rollback().await?;
-        return Ok(Outcome::Refused(Refusal::UnknownBootstrap {
-            id: bootstrap_id,
-        }));
+        return Ok(Outcome::AlreadyApplied { audit_id });
+    }
+    let Some(locked) = locked else {
+        tx.rollback().await?;
+        return Ok(Outcome::Refused(Refusal::UnknownBootstrap { id: seen.id }));
     };
     let before = Bootstrap::try_from(locked.row)?;
-    if let Err(refusal) = kind.check(session, &before, seen_row_version) {
-        tx.rollback().await?;
-        return Ok(Outcome::Refused(refusal));
-    }
-    let (after, changes): (_, Vec<Change>) = match kind {
+    let meanwhile = match check(session, action, seen, &before) {
+        Ok(meanwhile) => meanwhile,
+        Err(refusal) => {
+            tx.rollback().await?;
+            return Ok(Outcome::Refused(refusal));
+        }
+    };
+    let (after, changes): (_, Vec<Change>) = match action.kind() {
         Kind::Retry => {
-            let items_reset = tx.reset_items_for_retry(bootstrap_id).await?;
-            let after = tx.retry_bootstrap(bootstrap_id).await?;
+            let items_reset = tx.reset_items_for_retry(before.id).await?;
+            let after = tx.retry_bootstrap(before.id).await?;
             (after, retry::changes(&before, items_reset as i64))
         }
+        Kind::RemoveLease => unreachable!("{LEASE_SUBJECT}"),
         Kind::Cancel => {
-            let after = tx.cancel_bootstrap(bootstrap_id, reason).await?;
+            let after = tx
+                .cancel_bootstrap(before.id, cancel::CANCELED_ERROR_CODE, reason)
+                .await?;
             (after, cancel::changes(&before, Some(reason)))
         }
     };
     let audit_id = tx
-        .insert_audit(&session.audit_record(
-            kind.name(),
-            &before.tenant_id,
-            before.knowledge_space_id,
-            Some(bootstrap_id),
-            None,
+        .insert_audit(&audit_record(
+            session,
+            action,
+            (&before.tenant_id, before.knowledge_space_id),
             reason,
-            &locked.json,
-            Some(&after.json),
-            "applied",
+            (&locked.json, Some(&after.json)),
+            AuditOutcome::Applied,
         ))
         .await?;
     tx.commit().await?;
@@ -140,5 +119,6 @@ pub(super) async fn apply(
         changes,
         before: locked.json,
         after: Some(after.json),
+        meanwhile,
     }))
 }

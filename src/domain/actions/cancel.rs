@@ -2,7 +2,7 @@
 //! fences a live worker out — its next fenced write fails. Items are untouched, and the space
 //! stays unreadable until retried.
 
-use super::Change;
+use super::outcome::Change;
 use crate::domain::model::{Bootstrap, RunState};
 use crate::domain::text;
 

@@ -1,284 +1,33 @@
 //! Operator actions (SPEC §3): retry, cancel, remove an orphan mutation lease.
 //!
-//! An action is data ([`Action`]) carrying what the operator saw (a row version, a lease
-//! identity). [`plan`] says what it would change, or why it is refused, without writing.
-//! [`apply`] runs it in one transaction: lock the row, decide again from the locked row with
-//! the same rules, write, append one audit record, commit. Anything that differs from what the
-//! operator saw is a [`Refusal`] — a plain sentence — and nothing is written.
+//! An [`Action`] is data: its [`Kind`], what the operator saw of its subject when deciding,
+//! and a request id. [`plan`] says what it would change, what moved since the operator looked,
+//! or why it is refused, without writing. [`apply`] runs it in one transaction: lock the row,
+//! look the request id up (a request applied before is not applied again), decide again from
+//! the locked row with the same rules, write, append one audit record, commit. A decision that
+//! no longer holds is a [`Refusal`] — a plain sentence — and nothing is written; a worker's
+//! progress alone never refuses one (see [`precondition`]).
 
+mod action;
 mod bootstrap_action;
+mod bounded;
 mod cancel;
+mod outcome;
+mod precondition;
 mod remove_lease;
 mod retry;
 
-pub use bootstrap_action::Kind;
+pub use action::{Action, Kind, RequestId, SeenBootstrap, Subject};
+pub use bounded::{Lookup, apply_bounded, resolve};
+pub use cancel::CANCELED_ERROR_CODE;
+pub use outcome::{Applied, Change, Outcome, Plan, Verdict, sentence};
 
-use std::fmt;
+pub use super::refusal::{MAX_REASON_CHARS, Refusal};
+use std::sync::atomic::AtomicI32;
 
-use chrono::{DateTime, Utc};
-use uuid::Uuid;
-
-use super::model::{Bootstrap, LeaseIdentity, RunState, short_id};
 use super::session::Session;
-use super::text;
-use crate::store::StoreError;
-
-/// Reasons longer than this are refused: an audit trail is for sentences, not documents.
-pub const MAX_REASON_CHARS: usize = 500;
-
-/// What the operator asked for, with what they saw when they asked.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    Retry {
-        bootstrap_id: Uuid,
-        seen_row_version: i32,
-    },
-    Cancel {
-        bootstrap_id: Uuid,
-        seen_row_version: i32,
-    },
-    RemoveLease {
-        seen: LeaseIdentity,
-        force: bool,
-    },
-}
-
-impl Action {
-    /// The name used in the audit table and in messages.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::Retry { .. } => "retry",
-            Self::Cancel { .. } => "cancel",
-            Self::RemoveLease { .. } => "remove_mutation_lease",
-        }
-    }
-}
-
-/// Why an action was not applied. Its `Display` is the sentence the operator reads.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
-    ReadOnly {
-        reason: String,
-    },
-    NoAuditTable,
-    MissingReason,
-    ReasonTooLong {
-        chars: usize,
-    },
-    UnknownBootstrap {
-        id: Uuid,
-    },
-    OutsideScope {
-        space: Uuid,
-        tenant: String,
-        scope: String,
-    },
-    WrongState {
-        space: Uuid,
-        state: RunState,
-        action: &'static str,
-        needs: &'static str,
-    },
-    Stale {
-        space: Uuid,
-        seen: i32,
-        now: i32,
-        state: RunState,
-    },
-    LeaseGone {
-        lease: Uuid,
-        replaced_by: Option<(Uuid, DateTime<Utc>)>,
-    },
-    LeaseChanged {
-        lease: Uuid,
-    },
-    LeaseLive {
-        lease: Uuid,
-        expires_at: DateTime<Utc>,
-    },
-}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::ReadOnly { reason } => write!(f, "the console is read-only: {reason}"),
-            Self::NoAuditTable => write!(
-                f,
-                "actions need the console's audit table, which this database lacks: \
-                 run `bootstrap-console migrate` first"
-            ),
-            Self::MissingReason => write!(f, "a reason is required"),
-            Self::ReasonTooLong { chars } => write!(
-                f,
-                "the reason is {chars} characters long; keep it under {MAX_REASON_CHARS}"
-            ),
-            Self::UnknownBootstrap { id } => write!(f, "no bootstrap {id} exists"),
-            Self::OutsideScope {
-                space,
-                tenant,
-                scope,
-            } => write!(
-                f,
-                "space {} belongs to tenant {}, outside this console's scope (tenant {})",
-                short_id(space),
-                text::clean(tenant, 64),
-                text::clean(scope, 64)
-            ),
-            Self::WrongState {
-                space,
-                state,
-                action,
-                needs,
-            } => write!(
-                f,
-                "space {} is {state}, {action} needs {needs}",
-                short_id(space)
-            ),
-            Self::Stale {
-                space,
-                seen,
-                now,
-                state,
-            } => write!(
-                f,
-                "bootstrap of space {} changed since you looked (row_version {seen} → {now}, now {state})",
-                short_id(space)
-            ),
-            Self::LeaseGone {
-                lease,
-                replaced_by: None,
-            } => {
-                write!(f, "lease {} already gone", short_id(lease))
-            }
-            Self::LeaseGone {
-                lease,
-                replaced_by: Some((new, acquired)),
-            } => write!(
-                f,
-                "lease {} already gone; the space now has a new lease {} acquired {}",
-                short_id(lease),
-                short_id(new),
-                acquired.format("%Y-%m-%d %H:%M:%S UTC")
-            ),
-            Self::LeaseChanged { lease } => write!(
-                f,
-                "lease {} is not the lease you saw (its space or acquisition time differs)",
-                short_id(lease)
-            ),
-            Self::LeaseLive { lease, expires_at } => write!(
-                f,
-                "lease {} is still live (heartbeat valid until {}); remove it only if you are \
-                 sure its writer stopped, with force",
-                short_id(lease),
-                expires_at.format("%H:%M:%S UTC")
-            ),
-        }
-    }
-}
-
-/// One line of what an action will change.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    pub what: String,
-    pub from: String,
-    pub to: String,
-}
-
-impl Change {
-    fn new(what: &str, from: impl fmt::Display, to: impl fmt::Display) -> Self {
-        Self {
-            what: what.to_string(),
-            from: from.to_string(),
-            to: to.to_string(),
-        }
-    }
-}
-
-impl fmt::Display for Change {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} → {}", self.what, self.from, self.to)
-    }
-}
-
-/// What an action would do right now, or why it would be refused.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
-    pub action: Action,
-    /// The tenant and space concerned, when known.
-    pub tenant_id: Option<String>,
-    pub knowledge_space_id: Option<Uuid>,
-    pub verdict: Result<Vec<Change>, Refusal>,
-}
-
-/// The result of [`apply`].
-#[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
-    Applied(Applied),
-    Refused(Refusal),
-}
-
-/// An applied action: the row before and after, and the audit record written with it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Applied {
-    pub audit_id: i64,
-    pub tenant_id: String,
-    pub knowledge_space_id: Uuid,
-    pub before: serde_json::Value,
-    /// `None` for a deleted lease.
-    pub after: Option<serde_json::Value>,
-    pub changes: Vec<Change>,
-}
-
-/// The session-level gates every action passes first.
-fn gate(session: &Session, reason: Option<&str>) -> Result<(), Refusal> {
-    if let Some(reason) = session.access().read_only_reason() {
-        return Err(Refusal::ReadOnly {
-            reason: reason.to_string(),
-        });
-    }
-    if !session.capabilities().has_audit_table {
-        return Err(Refusal::NoAuditTable);
-    }
-    if let Some(reason) = reason {
-        let chars = reason.trim().chars().count();
-        if chars == 0 {
-            return Err(Refusal::MissingReason);
-        }
-        if chars > MAX_REASON_CHARS {
-            return Err(Refusal::ReasonTooLong { chars });
-        }
-    }
-    Ok(())
-}
-
-/// Scope, row version and run state of a bootstrap action, in that order.
-fn check_bootstrap(
-    session: &Session,
-    bootstrap: &Bootstrap,
-    seen_row_version: i32,
-    action: &'static str,
-    allowed: &[RunState],
-    needs: &'static str,
-) -> Result<(), Refusal> {
-    session.check_scope(&bootstrap.tenant_id, bootstrap.knowledge_space_id)?;
-    if bootstrap.row_version != seen_row_version {
-        return Err(Refusal::Stale {
-            space: bootstrap.knowledge_space_id,
-            seen: seen_row_version,
-            now: bootstrap.row_version,
-            state: bootstrap.run_state,
-        });
-    }
-    if !allowed.contains(&bootstrap.run_state) {
-        return Err(Refusal::WrongState {
-            space: bootstrap.knowledge_space_id,
-            state: bootstrap.run_state,
-            action,
-            needs,
-        });
-    }
-    Ok(())
-}
+use crate::store::write::{AuditOutcome, AuditSubject, NewAudit};
+use crate::store::{StoreError, read};
 
 /// Why an action could not be planned or applied at all (the database, not the rules).
 #[derive(Debug, thiserror::Error)]
@@ -287,60 +36,127 @@ pub enum ActionError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Row(#[from] super::model::RowError),
+    #[error(transparent)]
+    Connect(#[from] crate::store::connect::ConnectError),
+}
+
+impl ActionError {
+    /// Whether the database answered, so the transaction certainly did not commit; otherwise
+    /// (a lost connection, say) it may have, and only a lookup can tell.
+    pub fn is_definite(&self) -> bool {
+        match self {
+            Self::Store(StoreError::Database(sqlx::Error::Database(_))) => true,
+            Self::Store(StoreError::Database(_)) | Self::Connect(_) => false,
+            Self::Store(_) | Self::Row(_) => true,
+        }
+    }
+}
+
+/// A reason the audit table accepts: not blank, at most [`MAX_REASON_CHARS`] characters
+/// (trimmed). Checked before anything is planned, by every caller.
+pub fn check_reason(reason: &str) -> Result<&str, Refusal> {
+    let reason = reason.trim();
+    let chars = reason.chars().count();
+    if chars == 0 {
+        return Err(Refusal::MissingReason);
+    }
+    if chars > MAX_REASON_CHARS {
+        return Err(Refusal::ReasonTooLong { chars });
+    }
+    Ok(reason)
+}
+
+/// The session-level gates every action passes first.
+fn gate(session: &Session) -> Result<(), Refusal> {
+    if let Some(reason) = session.access().read_only_reason() {
+        return Err(Refusal::ReadOnly {
+            reason: reason.to_string(),
+        });
+    }
+    let capabilities = session.capabilities();
+    if !capabilities.has_audit_table {
+        return Err(Refusal::NoAuditTable);
+    }
+    if !capabilities.audit_request_ids {
+        return Err(Refusal::AuditOutdated {
+            missing: "request ids",
+        });
+    }
+    Ok(())
 }
 
 /// What `action` would change now, or why it would be refused. Writes nothing.
 pub async fn plan(session: &Session, action: &Action) -> Result<Plan, ActionError> {
-    match action {
-        Action::Retry {
-            bootstrap_id,
-            seen_row_version,
-        } => bootstrap_action::plan(session, Kind::Retry, *bootstrap_id, *seen_row_version).await,
-        Action::Cancel {
-            bootstrap_id,
-            seen_row_version,
-        } => bootstrap_action::plan(session, Kind::Cancel, *bootstrap_id, *seen_row_version).await,
-        Action::RemoveLease { seen, force } => remove_lease::plan(session, seen, *force).await,
+    if let Err(refusal) = gate(session) {
+        return Ok(Plan::refused(action, refusal));
+    }
+    let pool = session.store().pool();
+    if let Some(audit_id) = read::audit_of_request(pool, action.request_id()).await? {
+        return Ok(Plan::applied_before(action, audit_id));
+    }
+    match action.subject() {
+        Subject::Bootstrap(seen) => bootstrap_action::plan(session, action, seen).await,
+        Subject::Lease { seen, force } => remove_lease::plan(session, action, seen, *force).await,
     }
 }
 
 /// Applies `action` in one transaction with an audit record, or refuses and writes nothing.
+/// Waits as long as the database takes; [`apply_bounded`] is the operator's version.
 pub async fn apply(
     session: &Session,
     action: &Action,
     reason: &str,
 ) -> Result<Outcome, ActionError> {
-    if let Err(refusal) = gate(session, Some(reason)) {
-        return Ok(Outcome::Refused(refusal));
-    }
-    let reason = reason.trim();
-    match action {
-        Action::Retry {
-            bootstrap_id,
-            seen_row_version,
-        } => {
-            let (id, seen) = (*bootstrap_id, *seen_row_version);
-            bootstrap_action::apply(session, Kind::Retry, id, seen, reason).await
+    apply_recording(session, action, reason, &AtomicI32::new(0)).await
+}
+
+/// [`apply`], writing the server process of its transaction to `backend` as soon as known.
+async fn apply_recording(
+    session: &Session,
+    action: &Action,
+    reason: &str,
+    backend: &AtomicI32,
+) -> Result<Outcome, ActionError> {
+    let reason = match gate(session).and_then(|()| check_reason(reason)) {
+        Ok(reason) => reason,
+        Err(refusal) => return Ok(Outcome::Refused(refusal)),
+    };
+    match action.subject() {
+        Subject::Bootstrap(seen) => {
+            bootstrap_action::apply(session, action, seen, reason, backend).await
         }
-        Action::Cancel {
-            bootstrap_id,
-            seen_row_version,
-        } => {
-            let (id, seen) = (*bootstrap_id, *seen_row_version);
-            bootstrap_action::apply(session, Kind::Cancel, id, seen, reason).await
-        }
-        Action::RemoveLease { seen, force } => {
-            remove_lease::apply(session, seen, *force, reason).await
+        Subject::Lease { seen, force } => {
+            remove_lease::apply(session, action, seen, *force, reason, backend).await
         }
     }
 }
 
-/// Shared by retry and cancel: a refused plan for a bootstrap.
-fn refused_plan(action: &Action, bootstrap: Option<&Bootstrap>, refusal: Refusal) -> Plan {
-    Plan {
-        action: action.clone(),
-        tenant_id: bootstrap.map(|b| b.tenant_id.clone()),
-        knowledge_space_id: bootstrap.map(|b| b.knowledge_space_id),
-        verdict: Err(refusal),
+/// The audit record of `action` applied to a row of `(tenant, space)`, with the row's images
+/// before and after (`None` after a deletion).
+fn audit_record<'a>(
+    session: &'a Session,
+    action: &'a Action,
+    (tenant_id, knowledge_space_id): (&'a str, uuid::Uuid),
+    reason: &'a str,
+    (before, after): (&'a serde_json::Value, Option<&'a serde_json::Value>),
+    outcome: AuditOutcome,
+) -> NewAudit<'a> {
+    let actor = session.actor();
+    NewAudit {
+        actor: &actor.user,
+        host: &actor.host,
+        ssh_client: actor.ssh_client.as_deref(),
+        action: action.kind().name(),
+        tenant_id,
+        knowledge_space_id,
+        subject: match action.subject() {
+            Subject::Bootstrap(seen) => AuditSubject::Bootstrap(seen.id),
+            Subject::Lease { seen, .. } => AuditSubject::Lease(seen.id),
+        },
+        request_id: action.request_id(),
+        reason,
+        row_before: Some(before),
+        row_after: after,
+        outcome,
     }
 }

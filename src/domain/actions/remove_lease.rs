@@ -1,61 +1,63 @@
 //! Remove an orphan mutation lease (SPEC §3): delete exactly the lease the operator saw — same
-//! id, tenant, space and acquisition time. Where the lease table has the later heartbeat
-//! columns and the lease is still live, refuse unless forced.
+//! id, tenant, space and acquisition time. The plan shows the evidence: the lease's age against
+//! the orphan threshold, its heartbeat where the table has one, its operation and the space it
+//! blocks. A lease that is not an orphan suspect is refused unless forced, and a forced
+//! removal is audited as forced.
 
-use chrono::{DateTime, Utc};
+use std::sync::atomic::AtomicI32;
 
-use super::{Action, ActionError, Applied, Change, Outcome, Plan, Refusal, gate};
+use super::action::Action;
+use super::outcome::{Applied, Change, Outcome, Plan};
+use super::{ActionError, audit_record};
+use crate::domain::leases::{LeaseBoard, LeaseEvidence};
 use crate::domain::model::{LeaseIdentity, MutationLease, short_id};
+use crate::domain::refusal::Refusal;
 use crate::domain::session::Session;
 use crate::domain::text;
 use crate::store::read;
-use crate::store::write::WriteTx;
+use crate::store::write::{AuditOutcome, WriteTx};
 
+/// Scope, identity, then the orphan evidence (unless forced). `Ok` says whether force was
+/// needed.
 fn check(
     session: &Session,
     seen: &LeaseIdentity,
-    current: &MutationLease,
-    now: DateTime<Utc>,
+    evidence: &LeaseEvidence,
     force: bool,
-) -> Result<(), Refusal> {
+) -> Result<bool, Refusal> {
+    let current = &evidence.lease;
     session.check_scope(&current.tenant_id, current.knowledge_space_id)?;
     if current.identity() != *seen {
         return Err(Refusal::LeaseChanged { lease: seen.id });
     }
-    if let Some(expires_at) = current.expires_at
-        && expires_at > now
-        && !force
-    {
-        return Err(Refusal::LeaseLive {
+    let forced = !evidence.orphan_suspect();
+    if forced && !force {
+        return Err(Refusal::LeaseNotOrphan {
             lease: seen.id,
-            expires_at,
+            evidence: evidence.summary(),
         });
     }
-    Ok(())
+    Ok(forced)
 }
 
-fn changes(lease: &MutationLease, now: DateTime<Utc>, forced: bool) -> Vec<Change> {
-    let held = now - lease.acquired_at;
-    let mut changes = vec![Change::new(
-        &format!("mutation lease {}", short_id(&lease.id)),
-        format!(
-            "{} held for {}m by a {} writer",
-            text::clean(&lease.tenant_id, 40),
-            held.num_minutes(),
-            text::clean(&lease.operation, 32)
+fn changes(lease: &MutationLease, forced: bool) -> Vec<Change> {
+    let mut changes = vec![
+        Change::new(
+            &format!("mutation lease {}", short_id(&lease.id)),
+            format!("held by a {} writer", text::clean(&lease.operation, 32)),
+            "deleted",
         ),
-        "deleted",
-    )];
-    changes.push(Change::new(
-        &format!("space {}", short_id(&lease.knowledge_space_id)),
-        "blocked for bootstrap snapshot",
-        "free for its bootstrap to capture",
-    ));
+        Change::new(
+            &format!("space {}", short_id(&lease.knowledge_space_id)),
+            "held by the writer",
+            "free for its bootstrap to capture",
+        ),
+    ];
     if forced {
         changes.push(Change::new(
-            "heartbeat check",
-            "lease still live",
-            "overridden (force)",
+            "orphan check",
+            "not an orphan suspect",
+            "overridden (forced, audited as such)",
         ));
     }
     changes
@@ -77,48 +79,48 @@ async fn gone(session: &Session, seen: &LeaseIdentity) -> Result<Refusal, Action
 
 pub(super) async fn plan(
     session: &Session,
+    action: &Action,
     seen: &LeaseIdentity,
     force: bool,
 ) -> Result<Plan, ActionError> {
-    let action = Action::RemoveLease {
-        seen: seen.clone(),
-        force,
-    };
-    let refused = |refusal| Plan {
-        action: action.clone(),
-        tenant_id: Some(seen.tenant_id.clone()),
-        knowledge_space_id: Some(seen.knowledge_space_id),
-        verdict: Err(refusal),
-    };
-    if let Err(refusal) = gate(session, None) {
-        return Ok(refused(refusal));
-    }
     let store = session.store();
-    let Some(row) = read::lease(store.pool(), store.layout(), seen.id).await? else {
-        return Ok(refused(gone(session, seen).await?));
+    let rows = read::leases(store.pool(), store.layout(), None, Some(seen.id)).await?;
+    let board = LeaseBoard::assess(rows, session.thresholds())?;
+    let Some(evidence) = board.leases.into_iter().next() else {
+        return Ok(Plan::refused(action, gone(session, seen).await?));
     };
-    let current = MutationLease::from(row);
-    let now = session.database_now().await?;
-    if let Err(refusal) = check(session, seen, &current, now, force) {
-        return Ok(refused(refusal));
-    }
-    let forced = current.expires_at.is_some_and(|e| e > now);
+    let checked = check(session, seen, &evidence, force);
+    let forced = checked == Ok(true);
+    let verdict = checked.map(|forced| changes(&evidence.lease, forced));
     Ok(Plan {
         action: action.clone(),
-        tenant_id: Some(current.tenant_id.clone()),
-        knowledge_space_id: Some(current.knowledge_space_id),
-        verdict: Ok(changes(&current, now, forced)),
+        tenant_id: Some(evidence.lease.tenant_id.clone()),
+        knowledge_space_id: Some(evidence.lease.knowledge_space_id),
+        now: None,
+        meanwhile: None,
+        evidence: evidence.lines(),
+        forced,
+        applied_before: None,
+        verdict,
     })
 }
 
 pub(super) async fn apply(
     session: &Session,
+    action: &Action,
     seen: &LeaseIdentity,
     force: bool,
     reason: &str,
+    backend: &AtomicI32,
 ) -> Result<Outcome, ActionError> {
-    let mut tx = WriteTx::begin(session.store()).await?;
-    let Some(locked) = tx.lock_lease(seen.id).await? else {
+    let mut tx = WriteTx::begin(session.store(), backend).await?;
+    let locked = tx.lock_lease(seen.id).await?;
+    // After the row lock, so a first attempt still committing is waited for, not overtaken.
+    if let Some(audit_id) = tx.audit_of_request(action.request_id()).await? {
+        tx.rollback().await?;
+        return Ok(Outcome::AlreadyApplied { audit_id });
+    }
+    let Some(locked) = locked else {
         let replacement = tx
             .lease_of_space(&seen.tenant_id, seen.knowledge_space_id)
             .await?;
@@ -130,26 +132,31 @@ pub(super) async fn apply(
     };
     let current = MutationLease::from(locked.row.clone());
     let now = tx.now().await?;
-    if let Err(refusal) = check(session, seen, &current, now, force) {
-        tx.rollback().await?;
-        return Ok(Outcome::Refused(refusal));
-    }
-    let forced = current.expires_at.is_some_and(|e| e > now);
+    let evidence = LeaseEvidence::new(current.clone(), None, now, session.thresholds());
+    let forced = match check(session, seen, &evidence, force) {
+        Ok(forced) => forced,
+        Err(refusal) => {
+            tx.rollback().await?;
+            return Ok(Outcome::Refused(refusal));
+        }
+    };
     if !tx.delete_lease(&locked.row).await? {
         tx.rollback().await?;
         return Ok(Outcome::Refused(Refusal::LeaseChanged { lease: seen.id }));
     }
+    let outcome = if forced {
+        AuditOutcome::AppliedForced
+    } else {
+        AuditOutcome::Applied
+    };
     let audit_id = tx
-        .insert_audit(&session.audit_record(
-            "remove_mutation_lease",
-            &current.tenant_id,
-            current.knowledge_space_id,
-            None,
-            Some(current.id),
+        .insert_audit(&audit_record(
+            session,
+            action,
+            (&current.tenant_id, current.knowledge_space_id),
             reason,
-            &locked.json,
-            None,
-            if forced { "applied_forced" } else { "applied" },
+            (&locked.json, None),
+            outcome,
         ))
         .await?;
     tx.commit().await?;
@@ -157,8 +164,9 @@ pub(super) async fn apply(
         audit_id,
         tenant_id: current.tenant_id.clone(),
         knowledge_space_id: current.knowledge_space_id,
-        changes: changes(&current, now, forced),
+        changes: changes(&current, forced),
         before: locked.json,
         after: None,
+        meanwhile: None,
     }))
 }

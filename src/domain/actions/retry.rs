@@ -5,7 +5,8 @@
 use sqlx::PgPool;
 use uuid::Uuid;
 
-use super::{ActionError, Change};
+use super::ActionError;
+use super::outcome::Change;
 use crate::domain::model::{Bootstrap, ItemStatus, RunState};
 use crate::store::read;
 

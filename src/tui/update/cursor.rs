@@ -60,7 +60,7 @@ fn list_len(app: &App, view: &View) -> usize {
     match view {
         View::Tenants => app.fleet().map_or(0, |f| f.tenants.len()),
         View::Leases => match app.extra_for(&Focus::Leases) {
-            Some(Extra::Leases(leases)) => leases.lines.len(),
+            Some(Extra::Leases(board)) => board.leases.len(),
             _ => 0,
         },
         View::Audit => match app.extra_for(&Focus::Audit) {

@@ -1,41 +1,43 @@
 //! The action dialogs: opening one for the selected (or marked) spaces or lease, typing the
-//! reason and the confirmation, and asking for the plan and the application as effects.
+//! reason and the confirmation, planning again while it is open, taking a changed plan or
+//! forcing a lease removal on purpose, and asking for the application as an effect.
+
+use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use uuid::Uuid;
 
 use super::{Effect, selected_lease_line};
-use crate::domain::actions::{Action, Kind};
+use crate::domain::actions::{Action, Kind, MAX_REASON_CHARS, RequestId, SeenBootstrap};
 use crate::domain::model::short_id;
 use crate::poller::{Extra, Focus};
-use crate::tui::app::{App, Dialog, Field, Overlay, Stage, View};
+use crate::tui::app::{App, Dialog, Field, Overlay, REPLAN_EVERY, Stage, View};
 
-const REASON_LIMIT: usize = 500;
 const CONFIRM_LIMIT: usize = 40;
 
-/// The (bootstrap id, row version seen) the action targets in the current view.
-fn action_targets(app: &App) -> Vec<(Uuid, i32)> {
+/// What the operator sees of each bootstrap the action targets in the current view: the
+/// marked spaces on the board, else the selected one.
+fn action_targets(app: &App) -> Vec<SeenBootstrap> {
     match &app.view {
         View::Board if !app.board.marked.is_empty() => app
             .board
             .marked
             .iter()
             .filter_map(|id| app.row(id))
-            .map(|r| (r.id, r.row_version))
+            .map(|r| SeenBootstrap::from(&**r))
             .collect(),
         View::Board => app
             .selected_row()
-            .map(|r| vec![(r.id, r.row_version)])
+            .map(|r| vec![SeenBootstrap::from(&**r)])
             .unwrap_or_default(),
         View::Detail(id) => match app.extra_for(&Focus::Detail(*id)) {
             Some(Extra::Detail(detail)) => detail
                 .as_ref()
                 .as_ref()
-                .map(|d| vec![(d.bootstrap.id, d.bootstrap.row_version)])
+                .map(|d| vec![SeenBootstrap::from(&d.bootstrap)])
                 .unwrap_or_default(),
             _ => app
                 .row(id)
-                .map(|r| vec![(r.id, r.row_version)])
+                .map(|r| vec![SeenBootstrap::from(&**r)])
                 .unwrap_or_default(),
         },
         _ => Vec::new(),
@@ -43,34 +45,26 @@ fn action_targets(app: &App) -> Vec<(Uuid, i32)> {
 }
 
 pub(super) fn bootstrap_action(app: &mut App, kind: Kind) -> Vec<Effect> {
-    let name = kind.name();
-    let targets = action_targets(app);
-    if targets.is_empty() {
-        app.say(format!("select a space to {name}"), true);
+    if let Some(reason) = app.header.access.read_only_reason() {
+        let text = format!("{} is not possible: {reason}", kind.verb());
+        app.say(text, true);
         return Vec::new();
     }
-    let actions: Vec<Action> = targets
-        .iter()
-        .map(|(id, version)| match name {
-            "retry" => Action::Retry {
-                bootstrap_id: *id,
-                seen_row_version: *version,
-            },
-            _ => Action::Cancel {
-                bootstrap_id: *id,
-                seen_row_version: *version,
-            },
-        })
-        .collect();
-    let count = actions.len();
+    let verb = kind.verb();
+    let targets = action_targets(app);
+    if targets.is_empty() {
+        app.say(format!("select a space to {verb}"), true);
+        return Vec::new();
+    }
+    let request = RequestId::new();
+    let make = kind.on_bootstrap();
+    let count = targets.len();
     let title = if count == 1 {
-        let space = app
-            .row(&targets[0].0)
-            .map_or_else(|| short_id(&targets[0].0), |r| short_id(&r.space));
-        format!("{name} space {space}")
+        format!("{verb} space {}", short_id(&targets[0].space))
     } else {
-        format!("{name} {count} spaces")
+        format!("{verb} {count} marked spaces")
     };
+    let actions: Vec<Action> = targets.into_iter().map(|t| make(t, request)).collect();
     let (expected, prompt) = if count > 1 {
         (Some(count.to_string()), format!("the count ({count})"))
     } else {
@@ -82,10 +76,14 @@ pub(super) fn bootstrap_action(app: &mut App, kind: Kind) -> Vec<Effect> {
             app.bulk_cap
         )
     });
-    open_dialog(app, title, actions, expected, prompt, blocked)
+    open_dialog(app, title, request, actions, (expected, prompt), blocked)
 }
 
 pub(super) fn remove_lease(app: &mut App) -> Vec<Effect> {
+    if let Some(reason) = app.header.access.read_only_reason() {
+        app.say(format!("remove lease is not possible: {reason}"), true);
+        return Vec::new();
+    }
     let lease = match &app.view {
         View::Leases => selected_lease_line(app).map(|(lease, _)| lease),
         View::Detail(id) => match app.extra_for(&Focus::Detail(*id)) {
@@ -100,64 +98,97 @@ pub(super) fn remove_lease(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     };
     let code = short_id(&lease.id);
-    let action = Action::RemoveLease {
-        seen: lease.identity(),
-        force: false,
-    };
+    let request = RequestId::new();
+    let action = Action::remove_lease(lease.identity(), false, request);
     let title = format!("remove mutation lease {code}");
-    open_dialog(
-        app,
-        title,
-        vec![action],
+    let confirm = (
         Some(code.clone()),
         format!("the lease id's first 8 characters ({code})"),
-        None,
-    )
+    );
+    open_dialog(app, title, request, vec![action], confirm, None)
 }
 
 fn open_dialog(
     app: &mut App,
     title: String,
+    request: RequestId,
     actions: Vec<Action>,
-    confirm_expected: Option<String>,
-    confirm_prompt: String,
+    (confirm_expected, confirm_prompt): (Option<String>, String),
     blocked: Option<String>,
 ) -> Vec<Effect> {
     let id = app.next_dialog_id;
     app.next_dialog_id += 1;
     let planning = blocked.is_none();
-    app.overlay = Overlay::Dialog(Box::new(Dialog {
+    let mut dialog = Dialog {
         id,
         title,
-        actions: actions.clone(),
+        request,
+        actions,
         plans: Vec::new(),
         stage: if planning {
             Stage::Planning
         } else {
             Stage::Editing
         },
+        replanning_since: None,
+        planned_at: None,
         reason: String::new(),
         confirm: String::new(),
         field: Field::Reason,
         confirm_expected,
         confirm_prompt,
         blocked,
-    }));
-    if planning {
-        vec![Effect::Plan {
-            dialog: id,
-            actions,
-        }]
+    };
+    let effects = if planning {
+        plan(&mut dialog, app.now)
     } else {
         Vec::new()
+    };
+    app.overlay = Overlay::Dialog(Box::new(dialog));
+    effects
+}
+
+/// Asks for the dialog's plans (unless an answer is still awaited).
+fn plan(dialog: &mut Dialog, now: Instant) -> Vec<Effect> {
+    if dialog.replanning_since.is_some() {
+        return Vec::new();
+    }
+    dialog.replanning_since = Some(now);
+    vec![Effect::Plan {
+        dialog: dialog.id,
+        actions: dialog.actions.clone(),
+    }]
+}
+
+/// An open dialog plans again every [`REPLAN_EVERY`], so what it shows stays true.
+pub(super) fn replan_if_due(app: &mut App) -> Vec<Effect> {
+    let now = app.now;
+    match &mut app.overlay {
+        Overlay::Dialog(dialog)
+            if dialog.stage == Stage::Editing
+                && dialog.blocked.is_none()
+                && dialog
+                    .planned_at
+                    .is_none_or(|at| now.saturating_duration_since(at) >= REPLAN_EVERY) =>
+        {
+            plan(dialog, now)
+        }
+        _ => Vec::new(),
     }
 }
 
 pub(super) fn dialog_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
+    let now = app.now;
     let Overlay::Dialog(dialog) = &mut app.overlay else {
         return Vec::new();
     };
+    let control = key.modifiers.contains(KeyModifiers::CONTROL);
     match (&dialog.stage, key.code) {
+        (Stage::Applying, KeyCode::Esc) => {
+            let id = dialog.id;
+            app.say("stopped waiting; looking the request up…", true);
+            vec![Effect::StopWaiting { dialog: id }]
+        }
         (Stage::Applying, _) => Vec::new(),
         (Stage::Done(_) | Stage::Broken(_), KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q')) => {
             app.overlay = Overlay::None;
@@ -167,6 +198,17 @@ pub(super) fn dialog_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
             app.overlay = Overlay::None;
             app.say("nothing was changed", false);
             Vec::new()
+        }
+        (Stage::Editing, KeyCode::Char('r')) if control => plan(dialog, now),
+        (Stage::Editing, KeyCode::Char('y')) if control && dialog.decision_changed() => {
+            dialog.take_new_plan();
+            dialog.confirm.clear();
+            plan(dialog, now)
+        }
+        (Stage::Editing, KeyCode::Char('f')) if control && dialog.forceable() => {
+            dialog.force();
+            dialog.field = Field::Confirm;
+            plan(dialog, now)
         }
         (Stage::Editing, KeyCode::Tab | KeyCode::BackTab) => {
             if dialog.confirm_expected.is_some() {
@@ -190,6 +232,7 @@ pub(super) fn dialog_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                 dialog: dialog.id,
                 actions: dialog.applicable(),
                 reason: dialog.reason.trim().to_string(),
+                deadline: app.apply_deadline,
             }]
         }
         (Stage::Editing | Stage::Planning, code) => {
@@ -198,7 +241,7 @@ pub(super) fn dialog_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                 Field::Confirm => &mut dialog.confirm,
             };
             let limit = if dialog.field == Field::Reason {
-                REASON_LIMIT
+                MAX_REASON_CHARS
             } else {
                 CONFIRM_LIMIT
             };
@@ -206,11 +249,16 @@ pub(super) fn dialog_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                 KeyCode::Backspace => {
                     field.pop();
                 }
-                KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                    field.clear()
-                }
-                KeyCode::Char(c) if !c.is_control() && field.chars().count() < limit => {
-                    field.push(c)
+                KeyCode::Char('u') if control => field.clear(),
+                KeyCode::Char(c) if !c.is_control() && !control => {
+                    if field.chars().count() < limit {
+                        field.push(c);
+                    } else if dialog.field == Field::Reason {
+                        app.say(
+                            format!("a reason is at most {MAX_REASON_CHARS} characters"),
+                            true,
+                        );
+                    }
                 }
                 _ => {}
             }

@@ -17,7 +17,7 @@ use self::cursor::{follow_selection, keep_cursors_visible, list_state, move_curs
 use super::app::{App, ListState, Overlay, Stage, View};
 use super::keys::{self, Command};
 use super::layout;
-use crate::domain::actions::{Kind, Plan};
+use crate::domain::actions::{Kind, Plan, Verdict};
 use crate::domain::board::{Quick, SortKey};
 use crate::domain::model::MutationLease;
 use crate::poller::{self, Extra, Focus, PollStatus};
@@ -33,10 +33,10 @@ pub enum Event {
         dialog: u64,
         plans: Result<Vec<Plan>, String>,
     },
-    /// Results of applying the dialog's actions: (applied, sentence) per action.
+    /// Results of applying the dialog's actions: what became of each, and its sentence.
     Applied {
         dialog: u64,
-        results: Vec<(bool, String)>,
+        results: Vec<(Verdict, String)>,
     },
     Tick(Instant),
 }
@@ -53,6 +53,12 @@ pub enum Effect {
         dialog: u64,
         actions: Vec<crate::domain::actions::Action>,
         reason: String,
+        /// How long each action's answer is waited for.
+        deadline: Duration,
+    },
+    /// The operator stopped waiting for the dialog's actions (Esc while applying).
+    StopWaiting {
+        dialog: u64,
     },
     Copy(String),
 }
@@ -62,7 +68,7 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
         Event::Tick(now) => {
             app.now = now;
             expire(app);
-            Vec::new()
+            dialog::replan_if_due(app)
         }
         Event::Resize(width, height) => {
             app.size = (width, height);
@@ -74,17 +80,20 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             Vec::new()
         }
         Event::Planned { dialog, plans } => {
+            let now = app.now;
             if let Overlay::Dialog(d) = &mut app.overlay
                 && d.id == dialog
-                && d.stage == Stage::Planning
+                && matches!(d.stage, Stage::Planning | Stage::Editing)
             {
                 match plans {
                     Ok(plans) => {
                         d.plans = plans;
                         d.stage = Stage::Editing;
+                        d.planned_at = d.replanning_since.or(Some(now));
                     }
                     Err(error) => d.stage = Stage::Broken(error),
                 }
+                d.replanning_since = None;
             }
             Vec::new()
         }
@@ -93,11 +102,15 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             if let Overlay::Dialog(d) = &mut app.overlay
                 && d.id == dialog
             {
-                let applied = results.iter().filter(|(ok, _)| *ok).count();
+                let count = |v| results.iter().filter(|(verdict, _)| *verdict == v).count();
+                let (applied, unknown) = (count(Verdict::Applied), count(Verdict::Unknown));
                 let total = results.len();
                 d.stage = Stage::Done(results);
                 app.board.marked.clear();
-                let text = format!("{applied} of {total} applied");
+                let mut text = format!("{applied} of {total} applied");
+                if unknown > 0 {
+                    text.push_str(&format!(", {unknown} unknown (see the dialog)"));
+                }
                 app.say(text, applied < total);
             } else {
                 effects.clear();
@@ -404,10 +417,10 @@ fn copy(app: &mut App) -> Vec<Effect> {
 
 pub(super) fn selected_lease_line(app: &App) -> Option<(MutationLease, Option<Uuid>)> {
     match app.extra_for(&Focus::Leases) {
-        Some(Extra::Leases(leases)) => leases
-            .lines
+        Some(Extra::Leases(board)) => board
+            .leases
             .get(app.leases.cursor)
-            .map(|line| (MutationLease::from(line.lease.clone()), line.bootstrap_id)),
+            .map(|lease| (lease.lease.clone(), lease.job.map(|job| job.bootstrap_id))),
         _ => None,
     }
 }

@@ -226,12 +226,12 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
 
     lines.push(section("recent operator actions", theme));
     match &d.audit {
-        None => lines.push(Line::from(Span::styled(
-            "   no audit table: run `bootstrap-console migrate` to enable actions",
+        Err(why) => lines.push(Line::from(Span::styled(
+            format!("   {}", text::clean(why, 200)),
             theme.read_only(),
         ))),
-        Some(records) if records.is_empty() => lines.push(Line::from(Span::raw("   none"))),
-        Some(records) => {
+        Ok(records) if records.is_empty() => lines.push(Line::from(Span::raw("   none"))),
+        Ok(records) => {
             for r in records {
                 lines.push(Line::from(Span::raw(format!(
                     "   {} {}@{} {} {} — {}",

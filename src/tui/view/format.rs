@@ -4,20 +4,7 @@ use chrono::Duration;
 
 use crate::domain::model::Checkpoint;
 use crate::domain::signals::Attention;
-
-/// `9s`, `4m12s`, `3h05m`, `2d04h`; negative ages read as `-9s`.
-pub fn age(duration: Duration) -> String {
-    let seconds = duration.num_seconds();
-    let sign = if seconds < 0 { "-" } else { "" };
-    let s = seconds.unsigned_abs();
-    let text = match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
-        3600..=86_399 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-        _ => format!("{}d{:02}h", s / 86_400, (s % 86_400) / 3600),
-    };
-    format!("{sign}{text}")
-}
+pub use crate::domain::text::age;
 
 /// Like [`age`], without seconds once past ten minutes: for narrow columns.
 pub fn age_compact(duration: Duration) -> String {

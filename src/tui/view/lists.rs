@@ -6,8 +6,8 @@ use ratatui::style::Style;
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::format;
-use crate::domain::model::{MutationLease, short_id};
-use crate::domain::signals::{Attention, lease_is_orphan_suspect};
+use crate::domain::model::short_id;
+use crate::domain::signals::Attention;
 use crate::domain::text;
 use crate::poller::{Extra, Focus};
 use crate::tui::app::{App, ListState};
@@ -36,53 +36,46 @@ pub(super) fn cursor_style(list: &ListState, index: usize, theme: &Theme) -> Sty
 
 pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let extra = app.extra_for(&Focus::Leases);
-    let Some(Extra::Leases(leases)) = extra else {
+    let Some(Extra::Leases(board)) = extra else {
         return super::placeholder(frame, area, extra, "the leases", theme);
     };
-    if leases.lines.is_empty() {
+    if board.leases.is_empty() {
         frame.render_widget(
             Paragraph::new(" no mutation leases in scope").style(theme.dim()),
             area,
         );
         return;
     }
-    let thresholds = app.thresholds;
-    let rows: Vec<Row> = window(&leases.lines, &app.leases, app)
-        .map(|(index, line)| {
-            let lease = MutationLease::from(line.lease.clone());
-            let suspect = lease_is_orphan_suspect(lease.acquired_at, leases.db_now, &thresholds);
-            let blocks = match (
-                &line.bootstrap_id,
-                &line.bootstrap_run_state,
-                &line.bootstrap_checkpoint,
-            ) {
-                (Some(id), Some(state), Some(checkpoint)) => {
-                    let blocking = checkpoint == "pending_snapshot" && state != "succeeded";
-                    let verb = if blocking { "BLOCKS" } else { "on" };
-                    format!(
-                        "{verb} {} {}@{}",
-                        short_id(id),
-                        text::clean(state, 12),
-                        text::clean(checkpoint, 20)
-                    )
-                }
-                _ => "no bootstrap".to_string(),
+    let rows: Vec<Row> = window(&board.leases, &app.leases, app)
+        .map(|(index, evidence)| {
+            let lease = &evidence.lease;
+            let blocks = match &evidence.job {
+                Some(job) => format!(
+                    "{} {} {}@{}",
+                    if job.is_blocked() { "BLOCKS" } else { "on" },
+                    short_id(&job.bootstrap_id),
+                    job.run_state,
+                    job.checkpoint
+                ),
+                None => "no bootstrap".to_string(),
             };
-            let live = match lease.expires_at {
-                Some(expires) if expires > leases.db_now => {
-                    format!("live {}", format::age(expires - leases.db_now))
-                }
-                Some(_) => "heartbeat expired".to_string(),
-                None => String::new(),
+            let live = match (evidence.live_until(), lease.expires_at) {
+                (Some(until), _) => format!("live {}", format::age(until - board.db_now)),
+                (None, Some(_)) => "heartbeat expired".to_string(),
+                (None, None) => String::new(),
             };
-            let flag = if suspect { "ORPHAN?" } else { "" };
+            let flag = if evidence.orphan_suspect() {
+                "ORPHAN?"
+            } else {
+                ""
+            };
             Row::new(vec![
                 Cell::from(flag).style(theme.attention(Attention::Blocked)),
                 Cell::from(short_id(&lease.id)),
                 Cell::from(text::clean(&lease.tenant_id, 40)),
                 Cell::from(short_id(&lease.knowledge_space_id)),
                 Cell::from(text::clean(&lease.operation, 32)),
-                Cell::from(format::age(leases.db_now - lease.acquired_at)),
+                Cell::from(format::age(evidence.held_for())),
                 Cell::from(blocks),
                 Cell::from(live),
             ])

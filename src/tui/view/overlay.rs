@@ -5,8 +5,7 @@ use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
-use crate::domain::actions::{Action, Plan};
-use crate::domain::model::short_id;
+use crate::domain::actions::{Plan, Verdict};
 use crate::domain::text;
 use crate::tui::app::{App, Dialog, Field, Stage};
 use crate::tui::keys::BINDINGS;
@@ -45,15 +44,6 @@ fn frame_block<'a>(title: String, app: &App) -> Block<'a> {
     }
 }
 
-fn action_target(action: &Action) -> String {
-    match action {
-        Action::Retry { bootstrap_id, .. } | Action::Cancel { bootstrap_id, .. } => {
-            format!("space {}", short_id(bootstrap_id))
-        }
-        Action::RemoveLease { seen, .. } => format!("lease {}", short_id(&seen.id)),
-    }
-}
-
 fn marks(ascii: bool) -> (&'static str, &'static str) {
     if ascii {
         (" ok ", " no ")
@@ -66,20 +56,38 @@ fn plan_lines<'a>(plans: &'a [Plan], bulk: bool, ascii: bool, theme: &Theme) -> 
     let (yes, no) = marks(ascii);
     let mut lines = Vec::new();
     for plan in plans {
-        let target = plan.knowledge_space_id.map_or_else(
-            || action_target(&plan.action),
-            |s| format!("space {}", short_id(&s)),
-        );
+        let target = plan.action.target();
+        if let Some(audit_id) = plan.applied_before {
+            lines.push(Line::from(vec![
+                Span::styled(yes, theme.ok()),
+                Span::raw(format!(
+                    "{target}: this request was already applied (audit record {audit_id})"
+                )),
+            ]));
+            continue;
+        }
+        if !bulk {
+            for evidence in &plan.evidence {
+                lines.push(Line::from(Span::raw(format!(
+                    " {}",
+                    text::clean(evidence, 200)
+                ))));
+            }
+        }
+        let meanwhile = plan
+            .meanwhile
+            .as_deref()
+            .map(|m| format!(" ({})", text::clean(m, 120)))
+            .unwrap_or_default();
         match &plan.verdict {
             Ok(changes) if bulk => {
-                let summary: Vec<String> = changes
-                    .iter()
-                    .take(1)
+                let first = changes
+                    .first()
                     .map(|c| text::clean(&c.to_string(), 80))
-                    .collect();
+                    .unwrap_or_default();
                 lines.push(Line::from(vec![
                     Span::styled(yes, theme.ok()),
-                    Span::raw(format!("{target}: {}", summary.join(""))),
+                    Span::raw(format!("{target}: {first}{meanwhile}")),
                 ]));
             }
             Ok(changes) => {
@@ -93,14 +101,27 @@ fn plan_lines<'a>(plans: &'a [Plan], bulk: bool, ascii: bool, theme: &Theme) -> 
                         text::clean(&change.to_string(), 200)
                     ))));
                 }
+                if let Some(meanwhile) = &plan.meanwhile {
+                    lines.push(Line::from(Span::styled(
+                        format!(" {}", text::clean(meanwhile, 200)),
+                        theme.dim(),
+                    )));
+                }
             }
-            Err(refusal) => lines.push(Line::from(vec![
-                Span::styled(no, theme.error()),
-                Span::styled(
-                    format!("{target}: {}", text::clean(&refusal.to_string(), 300)),
-                    theme.error(),
-                ),
-            ])),
+            Err(refusal) => {
+                let style = if refusal.decision_changed() {
+                    theme.changed()
+                } else {
+                    theme.error()
+                };
+                lines.push(Line::from(vec![
+                    Span::styled(no, style),
+                    Span::styled(
+                        format!("{target}: {}", text::clean(&refusal.to_string(), 300)),
+                        style,
+                    ),
+                ]));
+            }
         }
     }
     lines
@@ -125,16 +146,62 @@ fn input_line<'a>(
     ])
 }
 
+fn result_lines<'a>(results: &'a [(Verdict, String)], ascii: bool, theme: &Theme) -> Vec<Line<'a>> {
+    let (yes, no) = marks(ascii);
+    let mut lines = vec![Line::from(Span::styled(" results:", theme.heading()))];
+    for (verdict, sentence) in results {
+        let (mark, style) = match verdict {
+            Verdict::Applied => (yes, theme.ok()),
+            Verdict::Unknown => (" ? ", theme.changed()),
+            Verdict::Refused | Verdict::Failed => (no, theme.error()),
+        };
+        lines.push(Line::from(vec![
+            Span::styled(mark, style),
+            Span::styled(text::clean(sentence, 300), style),
+        ]));
+    }
+    lines
+}
+
+fn footer<'a>(dialog: &Dialog, theme: &Theme) -> Line<'a> {
+    let span = match &dialog.stage {
+        Stage::Applying => Span::styled(
+            " applying… Esc stops waiting (the outcome is then looked up)",
+            theme.dim(),
+        ),
+        Stage::Done(_) | Stage::Broken(_) => Span::styled(" Enter/Esc closes", theme.dim()),
+        _ => match dialog.not_ready() {
+            Some(missing) => {
+                let tab = if dialog.confirm_expected.is_some() {
+                    " · Tab switches field"
+                } else {
+                    ""
+                };
+                Span::styled(
+                    format!(" {missing}{tab} · Ctrl-R plans again · Esc cancels"),
+                    theme.dim(),
+                )
+            }
+            None => Span::styled(
+                " Enter applies · Esc cancels · nothing is written before Enter",
+                theme.key(),
+            ),
+        },
+    };
+    Line::from(span)
+}
+
 pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: &Theme) {
     let width = area.width.saturating_sub(8).clamp(60, 110);
     let height = area.height.saturating_sub(4);
     let rect = centered(area, width, height);
+    let ascii = app.display.ascii;
     let mut lines = Vec::new();
     if dialog.is_bulk() {
         let ok = dialog.plans.iter().filter(|p| p.verdict.is_ok()).count();
         lines.push(Line::from(Span::styled(
             format!(
-                " {} spaces selected; {ok} would apply, one transaction each",
+                " {} spaces marked; {ok} would apply, one transaction each",
                 dialog.actions.len()
             ),
             theme.heading(),
@@ -146,45 +213,17 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
             theme.error(),
         )));
     }
-    match &dialog.stage {
-        Stage::Planning => lines.push(Line::from(Span::styled(" planning…", theme.dim()))),
-        Stage::Broken(error) => lines.push(Line::from(Span::styled(
-            format!(" could not plan: {}", text::clean(error, 300)),
-            theme.error(),
-        ))),
-        Stage::Editing | Stage::Applying => lines.extend(plan_lines(
-            &dialog.plans,
-            dialog.is_bulk(),
-            app.display.ascii,
-            theme,
-        )),
-        Stage::Done(results) => {
-            lines.push(Line::from(Span::styled(" results:", theme.heading())));
-            for (applied, sentence) in results {
-                let (yes, no) = marks(app.display.ascii);
-                let (mark, style) = if *applied {
-                    (yes, theme.ok())
-                } else {
-                    (no, theme.error())
-                };
-                lines.push(Line::from(vec![
-                    Span::styled(mark, style),
-                    Span::styled(text::clean(sentence, 300), style),
-                ]));
-            }
-        }
-    }
-    lines.push(Line::default());
+    // What follows the plans: the inputs (or nothing once done) and the footer.
+    let mut tail = Vec::new();
     if matches!(
         dialog.stage,
         Stage::Editing | Stage::Planning | Stage::Applying
     ) {
-        let ascii = app.display.ascii;
-        let reason_active = dialog.field == Field::Reason;
-        lines.push(input_line(
+        tail.push(Line::default());
+        tail.push(input_line(
             "reason",
             &dialog.reason,
-            reason_active,
+            dialog.field == Field::Reason,
             ascii,
             theme,
         ));
@@ -193,29 +232,47 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
             let active = dialog.field == Field::Confirm;
             let mut line = input_line("", &dialog.confirm, active, ascii, theme);
             line.spans[0] = Span::styled(format!(" {label}: "), theme.heading());
-            lines.push(line);
+            tail.push(line);
         }
-        lines.push(Line::default());
     }
-    let footer = match &dialog.stage {
-        Stage::Applying => Span::styled(" applying…", theme.dim()),
-        Stage::Done(_) | Stage::Broken(_) => Span::styled(" Enter/Esc closes", theme.dim()),
-        _ => match dialog.not_ready() {
-            Some(missing) => {
-                let tab = if dialog.confirm_expected.is_some() {
-                    " - Tab switches field"
-                } else {
-                    ""
-                };
-                Span::styled(format!(" {missing}{tab}, Esc cancels"), theme.dim())
-            }
-            None => Span::styled(
-                " Enter applies, Esc cancels - nothing is written before Enter",
-                theme.key(),
-            ),
-        },
+    tail.push(Line::default());
+    tail.push(footer(dialog, theme));
+    let body = match &dialog.stage {
+        Stage::Planning => vec![Line::from(Span::styled(" planning…", theme.dim()))],
+        Stage::Broken(error) => vec![Line::from(Span::styled(
+            format!(" could not plan: {}", text::clean(error, 300)),
+            theme.error(),
+        ))],
+        Stage::Editing | Stage::Applying => {
+            plan_lines(&dialog.plans, dialog.is_bulk(), ascii, theme)
+        }
+        Stage::Done(results) => result_lines(results, ascii, theme),
     };
-    lines.push(Line::from(footer));
+    // A long list keeps the inputs and the footer on screen: it is cut, saying how much.
+    let inner = rect.width.saturating_sub(2).max(1) as usize;
+    let rows = |line: &Line| line.width().div_ceil(inner).max(1);
+    let fixed: usize = lines.iter().chain(tail.iter()).map(rows).sum();
+    let mut room = (rect.height as usize).saturating_sub(2 + fixed);
+    let total = body.len();
+    let mut shown = 0;
+    for line in body {
+        let needed = rows(&line);
+        // Keep one row for the "more" line unless this is the last line.
+        let reserve = usize::from(shown + 1 < total);
+        if needed + reserve > room {
+            break;
+        }
+        room -= needed;
+        lines.push(line);
+        shown += 1;
+    }
+    if shown < total {
+        lines.push(Line::from(Span::styled(
+            format!(" … and {} more", total - shown),
+            theme.dim(),
+        )));
+    }
+    lines.extend(tail);
     frame.render_widget(Clear, rect);
     let block = frame_block(format!(" {} ", dialog.title), app);
     frame.render_widget(

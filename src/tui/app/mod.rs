@@ -2,6 +2,10 @@
 //! it. Each view owns its cursor and scroll; the rows themselves come from the poller's latest
 //! snapshot, already ordered and filtered off the UI thread.
 
+mod dialog;
+
+pub use dialog::{Dialog, Field, REPLAN_EVERY, Stage};
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,7 +13,6 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use crate::domain::actions::{Action, Plan};
 use crate::domain::board::{BoardQuery, BoardRow, BoardView};
 use crate::domain::fleet::FleetSnapshot;
 use crate::domain::session::Access;
@@ -105,85 +108,6 @@ pub struct Message {
     pub at: Instant,
 }
 
-/// Which input of a dialog has the cursor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Field {
-    Reason,
-    Confirm,
-}
-
-/// Where a dialog is in its life.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Stage {
-    /// Waiting for the plans.
-    Planning,
-    /// Plans shown; the operator types the reason (and the confirmation).
-    Editing,
-    /// Plans could not be made (database error).
-    Broken(String),
-    Applying,
-    /// One line per action: (applied, sentence).
-    Done(Vec<(bool, String)>),
-}
-
-/// The action dialog: the plan, the reason, the confirmation, then the results.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Dialog {
-    /// Matches results to the dialog that asked for them.
-    pub id: u64,
-    pub title: String,
-    pub actions: Vec<Action>,
-    pub plans: Vec<Plan>,
-    pub stage: Stage,
-    pub reason: String,
-    pub confirm: String,
-    pub field: Field,
-    /// What must be typed to confirm: the lease id's first 8 characters, or the bulk count.
-    pub confirm_expected: Option<String>,
-    pub confirm_prompt: String,
-    /// Set when the request exceeds the bulk cap: the dialog only explains.
-    pub blocked: Option<String>,
-}
-
-impl Dialog {
-    pub fn is_bulk(&self) -> bool {
-        self.actions.len() > 1
-    }
-
-    /// Actions whose plan says they would apply.
-    pub fn applicable(&self) -> Vec<Action> {
-        self.plans
-            .iter()
-            .filter(|p| p.verdict.is_ok())
-            .map(|p| p.action.clone())
-            .collect()
-    }
-
-    /// Why Enter would not apply yet; `None` when it would.
-    pub fn not_ready(&self) -> Option<String> {
-        if let Some(blocked) = &self.blocked {
-            return Some(blocked.clone());
-        }
-        match &self.stage {
-            Stage::Editing => {}
-            Stage::Planning => return Some("waiting for the plan".into()),
-            _ => return Some("nothing to apply".into()),
-        }
-        if self.applicable().is_empty() {
-            return Some("nothing would apply".into());
-        }
-        if self.reason.trim().is_empty() {
-            return Some("type a reason".into());
-        }
-        match &self.confirm_expected {
-            Some(expected) if self.confirm.trim() != expected => {
-                Some(format!("type {} to confirm", self.confirm_prompt))
-            }
-            _ => None,
-        }
-    }
-}
-
 /// What covers the current view.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Overlay {
@@ -210,6 +134,8 @@ pub struct App {
     pub message: Option<Message>,
     pub size: (u16, u16),
     pub bulk_cap: usize,
+    /// How long an action's answer is waited for before it is looked up by request id.
+    pub apply_deadline: Duration,
     /// What the signals were assessed with (the views judge lease ages by the same).
     pub thresholds: Thresholds,
     pub next_dialog_id: u64,
@@ -239,6 +165,7 @@ impl App {
             message: None,
             size,
             bulk_cap: 100,
+            apply_deadline: Duration::from_secs(15),
             thresholds: Thresholds::default(),
             next_dialog_id: 1,
             should_quit: false,

@@ -1,0 +1,239 @@
+//! What an operator asks for: an [`Action`] of one [`Kind`] on one subject, carrying what the
+//! operator saw when they decided and a request id that makes applying it idempotent.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use crate::domain::board::BoardRow;
+use crate::domain::model::{Bootstrap, Checkpoint, LeaseIdentity, RunState, short_id};
+
+/// The three operator actions of SPEC §3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Retry,
+    Cancel,
+    RemoveLease,
+}
+
+impl Kind {
+    /// As written in the audit table (its CHECK constraint lists these).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Retry => "retry",
+            Self::Cancel => "cancel",
+            Self::RemoveLease => "remove_mutation_lease",
+        }
+    }
+
+    /// The constructor of this kind's action on a bootstrap.
+    ///
+    /// # Panics
+    /// For [`Kind::RemoveLease`], whose subject is a lease, not a bootstrap.
+    pub fn on_bootstrap(self) -> fn(SeenBootstrap, RequestId) -> Action {
+        match self {
+            Self::Retry => Action::retry,
+            Self::Cancel => Action::cancel,
+            Self::RemoveLease => panic!("lease removal acts on a lease, not on a bootstrap"),
+        }
+    }
+
+    /// As said to the operator: "retry", "cancel", "remove lease".
+    pub fn verb(self) -> &'static str {
+        match self {
+            Self::Retry => "retry",
+            Self::Cancel => "cancel",
+            Self::RemoveLease => "remove lease",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.verb())
+    }
+}
+
+/// What the operator saw of a bootstrap when they decided: the fields a decision rests on and
+/// the progress that "meanwhile" sentences compare against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeenBootstrap {
+    pub id: Uuid,
+    pub space: Uuid,
+    pub run_state: RunState,
+    pub checkpoint: Checkpoint,
+    pub completed_documents: i32,
+    pub total_documents: i32,
+    /// Which failed or canceled episode (retry rests on it being the same one).
+    pub completed_at: Option<DateTime<Utc>>,
+    pub row_version: i32,
+}
+
+impl From<&Bootstrap> for SeenBootstrap {
+    fn from(b: &Bootstrap) -> Self {
+        Self {
+            id: b.id,
+            space: b.knowledge_space_id,
+            run_state: b.run_state,
+            checkpoint: b.checkpoint,
+            completed_documents: b.completed_documents,
+            total_documents: b.total_documents,
+            completed_at: b.completed_at,
+            row_version: b.row_version,
+        }
+    }
+}
+
+impl From<&BoardRow> for SeenBootstrap {
+    fn from(r: &BoardRow) -> Self {
+        Self {
+            id: r.id,
+            space: r.space,
+            run_state: r.run_state,
+            checkpoint: r.checkpoint,
+            completed_documents: r.completed,
+            total_documents: r.total,
+            completed_at: r.completed_at,
+            row_version: r.row_version,
+        }
+    }
+}
+
+/// What an action is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    Bootstrap(SeenBootstrap),
+    /// Exactly the lease the operator saw; `force` overrides the orphan evidence.
+    Lease {
+        seen: LeaseIdentity,
+        force: bool,
+    },
+}
+
+/// One operator request on one subject.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Action {
+    kind: Kind,
+    subject: Subject,
+    request_id: Uuid,
+    exact_row_version: Option<i32>,
+}
+
+/// The id of one operator request: new for every request, or given again to re-drive one.
+/// Each subject of a request gets an id of its own derived from it, so a bulk request applied
+/// twice still applies each space once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RequestId(Uuid);
+
+impl RequestId {
+    pub fn new() -> Self {
+        Self(Uuid::now_v7())
+    }
+
+    pub fn from_uuid(id: Uuid) -> Self {
+        Self(id)
+    }
+
+    pub fn uuid(self) -> Uuid {
+        self.0
+    }
+
+    /// The id this request's action on `subject` carries (UUIDv5 of the two).
+    pub fn for_subject(self, subject: Uuid) -> Uuid {
+        Uuid::new_v5(&self.0, subject.as_bytes())
+    }
+}
+
+impl Default for RequestId {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Action {
+    /// Retry the job as seen, as part of `request`.
+    pub fn retry(seen: SeenBootstrap, request: RequestId) -> Self {
+        Self::on_bootstrap(Kind::Retry, seen, request)
+    }
+
+    /// Cancel the job as seen, as part of `request`.
+    pub fn cancel(seen: SeenBootstrap, request: RequestId) -> Self {
+        Self::on_bootstrap(Kind::Cancel, seen, request)
+    }
+
+    fn on_bootstrap(kind: Kind, seen: SeenBootstrap, request: RequestId) -> Self {
+        Self {
+            kind,
+            request_id: request.for_subject(seen.id),
+            subject: Subject::Bootstrap(seen),
+            exact_row_version: None,
+        }
+    }
+
+    /// Remove exactly the lease seen, as part of `request`.
+    pub fn remove_lease(seen: LeaseIdentity, force: bool, request: RequestId) -> Self {
+        Self {
+            kind: Kind::RemoveLease,
+            request_id: request.for_subject(seen.id),
+            subject: Subject::Lease { seen, force },
+            exact_row_version: None,
+        }
+    }
+
+    /// Also demand this exact row version (scripts' `--row-version`): any write to the row
+    /// since then refuses the action, progress included.
+    pub fn with_exact_row_version(mut self, row_version: i32) -> Self {
+        self.exact_row_version = Some(row_version);
+        self
+    }
+
+    /// The same request, decided again on what is there now (the operator confirmed the new
+    /// plan). Keeps the request id: the request was not applied.
+    pub fn reseen(&self, now: SeenBootstrap) -> Self {
+        let mut again = self.clone();
+        if let Subject::Bootstrap(seen) = &mut again.subject {
+            *seen = now;
+        }
+        again.exact_row_version = None;
+        again
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    pub fn subject(&self) -> &Subject {
+        &self.subject
+    }
+
+    pub fn request_id(&self) -> Uuid {
+        self.request_id
+    }
+
+    pub fn exact_row_version(&self) -> Option<i32> {
+        self.exact_row_version
+    }
+
+    /// The bootstrap seen, for retry and cancel.
+    pub fn seen_bootstrap(&self) -> Option<&SeenBootstrap> {
+        match &self.subject {
+            Subject::Bootstrap(seen) => Some(seen),
+            Subject::Lease { .. } => None,
+        }
+    }
+
+    /// How the operator names the subject: "space 0190a1b2" or "lease 7c41d0e9".
+    pub fn target(&self) -> String {
+        match &self.subject {
+            Subject::Bootstrap(seen) => format!("space {}", short_id(&seen.space)),
+            Subject::Lease { seen, .. } => format!("lease {}", short_id(&seen.id)),
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! Why an action was not applied, as the sentence the operator reads. Shared by the session
+//! (scope, access) and the actions (the rules), so neither depends on the other for it.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+use super::model::{RunState, short_id};
+use super::text;
+
+/// Reasons longer than this are refused: an audit trail is for sentences, not documents.
+pub const MAX_REASON_CHARS: usize = 500;
+
+/// Why an action was not applied. Its `Display` is the sentence the operator reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    ReadOnly {
+        reason: String,
+    },
+    NoAuditTable,
+    /// The audit table predates a column the actions need (`migrate` adds it).
+    AuditOutdated {
+        missing: &'static str,
+    },
+    MissingReason,
+    ReasonTooLong {
+        chars: usize,
+    },
+    UnknownBootstrap {
+        id: Uuid,
+    },
+    OutsideScope {
+        space: Uuid,
+        tenant: String,
+        scope: String,
+    },
+    /// The action never applied to the state the operator saw.
+    WrongState {
+        space: Uuid,
+        state: RunState,
+        action: &'static str,
+        needs: &'static str,
+    },
+    /// A script demanded an exact row version (`--row-version`) and the row moved.
+    Stale {
+        space: Uuid,
+        seen: i32,
+        now: i32,
+        state: RunState,
+    },
+    /// A cancel whose job finished (or was canceled) since the operator looked.
+    Finished {
+        space: Uuid,
+        was: RunState,
+        now: RunState,
+    },
+    /// A retry whose job was retried by someone else and has not failed again.
+    RetriedMeanwhile {
+        space: Uuid,
+        was: RunState,
+        now: RunState,
+    },
+    /// A retry whose job was retried and ended again: a new episode the operator has not seen.
+    NewEpisode {
+        space: Uuid,
+        now: RunState,
+        ended_at: Option<DateTime<Utc>>,
+    },
+    LeaseGone {
+        lease: Uuid,
+        replaced_by: Option<(Uuid, DateTime<Utc>)>,
+    },
+    LeaseChanged {
+        lease: Uuid,
+    },
+    /// The lease's writer may still be working: removal needs force.
+    LeaseNotOrphan {
+        lease: Uuid,
+        evidence: String,
+    },
+}
+
+impl Refusal {
+    /// Whether the refusal says the job moved on since the operator looked, so that a new
+    /// decision on what is there now may be made (the dialog offers to plan from it).
+    pub fn decision_changed(&self) -> bool {
+        matches!(
+            self,
+            Self::Stale { .. }
+                | Self::Finished { .. }
+                | Self::RetriedMeanwhile { .. }
+                | Self::NewEpisode { .. }
+        )
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ReadOnly { reason } => write!(f, "the console is read-only: {reason}"),
+            Self::NoAuditTable => write!(
+                f,
+                "actions need the console's audit table, which this database lacks: \
+                 run `bootstrap-console migrate` first"
+            ),
+            Self::AuditOutdated { missing } => write!(
+                f,
+                "the console's audit table lacks {missing}: run `bootstrap-console migrate` \
+                 to bring it up to date"
+            ),
+            Self::MissingReason => write!(f, "a reason is required"),
+            Self::ReasonTooLong { chars } => write!(
+                f,
+                "the reason is {chars} characters long; keep it to {MAX_REASON_CHARS}"
+            ),
+            Self::UnknownBootstrap { id } => write!(f, "no bootstrap {id} exists"),
+            Self::OutsideScope {
+                space,
+                tenant,
+                scope,
+            } => write!(
+                f,
+                "space {} belongs to tenant {}, outside this console's scope (tenant {})",
+                short_id(space),
+                text::clean(tenant, 64),
+                text::clean(scope, 64)
+            ),
+            Self::WrongState {
+                space,
+                state,
+                action,
+                needs,
+            } => write!(
+                f,
+                "space {} is {state}, {action} needs {needs}",
+                short_id(space)
+            ),
+            Self::Stale {
+                space,
+                seen,
+                now,
+                state,
+            } => write!(
+                f,
+                "bootstrap of space {} changed since you looked (row_version {seen} → {now}, \
+                 now {state})",
+                short_id(space)
+            ),
+            Self::Finished { space, was, now } => write!(
+                f,
+                "space {} is {now} now (it was {was} when you looked): nothing to cancel",
+                short_id(space)
+            ),
+            Self::RetriedMeanwhile { space, was, now } => write!(
+                f,
+                "space {} was retried by someone else since you looked ({was} → {now})",
+                short_id(space)
+            ),
+            Self::NewEpisode {
+                space,
+                now,
+                ended_at,
+            } => {
+                write!(
+                    f,
+                    "space {} was retried since you looked and is {now} again",
+                    short_id(space)
+                )?;
+                if let Some(at) = ended_at {
+                    write!(f, " (since {})", at.format("%H:%M:%S UTC"))?;
+                }
+                write!(f, ": look at the new failure before retrying it")
+            }
+            Self::LeaseGone {
+                lease,
+                replaced_by: None,
+            } => {
+                write!(f, "lease {} already gone", short_id(lease))
+            }
+            Self::LeaseGone {
+                lease,
+                replaced_by: Some((new, acquired)),
+            } => write!(
+                f,
+                "lease {} already gone; the space now has a new lease {} acquired {}",
+                short_id(lease),
+                short_id(new),
+                acquired.format("%Y-%m-%d %H:%M:%S UTC")
+            ),
+            Self::LeaseChanged { lease } => write!(
+                f,
+                "lease {} is not the lease you saw (its space or acquisition time differs)",
+                short_id(lease)
+            ),
+            Self::LeaseNotOrphan { lease, evidence } => write!(
+                f,
+                "lease {} is not an orphan suspect ({evidence}): its writer may still be \
+                 working; remove it only with force, if you know the writer is gone",
+                short_id(lease)
+            ),
+        }
+    }
+}

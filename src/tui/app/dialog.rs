@@ -1,0 +1,139 @@
+//! The action dialog's state: the plans, the reason, the confirmation, then the results. The
+//! plans are made again every few seconds while it is open, keeping what was typed; a plan
+//! whose decision changed must be taken on purpose before Enter applies anything.
+
+use std::time::{Duration, Instant};
+
+use crate::domain::actions::{Action, Plan, Refusal, RequestId, Subject, Verdict};
+use crate::domain::model::short_id;
+
+/// How often an open dialog plans again by itself (Ctrl-R plans at once).
+pub const REPLAN_EVERY: Duration = Duration::from_secs(3);
+
+/// Which input of a dialog has the cursor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Reason,
+    Confirm,
+}
+
+/// Where a dialog is in its life.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stage {
+    /// Waiting for the first plans.
+    Planning,
+    /// Plans shown; the operator types the reason (and the confirmation).
+    Editing,
+    /// Plans could not be made (database error).
+    Broken(String),
+    Applying,
+    /// One line per action.
+    Done(Vec<(Verdict, String)>),
+}
+
+/// The action dialog.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dialog {
+    /// Matches results to the dialog that asked for them.
+    pub id: u64,
+    pub title: String,
+    /// The operator's request; each action carries an id derived from it.
+    pub request: RequestId,
+    pub actions: Vec<Action>,
+    pub plans: Vec<Plan>,
+    pub stage: Stage,
+    /// When plans were last asked for, while an answer is awaited.
+    pub replanning_since: Option<Instant>,
+    /// When the plans shown were asked for.
+    pub planned_at: Option<Instant>,
+    pub reason: String,
+    pub confirm: String,
+    pub field: Field,
+    /// What must be typed to confirm: the lease id's first 8 characters (its whole id when
+    /// forced), or the bulk count.
+    pub confirm_expected: Option<String>,
+    pub confirm_prompt: String,
+    /// Set when the request exceeds the bulk cap: the dialog only explains.
+    pub blocked: Option<String>,
+}
+
+impl Dialog {
+    pub fn is_bulk(&self) -> bool {
+        self.actions.len() > 1
+    }
+
+    /// Actions whose plan says they would apply.
+    pub fn applicable(&self) -> Vec<Action> {
+        self.plans
+            .iter()
+            .filter(|p| p.verdict.is_ok())
+            .map(|p| p.action.clone())
+            .collect()
+    }
+
+    /// Whether a plan's decision changed since the operator looked: Enter waits for Ctrl-Y.
+    pub fn decision_changed(&self) -> bool {
+        self.plans.iter().any(Plan::decision_changed)
+    }
+
+    /// A lease removal refused because the lease is not an orphan suspect (Ctrl-F forces).
+    pub fn forceable(&self) -> bool {
+        self.plans.iter().any(|p| {
+            matches!(p.verdict, Err(Refusal::LeaseNotOrphan { .. }))
+                && matches!(p.action.subject(), Subject::Lease { force: false, .. })
+        })
+    }
+
+    /// Takes the plans' new decisions: every changed action is decided on what is there now.
+    pub fn take_new_plan(&mut self) {
+        self.actions = self.plans.iter().map(Plan::replanned_action).collect();
+    }
+
+    /// Turns the lease removal into a forced one, whose confirmation is the whole lease id.
+    pub fn force(&mut self) {
+        for action in &mut self.actions {
+            let lease = match action.subject() {
+                Subject::Lease { seen, .. } => Some(seen.clone()),
+                Subject::Bootstrap(_) => None,
+            };
+            if let Some(seen) = lease {
+                let id = seen.id;
+                *action = Action::remove_lease(seen, true, self.request);
+                self.confirm_expected = Some(id.to_string());
+                self.confirm_prompt = format!("the whole lease id ({id}) to force it");
+                self.title = format!("FORCE removal of mutation lease {}", short_id(&id));
+            }
+        }
+        self.confirm.clear();
+    }
+
+    /// Why Enter would not apply yet; `None` when it would.
+    pub fn not_ready(&self) -> Option<String> {
+        if let Some(blocked) = &self.blocked {
+            return Some(blocked.clone());
+        }
+        match &self.stage {
+            Stage::Editing => {}
+            Stage::Planning => return Some("waiting for the plan".into()),
+            _ => return Some("nothing to apply".into()),
+        }
+        if self.decision_changed() {
+            return Some("the decision changed since you looked: Ctrl-Y takes the new plan".into());
+        }
+        if self.forceable() {
+            return Some("not an orphan suspect: Ctrl-F forces the removal".into());
+        }
+        if self.applicable().is_empty() {
+            return Some("nothing would apply".into());
+        }
+        if self.reason.trim().is_empty() {
+            return Some("type a reason".into());
+        }
+        match &self.confirm_expected {
+            Some(expected) if self.confirm.trim() != expected => {
+                Some(format!("type {} to confirm", self.confirm_prompt))
+            }
+            _ => None,
+        }
+    }
+}
