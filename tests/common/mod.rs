@@ -273,3 +273,11 @@ fn schema_fingerprint() -> u64 {
     }
     hash
 }
+
+/// The private cluster's server log (`None` on a server named by `DATABASE_URL`).
+pub fn server_log() -> Option<std::path::PathBuf> {
+    server()
+        ._cluster
+        .as_ref()
+        .map(|cluster| cluster.socket_dir().join("server.log"))
+}
