@@ -3,55 +3,12 @@
 
 mod common;
 
-use std::process::{Command, Output};
-
 use bootstrap_console::sandbox::PrivateCluster;
 use bootstrap_console::store::schema;
 use common::TestDb;
+use common::cli::{assert_one_sentence, on, run, stderr, stdout};
 use common::fixture::{self, JobSpec};
 use sqlx::{ConnectOptions, Connection};
-
-const BINARY: &str = env!("CARGO_BIN_EXE_bootstrap-console");
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BINARY)
-        .args(args)
-        .env_remove("DATABASE_URL")
-        .env(
-            "BOOTSTRAP_CONSOLE_LOG_DIR",
-            std::env::temp_dir().join("bc-test-logs"),
-        )
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run the binary")
-}
-
-fn on(db: &TestDb, args: &[&str]) -> Output {
-    let url = db.url();
-    let mut all: Vec<&str> = args.to_vec();
-    all.extend(["--database-url", url.as_str()]);
-    run(&all)
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-/// An expected failure: exactly one sentence on stderr, no backtrace.
-fn assert_one_sentence(output: &Output) -> String {
-    let err = stderr(output);
-    assert_eq!(err.trim().lines().count(), 1, "one line on stderr: {err}");
-    assert!(err.starts_with("bootstrap-console: "), "{err}");
-    assert!(
-        !err.contains("BACKTRACE") && !err.contains("panicked"),
-        "{err}"
-    );
-    err
-}
 
 async fn every_situation(db: &TestDb) -> Vec<fixture::Job> {
     let spec = |state| JobSpec::new("tenant-a", state);

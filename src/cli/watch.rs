@@ -24,6 +24,9 @@ pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
         },
     )
     .await?;
+    if let (Some(tenant), Some(found)) = (session.tenant_scope(), session.scope_match().await?) {
+        options.scope_note = found.sentence(tenant);
+    }
     tui::run(session, options, signals.wait()).await?;
     Ok(ExitCode::SUCCESS)
 }
@@ -67,6 +70,7 @@ pub(super) fn tui_options(
         color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         interval,
         bulk_cap: display.bulk_cap,
+        scope_note: None,
         apply_deadline: super::args::deadline(display.apply_deadline_secs)
             .map_err(Failure::Usage)?,
         thresholds: crate::domain::signals::Thresholds::default(),

@@ -180,6 +180,20 @@ impl Summary {
         needing_attention(&self.by_attention)
     }
 
+    /// Jobs in `run_state`, at any checkpoint.
+    pub fn in_run_state(&self, run_state: RunState) -> u32 {
+        self.matrix.iter().map(|row| row[run_state.index()]).sum()
+    }
+
+    /// Spaces that will not finish on their own (failed, canceled, blocked by a lease): the
+    /// ETA does not cover them.
+    pub fn awaiting_action(&self) -> u32 {
+        [Attention::Failed, Attention::Canceled, Attention::Blocked]
+            .into_iter()
+            .map(|a| self.count(a))
+            .sum()
+    }
+
     pub fn in_state(&self, checkpoint: Checkpoint, run_state: RunState) -> u32 {
         self.matrix[checkpoint.index()][run_state.index()]
     }

@@ -106,7 +106,7 @@ pub const BINDINGS: &[Binding] = &[
         shown: "Esc",
         command: Command::Back,
         help: "back / close / clear filter",
-        hint: None,
+        hint: Some("back"),
     },
     Binding {
         keys: &[(KeyCode::Tab, NONE)],
@@ -190,7 +190,7 @@ pub const BINDINGS: &[Binding] = &[
         shown: "y",
         command: Command::Copy,
         help: "copy id (OSC 52, works over ssh)",
-        hint: None,
+        hint: Some("copy id"),
     },
     Binding {
         keys: &[(KeyCode::Char('r'), NONE)],
@@ -218,7 +218,7 @@ pub const BINDINGS: &[Binding] = &[
         shown: "Space",
         command: Command::Mark,
         help: "mark / unmark for a bulk action",
-        hint: None,
+        hint: Some("mark"),
     },
     Binding {
         keys: &[(KeyCode::Char('*'), NONE)],
@@ -232,7 +232,7 @@ pub const BINDINGS: &[Binding] = &[
         shown: "u",
         command: Command::ClearMarks,
         help: "clear all marks",
-        hint: None,
+        hint: Some("clear marks"),
     },
     Binding {
         keys: &[(KeyCode::Char('?'), NONE)],

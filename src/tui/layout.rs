@@ -6,7 +6,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 /// Title bar.
 pub const TITLE: u16 = 1;
 /// Rollout summary and the checkpoint × run-state matrix.
-pub const SUMMARY: u16 = 6;
+pub const SUMMARY: u16 = 7;
 /// View tabs, filter and sort.
 pub const TABS: u16 = 1;
 /// Status line and key hints.

@@ -37,6 +37,8 @@ pub struct Options {
     pub bulk_cap: usize,
     /// How long an action's answer is waited for before it is looked up by request id.
     pub apply_deadline: Duration,
+    /// Set when the tenant scope matches no bootstrap: the sentence that says why.
+    pub scope_note: Option<String>,
     /// The signal thresholds the poller assesses with and the views show.
     pub thresholds: Thresholds,
     /// How the poller keeps its copy of the ledger current.
@@ -88,6 +90,7 @@ async fn event_loop(
     let mut app = App::new(header, display, options.interval, (size.width, size.height));
     app.bulk_cap = options.bulk_cap;
     app.apply_deadline = options.apply_deadline;
+    app.scope_note = options.scope_note.clone();
     app.thresholds = options.thresholds;
     let (results, mut inbox) = mpsc::unbounded_channel::<Event>();
     let mut input = EventStream::new();

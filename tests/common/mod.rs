@@ -7,6 +7,7 @@
 //! template and parallel test binaries never build one twice (an advisory lock serialises it).
 #![allow(dead_code)]
 
+pub mod cli;
 pub mod fixture;
 pub mod pty;
 pub mod screens;

@@ -136,6 +136,9 @@ pub struct App {
     pub bulk_cap: usize,
     /// How long an action's answer is waited for before it is looked up by request id.
     pub apply_deadline: Duration,
+    /// What the tenant scope matches when it matches no bootstrap (a typo, or a tenant with
+    /// nothing to migrate): the empty board says so instead of looking all clear.
+    pub scope_note: Option<String>,
     /// What the signals were assessed with (the views judge lease ages by the same).
     pub thresholds: Thresholds,
     pub next_dialog_id: u64,
@@ -166,6 +169,7 @@ impl App {
             size,
             bulk_cap: 100,
             apply_deadline: Duration::from_secs(15),
+            scope_note: None,
             thresholds: Thresholds::default(),
             next_dialog_id: 1,
             should_quit: false,

@@ -165,6 +165,18 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     }
 }
 
+/// A new filter: marks the board may no longer show are cleared, saying so — a bulk action
+/// never acts on spaces the operator cannot see. Then the query goes to the model.
+fn refilter(app: &mut App) -> Vec<Effect> {
+    let marked = app.board.marked.len();
+    if marked > 0 {
+        app.board.marked.clear();
+        let text = format!("the filter changed: cleared {marked} mark(s)");
+        app.say(text, false);
+    }
+    requery(app)
+}
+
 /// Sends the board's query to the poller's model, which answers with the new view.
 fn requery(app: &mut App) -> Vec<Effect> {
     vec![Effect::Poller(poller::Command::Query(
@@ -191,7 +203,7 @@ fn filter_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         _ => return Vec::new(),
     }
     app.board.cursor = 0;
-    requery(app)
+    refilter(app)
 }
 
 fn switch_view(app: &mut App, view: View) -> Vec<Effect> {
@@ -245,7 +257,7 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
             };
             query.quick = cycle[(current + step) % cycle.len()];
             app.board.cursor = 0;
-            return requery(app);
+            return refilter(app);
         }
         Command::Sort => {
             let query = &mut app.board.query;
@@ -368,7 +380,7 @@ fn open_tenant(app: &mut App) -> Vec<Effect> {
     };
     app.board.query.tenant = Some(tenant);
     app.board.cursor = 0;
-    let mut effects = requery(app);
+    let mut effects = refilter(app);
     effects.extend(switch_view(app, View::Board));
     effects
 }
@@ -383,7 +395,7 @@ fn back(app: &mut App) -> Vec<Effect> {
             query.text.clear();
             query.quick = Quick::All;
             query.tenant = None;
-            requery(app)
+            refilter(app)
         }
         _ => switch_view(app, View::Board),
     }

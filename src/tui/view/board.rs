@@ -68,12 +68,23 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     };
     let view = &fleet.board;
     if view.is_empty() {
-        let text = if fleet.rows.is_empty() {
-            " no bootstraps in scope"
-        } else {
-            " no space matches the filter (Esc clears it)"
+        let (text, style) = match (&app.scope_note, fleet.rows.is_empty()) {
+            (Some(note), true) => (
+                format!(" {} — nothing to show", text::clean(note, 300)),
+                theme.error(),
+            ),
+            (None, true) => (" no bootstraps in scope".to_string(), theme.dim()),
+            (_, false) => (
+                " no space matches the filter (Esc clears it)".to_string(),
+                theme.dim(),
+            ),
         };
-        frame.render_widget(Paragraph::new(text).style(theme.dim()), area);
+        frame.render_widget(
+            Paragraph::new(text)
+                .style(style)
+                .wrap(ratatui::widgets::Wrap { trim: false }),
+            area,
+        );
         return;
     }
     let c = columns(area.width);

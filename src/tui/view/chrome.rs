@@ -131,7 +131,22 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let rate = s
         .documents_per_minute
         .map_or("-".to_string(), |r| format!("{r:.0}"));
-    let eta = s.eta.map_or("-".to_string(), format::age);
+    let running = s.in_run_state(RunState::Running);
+    // The ETA says what it covers: running jobs, not the ones waiting for an operator.
+    let eta = match s.eta {
+        Some(eta) if running > 0 => format!("{} for {running} running", format::age(eta)),
+        _ if running > 0 => format!("- for {running} running"),
+        _ => "- (nothing running)".to_string(),
+    };
+    let waiting = s.awaiting_action();
+    let third = if waiting > 0 {
+        Span::styled(
+            format!(" {waiting} need action (no ETA)"),
+            theme.attention(Attention::Failed),
+        )
+    } else {
+        Span::styled(format!(" {} uncaptured", s.spaces_uncaptured), theme.dim())
+    };
     // The numbers always fit; the bar only where there is room for it (a rollout of 100,000
     // spaces needs the width on 80 columns).
     let readable = format!(
@@ -157,23 +172,28 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         };
         Span::styled(format!("{} {n}  ", format::flag(a).to_lowercase()), style)
     };
-    let mut lines = vec![
+    let lines = vec![
         Line::from(vec![
             Span::styled(" readable ", theme.heading()),
             Span::raw(readable),
         ]),
-        Line::from(vec![
-            Span::raw(format!(" {rate} docs/min  ")),
-            Span::styled("ETA ", theme.heading()),
-            Span::raw(eta),
-        ]),
-        Line::from(Span::styled(
-            format!(
-                " {} docs · {} uncaptured",
-                s.documents_remaining, s.spaces_uncaptured
-            ),
-            theme.dim(),
-        )),
+        Line::from(vec![Span::styled(" ETA ", theme.heading()), Span::raw(eta)]),
+        match fleet.problems.first() {
+            // Rows the console cannot read matter more than the rate.
+            Some(problem) => Line::from(Span::styled(
+                format!(
+                    " {} unreadable row(s): {}",
+                    fleet.problems.len(),
+                    text::clean(&problem.to_string(), 120)
+                ),
+                theme.error(),
+            )),
+            None => Line::from(Span::styled(
+                format!(" {rate} docs/min · {} docs", s.documents_remaining),
+                theme.dim(),
+            )),
+        },
+        Line::from(third),
         Line::from(vec![
             Span::raw(" "),
             count(Attention::Failed),
@@ -184,24 +204,12 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             count(Attention::LeaseExpired),
             count(Attention::Stuck),
         ]),
-        Line::from(vec![Span::raw(" "), count(Attention::HeartbeatLate)]),
+        Line::from(vec![
+            Span::raw(" "),
+            count(Attention::HeartbeatLate),
+            count(Attention::Canceled),
+        ]),
     ];
-    if !app.board.marked.is_empty() {
-        lines[5].spans.push(Span::styled(
-            format!("{} marked", app.board.marked.len()),
-            theme.marked(),
-        ));
-    }
-    if !fleet.problems.is_empty() {
-        lines.push(Line::from(Span::styled(
-            format!(
-                " {} unreadable row(s): {}",
-                fleet.problems.len(),
-                text::clean(&fleet.problems[0].to_string(), 120)
-            ),
-            theme.error(),
-        )));
-    }
     frame.render_widget(Paragraph::new(lines), left);
     frame.render_widget(Paragraph::new(matrix_lines(app, theme)), right);
 }
@@ -315,6 +323,10 @@ pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             format!("{shown} of {total}")
         };
         spans.push(Span::styled(format!("{} {count}", g.bar), theme.dim()));
+        let marked = app.board.marked.len();
+        if marked > 0 {
+            spans.push(Span::styled(format!(" · {marked} marked"), theme.marked()));
+        }
         if let Some(tenant) = &query.tenant {
             spans.push(Span::styled(format!(" {} tenant ", g.bar), theme.dim()));
             spans.push(Span::styled(text::clean(tenant, 24), theme.key()));
@@ -388,35 +400,66 @@ pub fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(line), area);
 }
 
-/// The keys an operator needs most, most important first, so a narrow terminal keeps them.
-const HINTED: [Command; 10] = [
-    Command::Help,
-    Command::Quit,
-    Command::Filter,
-    Command::QuickNext,
-    Command::Open,
-    Command::Retry,
-    Command::Cancel,
-    Command::RemoveLease,
-    Command::NextView,
-    Command::Pause,
-];
+/// The keys an operator needs most in the current view and mode, most important first, so a
+/// narrow terminal keeps them. Actions appear only where they can be taken.
+fn hinted(app: &App) -> Vec<Command> {
+    let acts = !app.header.access.is_read_only();
+    let mut keys = vec![Command::Help, Command::Quit];
+    match app.view {
+        View::Board => {
+            keys.extend([Command::Filter, Command::QuickNext, Command::Open]);
+            if acts {
+                keys.extend([Command::Retry, Command::Cancel, Command::RemoveLease]);
+                keys.push(if app.board.marked.is_empty() {
+                    Command::Mark
+                } else {
+                    Command::ClearMarks
+                });
+            }
+        }
+        View::Detail(_) => {
+            keys.push(Command::Back);
+            if acts {
+                keys.extend([Command::Retry, Command::Cancel, Command::RemoveLease]);
+            }
+            keys.push(Command::Copy);
+        }
+        View::Tenants | View::Audit => keys.push(Command::Open),
+        View::Leases => {
+            keys.push(Command::Open);
+            if acts {
+                keys.push(Command::RemoveLease);
+            }
+        }
+    }
+    keys.extend([Command::NextView, Command::Pause]);
+    keys
+}
 
 pub fn hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let g = glyphs(app.display.ascii);
     let mut spans = vec![Span::raw(" ")];
-    for command in HINTED {
+    for command in hinted(app) {
         if let Some(binding) = BINDINGS.iter().find(|b| b.command == command) {
             let shown = if command == Command::Open {
                 g.enter
             } else {
                 binding.shown
             };
-            spans.push(Span::styled(shown.to_string(), theme.key()));
-            spans.push(Span::raw(format!(
-                " {} ",
-                binding.hint.unwrap_or(binding.help)
-            )));
+            let hint = match (command, &app.view) {
+                (Command::Open, View::Tenants) => "board",
+                (Command::Open, View::Leases | View::Audit) => "space",
+                _ => binding.hint.unwrap_or(binding.help),
+            };
+            let key = Span::styled(shown.to_string(), theme.key());
+            let label = Span::raw(format!(" {hint} "));
+            // Whole hints only: a key without its word (or half a word) helps nobody.
+            let used: usize = spans.iter().map(Span::width).sum();
+            if used + key.width() + label.width() > usize::from(area.width) + 1 {
+                break;
+            }
+            spans.push(key);
+            spans.push(label);
         }
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);

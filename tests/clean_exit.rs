@@ -1,0 +1,64 @@
+//! Every command closes its connections before it exits, so the server's log stays clean: no
+//! "connection to client lost", no "could not send data to client". Its own test binary, so
+//! the private cluster's log holds nothing but these runs.
+
+mod common;
+
+use common::TestDb;
+use common::cli::{on, stdout};
+use common::fixture::{self, JobSpec};
+
+#[tokio::test]
+async fn commands_leave_no_lost_connection_in_the_server_log() {
+    let Some(log) = common::server_log() else {
+        eprintln!("a server named by DATABASE_URL: its log is not ours to read; not checked");
+        return;
+    };
+    let db = TestDb::migrated().await;
+    let mut runs = 0;
+    for round in 0..6 {
+        let failed = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+        let running = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+        let lease = fixture::lease(&db.pool, "acme", running.space, 3600).await;
+        let (failed, running, lease) = (
+            failed.space.to_string(),
+            running.space.to_string(),
+            lease.to_string(),
+        );
+        for args in [
+            vec!["status"],
+            vec!["status", "--json"],
+            vec!["retry", &failed, "--reason", "r", "--dry-run"],
+            vec!["retry", &failed, "--reason", "r", "--yes"],
+            vec!["retry", &failed, "--reason", "refused now", "--yes"],
+            vec!["cancel", &running, "--reason", "c", "--yes"],
+            vec!["lease", "remove", &lease, "--reason", "l", "--yes"],
+        ] {
+            let output = on(&db, &args);
+            assert!(
+                matches!(output.status.code(), Some(0 | 1 | 3)),
+                "round {round} {args:?}: {}",
+                stdout(&output)
+            );
+            runs += 1;
+        }
+    }
+    // The server writes a lost connection's lines as it notices; give it a moment.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let text = std::fs::read_to_string(&log).expect("the server log");
+    let noise: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.contains("connection to client lost")
+                || l.contains("could not send data to client")
+                || l.contains("could not receive data from client")
+                || l.contains("unexpected EOF on client connection")
+        })
+        .collect();
+    assert!(
+        noise.is_empty(),
+        "{} of {runs} runs left noise in the server log:\n{}",
+        noise.len(),
+        noise.join("\n")
+    );
+}

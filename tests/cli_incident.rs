@@ -1,0 +1,380 @@
+//! The command line in an incident: scope and input decided before anything is planned,
+//! request ids that make a re-run safe, lease removal guarded by evidence, missing grants
+//! named, and an interactive confirmation that holds on a busy job.
+
+mod common;
+
+use std::time::Duration;
+
+use bootstrap_console::sandbox::protocol;
+use common::TestDb;
+use common::cli::{assert_one_sentence, on, on_with_input, stderr, stdout};
+use common::fixture::{self, JobSpec};
+use common::pty::Console;
+
+/// The request id a run printed (`request <uuid>`).
+fn request_of(output: &str) -> String {
+    output
+        .lines()
+        .find_map(|l| l.strip_prefix("request "))
+        .unwrap_or_else(|| panic!("a request line in:\n{output}"))
+        .trim()
+        .to_string()
+}
+
+#[tokio::test]
+async fn an_empty_or_unknown_tenant_scope_is_said_never_taken_for_all_tenants() {
+    let db = TestDb::migrated().await;
+    fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    fixture::job(&db.pool, &JobSpec::new("globex", "running")).await;
+    fixture::space(&db.pool, "initech").await;
+    let image = fixture::ledger_image(&db.pool).await;
+
+    let empty = on(
+        &db,
+        &[
+            "cancel",
+            "--tenant",
+            "",
+            "--state",
+            "running",
+            "--reason",
+            "x",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(empty.status.code(), Some(2), "{}", stdout(&empty));
+    assert!(
+        stderr(&empty).contains("an empty tenant is not a scope"),
+        "{}",
+        stderr(&empty)
+    );
+    assert!(stdout(&empty).is_empty(), "nothing was planned");
+
+    let typo = on(&db, &["status", "--tenant", "Acme", "--attention"]);
+    assert_eq!(typo.status.code(), Some(7), "not an all-clear");
+    assert_eq!(
+        assert_one_sentence(&typo).trim(),
+        "bootstrap-console: no tenant Acme has bootstraps or knowledge spaces; did you mean acme?"
+    );
+    let nothing = on(&db, &["status", "--tenant", "initech"]);
+    assert_eq!(nothing.status.code(), Some(7));
+    assert!(
+        assert_one_sentence(&nothing)
+            .contains("tenant initech has knowledge spaces but no bootstraps"),
+        "{}",
+        stderr(&nothing)
+    );
+    let cancel = on(
+        &db,
+        &[
+            "cancel", "--tenant", "acmee", "--state", "running", "--reason", "x", "--yes",
+        ],
+    );
+    assert_eq!(cancel.status.code(), Some(7));
+    assert!(assert_one_sentence(&cancel).contains("did you mean acme?"));
+    assert_eq!(fixture::ledger_image(&db.pool).await, image);
+}
+
+#[tokio::test]
+async fn the_reason_is_checked_up_front_and_may_come_from_a_file_or_standard_input() {
+    let db = TestDb::migrated().await;
+    let first = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    let second = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    let image = fixture::ledger_image(&db.pool).await;
+    let space = first.space.to_string();
+
+    let long = "x".repeat(501);
+    let dry = on(&db, &["retry", &space, "--reason", &long, "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(2), "{}", stdout(&dry));
+    assert!(
+        assert_one_sentence(&dry).contains("the reason is 501 characters long; keep it to 500")
+    );
+    assert!(stdout(&dry).is_empty(), "refused before planning");
+    let blank = on(&db, &["retry", &space, "--reason", "   ", "--yes"]);
+    assert_eq!(blank.status.code(), Some(2));
+    assert!(assert_one_sentence(&blank).contains("must say why"));
+    assert_eq!(fixture::ledger_image(&db.pool).await, image);
+
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("reason.txt");
+    std::fs::write(&file, "INC-4211: the parser fix is deployed\n").expect("reason file");
+    let from_file = on(
+        &db,
+        &[
+            "retry",
+            &space,
+            "--reason-file",
+            file.to_str().expect("path"),
+            "--yes",
+        ],
+    );
+    assert_eq!(from_file.status.code(), Some(0), "{}", stdout(&from_file));
+    let piped = on_with_input(
+        &db,
+        &[
+            "retry",
+            &second.space.to_string(),
+            "--reason-file",
+            "-",
+            "--yes",
+        ],
+        "INC-4211: second space, same fix\n",
+    );
+    assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
+    let reasons: Vec<String> =
+        sqlx::query_scalar("SELECT reason FROM bootstrap_console.audit_log ORDER BY id")
+            .fetch_all(&db.pool)
+            .await
+            .expect("audit");
+    assert_eq!(
+        reasons,
+        [
+            "INC-4211: the parser fix is deployed",
+            "INC-4211: second space, same fix"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_run_sent_again_with_its_request_id_applies_nothing_twice() {
+    let db = TestDb::migrated().await;
+    let job = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    let space = job.space.to_string();
+    let first = on(&db, &["retry", &space, "--reason", "parser fixed", "--yes"]);
+    assert_eq!(first.status.code(), Some(0), "{}", stdout(&first));
+    let request = request_of(&stdout(&first));
+
+    // The job is queued now: a new retry is refused, the same request is not.
+    let again = on(
+        &db,
+        &[
+            "retry",
+            &space,
+            "--reason",
+            "parser fixed",
+            "--yes",
+            "--request-id",
+            &request,
+        ],
+    );
+    assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
+    assert!(
+        stdout(&again).contains("retry already applied (audit record 1)"),
+        "{}",
+        stdout(&again)
+    );
+    assert_eq!(fixture::audit_count(&db.pool).await, 1);
+    let fresh = on(&db, &["retry", &space, "--reason", "again", "--yes"]);
+    assert_eq!(fresh.status.code(), Some(3));
+    assert!(stdout(&fresh).contains("is queued, retry needs failed or canceled"));
+
+    let by_filter = on(
+        &db,
+        &[
+            "retry",
+            "--state",
+            "failed",
+            "--reason",
+            "x",
+            "--yes",
+            "--request-id",
+            &request,
+        ],
+    );
+    assert_eq!(by_filter.status.code(), Some(2));
+    assert!(assert_one_sentence(&by_filter).contains("name them by id"));
+}
+
+#[tokio::test]
+async fn a_lease_that_is_not_an_orphan_suspect_needs_force_and_is_audited_as_forced() {
+    let db = TestDb::migrated().await;
+    let job = fixture::job(&db.pool, &JobSpec::new("acme", "queued")).await;
+    let lease = fixture::lease(&db.pool, "acme", job.space, 120)
+        .await
+        .to_string();
+    let refused = on(
+        &db,
+        &[
+            "lease",
+            "remove",
+            &lease,
+            "--reason",
+            "looks stuck",
+            "--yes",
+        ],
+    );
+    assert_eq!(refused.status.code(), Some(3), "{}", stdout(&refused));
+    let text = stdout(&refused);
+    assert!(
+        text.contains("operation bulk-upload by tenant acme"),
+        "{text}"
+    );
+    assert!(
+        text.contains("NOT an orphan suspect: held 2m0"),
+        "the evidence is shown: {text}"
+    );
+    assert!(text.contains("blocks space"), "{text}");
+    assert!(text.contains("remove it only with force"), "{text}");
+    assert_eq!(fixture::audit_count(&db.pool).await, 0);
+
+    let forced = on(
+        &db,
+        &[
+            "lease",
+            "remove",
+            &lease,
+            "--reason",
+            "pod is gone",
+            "--force",
+            "--yes",
+        ],
+    );
+    assert_eq!(forced.status.code(), Some(0), "{}", stdout(&forced));
+    let outcome: String = sqlx::query_scalar("SELECT outcome FROM bootstrap_console.audit_log")
+        .fetch_one(&db.pool)
+        .await
+        .expect("audit");
+    assert_eq!(outcome, "applied_forced");
+}
+
+/// The URL of `db` for another role (trusted locally, as the private cluster is).
+fn url_as(db: &TestDb, role: &str) -> String {
+    let url = db.url();
+    let (scheme, rest) = url.split_once("://").expect("a URL");
+    let host = rest.split_once('@').map_or(rest, |(_, host)| host);
+    format!("{scheme}://{role}:pw@{host}")
+}
+
+#[tokio::test]
+async fn missing_grants_are_named_and_an_unreadable_audit_table_only_hides_the_audit() {
+    let db = TestDb::migrated().await;
+    let job = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    let (watcher, blind) = (format!("watcher_{}", db.name), format!("blind_{}", db.name));
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE ROLE \"{watcher}\" LOGIN PASSWORD 'pw'; \
+         GRANT SELECT ON ALL TABLES IN SCHEMA public TO \"{watcher}\"; \
+         CREATE ROLE \"{blind}\" LOGIN PASSWORD 'pw'; \
+         GRANT SELECT ON legacy_space_publication_bootstrap_items, \
+           knowledge_space_mutation_leases TO \"{blind}\";"
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("roles");
+
+    // No USAGE on the console's schema: it still watches, and says what it cannot do.
+    let target = bootstrap_console::store::connect::Target::from_options(
+        db.options().username(&watcher).password("pw"),
+    );
+    let session = bootstrap_console::domain::session::Session::open(&target, Default::default())
+        .await
+        .expect("a role without the console schema can still watch");
+    let reason = session.access().read_only_reason().expect("read-only");
+    assert!(
+        reason.contains("USAGE on schema bootstrap_console"),
+        "{reason}"
+    );
+    let detail = session
+        .detail(job.bootstrap)
+        .await
+        .expect("the detail loads")
+        .expect("exists");
+    assert_eq!(
+        detail.audit,
+        Err(format!(
+            "audit unavailable: role {watcher} lacks USAGE on schema bootstrap_console"
+        ))
+    );
+    let audit = session.recent_audit(10).await.expect_err("not readable");
+    assert!(
+        audit
+            .to_string()
+            .contains("lacks USAGE on schema bootstrap_console")
+    );
+
+    let status = on(&db, &["status"]);
+    assert_eq!(status.status.code(), Some(1), "{}", stderr(&status));
+    let watched = common::cli::run(&["status", "--database-url", &url_as(&db, &watcher)]);
+    assert_eq!(watched.status.code(), Some(1), "{}", stderr(&watched));
+    let retry = common::cli::run(&[
+        "retry",
+        &job.space.to_string(),
+        "--reason",
+        "x",
+        "--yes",
+        "--database-url",
+        &url_as(&db, &watcher),
+    ]);
+    assert_eq!(retry.status.code(), Some(3));
+    assert!(
+        stdout(&retry).contains("USAGE on schema bootstrap_console"),
+        "{}",
+        stdout(&retry)
+    );
+
+    // No SELECT on the bootstrap table: nothing to watch, and the grant is named.
+    let blinded = common::cli::run(&["status", "--database-url", &url_as(&db, &blind)]);
+    assert_eq!(blinded.status.code(), Some(8), "{}", stderr(&blinded));
+    assert!(
+        assert_one_sentence(&blinded).contains(&format!(
+            "role {blind} lacks SELECT on legacy_space_publication_bootstraps"
+        )),
+        "{}",
+        stderr(&blinded)
+    );
+}
+
+#[tokio::test]
+async fn the_interactive_confirmation_holds_on_a_busy_job() {
+    let db = TestDb::migrated().await;
+    let job = fixture::job(
+        &db.pool,
+        &JobSpec {
+            items: vec!["pending"; 400],
+            checkpoint: "snapshot_captured",
+            ..JobSpec::new("acme", "queued")
+        },
+    )
+    .await;
+    let mut claim = protocol::claim(&db.pool, "worker-a", Duration::from_secs(30), 1)
+        .await
+        .expect("claim")
+        .pop()
+        .expect("claimed");
+    let url = db.url();
+    let space = job.space.to_string();
+    let mut cli = Console::start(
+        &[
+            "cancel",
+            &space,
+            "--reason",
+            "bad source data",
+            "--database-url",
+            &url,
+        ],
+        &[],
+        100,
+        30,
+    );
+    cli.wait_for("type yes to cancel", 20);
+    // The worker commits documents while the operator reads the plan.
+    for _ in 0..10 {
+        let item = protocol::next_item(&db.pool, &claim)
+            .await
+            .expect("next")
+            .expect("an item");
+        protocol::bind_item(&db.pool, &mut claim, &item)
+            .await
+            .expect("bind");
+        protocol::complete_item(&db.pool, &mut claim, &item)
+            .await
+            .expect("complete");
+    }
+    cli.send("yes\r");
+    let screen = cli.wait_for("1 applied", 20);
+    assert!(
+        screen.contains("cancel applied") && screen.contains("progress 0 → 10 of 400"),
+        "{screen}"
+    );
+    assert_eq!(cli.wait_exit(10), 0);
+}

@@ -1,0 +1,73 @@
+//! Running the real binary as a script does: output, exit code, one sentence on errors.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use super::TestDb;
+
+pub const BINARY: &str = env!("CARGO_BIN_EXE_bootstrap-console");
+
+pub fn run(args: &[&str]) -> Output {
+    Command::new(BINARY)
+        .args(args)
+        .env_remove("DATABASE_URL")
+        .env(
+            "BOOTSTRAP_CONSOLE_LOG_DIR",
+            std::env::temp_dir().join("bc-test-logs"),
+        )
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run the binary")
+}
+
+pub fn on(db: &TestDb, args: &[&str]) -> Output {
+    let url = db.url();
+    let mut all: Vec<&str> = args.to_vec();
+    all.extend(["--database-url", url.as_str()]);
+    run(&all)
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// An expected failure: exactly one sentence on stderr, no backtrace.
+pub fn assert_one_sentence(output: &Output) -> String {
+    let err = stderr(output);
+    assert_eq!(err.trim().lines().count(), 1, "one line on stderr: {err}");
+    assert!(err.starts_with("bootstrap-console: "), "{err}");
+    assert!(
+        !err.contains("BACKTRACE") && !err.contains("panicked"),
+        "{err}"
+    );
+    err
+}
+
+/// `on`, with `input` on standard input.
+pub fn on_with_input(db: &TestDb, args: &[&str], input: &str) -> Output {
+    let url = db.url();
+    let mut child = Command::new(BINARY)
+        .args(args)
+        .args(["--database-url", url.as_str()])
+        .env_remove("DATABASE_URL")
+        .env(
+            "BOOTSTRAP_CONSOLE_LOG_DIR",
+            std::env::temp_dir().join("bc-test-logs"),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run the binary");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("wait for the binary")
+}
