@@ -378,3 +378,23 @@ async fn the_interactive_confirmation_holds_on_a_busy_job() {
     );
     assert_eq!(cli.wait_exit(10), 0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_on_a_tenant_that_matches_nothing_shows_an_explicit_empty_state() {
+    let db = TestDb::migrated().await;
+    fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    let url = db.url();
+    let mut console = Console::start(
+        &["watch", "--database-url", &url, "--tenant", "Acme"],
+        &[],
+        100,
+        30,
+    );
+    let screen = console.wait_for("nothing to show", 20);
+    assert!(
+        screen.contains("no tenant Acme has bootstraps or knowledge spaces; did you mean acme?"),
+        "{screen}"
+    );
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+}

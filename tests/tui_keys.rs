@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bootstrap_console::domain::actions::{Action, Change, Kind, Plan, Subject, Verdict};
 use bootstrap_console::domain::board::{BoardRow, Quick, SortKey};
-use bootstrap_console::domain::model::RunState;
+use bootstrap_console::domain::model::{RunState, short_id};
 use bootstrap_console::domain::signals::Attention;
 use bootstrap_console::poller::{self, Extra, Focus};
 use bootstrap_console::tui::app::{Overlay, Stage, View};
@@ -516,4 +516,249 @@ fn rows_that_change_between_snapshots_are_highlighted() {
         !app.app.recently_changed(&row(&app, 7)),
         "the highlight fades"
     );
+}
+
+fn ctrl(console: &mut Console, c: char) -> Vec<Effect> {
+    console.update(Event::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::CONTROL,
+    )))
+}
+
+fn open(console: &Console) -> &bootstrap_console::tui::app::Dialog {
+    let Overlay::Dialog(d) = &console.app.overlay else {
+        panic!("a dialog is open")
+    };
+    d
+}
+
+#[test]
+fn changing_the_filter_clears_marks_and_says_so() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('/'));
+    typed(&mut app, "acme");
+    press(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char(' '));
+    assert_eq!(app.app.board.marked.len(), 2);
+    press(&mut app, KeyCode::Esc);
+    assert!(app.app.board.marked.is_empty(), "marks no longer visible");
+    assert!(
+        app.app
+            .message
+            .as_ref()
+            .is_some_and(|m| m.text.contains("cleared 2 mark(s)")),
+        "{:?}",
+        app.app.message
+    );
+    // The selection, not hidden marks, is what an action then targets.
+    let effects = press(&mut app, KeyCode::Char('c'));
+    let [Effect::Plan { actions, .. }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(actions.len(), 1);
+    assert!(!open(&app).is_bulk());
+
+    let mut app = self::app();
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char('f'));
+    assert!(app.app.board.marked.is_empty(), "a quick filter too");
+}
+
+#[test]
+fn a_read_only_console_refuses_actions_with_a_sentence() {
+    let mut app = app();
+    app.app.header.access = bootstrap_console::domain::session::Access::ReadOnly {
+        reason: "--read-only".into(),
+    };
+    for key in ['r', 'c', 'x'] {
+        assert!(press(&mut app, KeyCode::Char(key)).is_empty());
+        assert_eq!(app.app.overlay, Overlay::None);
+        assert!(
+            app.app
+                .message
+                .as_ref()
+                .is_some_and(|m| m.error && m.text.contains("not possible: --read-only")),
+            "{:?}",
+            app.app.message
+        );
+    }
+}
+
+#[test]
+fn an_open_dialog_plans_again_every_few_seconds_and_keeps_the_reason() {
+    let mut app = app();
+    let dialog = open_dialog(&mut app, 'r');
+    typed(&mut app, "parser fixed");
+    let start = app.app.now;
+    assert!(
+        app.update(Event::Tick(start + Duration::from_secs(1)))
+            .is_empty(),
+        "not yet due"
+    );
+    let effects = app.update(Event::Tick(start + Duration::from_secs(3)));
+    let [Effect::Plan { dialog: asked, .. }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(*asked, dialog);
+    assert!(
+        app.update(Event::Tick(start + Duration::from_secs(4)))
+            .is_empty(),
+        "one request at a time"
+    );
+    assert_eq!(open(&app).reason, "parser fixed");
+    // Ctrl-R asks at once (once the last answer is in).
+    let plans = open(&app).actions.iter().cloned().map(ok_plan).collect();
+    app.update(Event::Planned {
+        dialog,
+        plans: Ok(plans),
+    });
+    assert!(matches!(
+        ctrl(&mut app, 'r').as_slice(),
+        [Effect::Plan { .. }]
+    ));
+    assert_eq!(open(&app).reason, "parser fixed");
+}
+
+#[test]
+fn a_changed_decision_must_be_taken_with_ctrl_y_before_enter_applies() {
+    use bootstrap_console::domain::actions::Refusal;
+    let mut app = app();
+    let effects = press(&mut app, KeyCode::Char('r'));
+    let [Effect::Plan { dialog, actions }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    let dialog = *dialog;
+    let Subject::Bootstrap(seen_before) = actions[0].subject().clone() else {
+        panic!("a bootstrap action")
+    };
+    let ended = screens::db_now();
+    let mut now = seen_before.clone();
+    now.completed_at = Some(ended);
+    now.row_version += 5;
+    let plan = Plan {
+        now: Some(now.clone()),
+        meanwhile: Some("retried by someone else and failed again".into()),
+        verdict: Err(Refusal::NewEpisode {
+            space: seen_before.space,
+            now: RunState::Failed,
+            ended_at: Some(ended),
+        }),
+        ..ok_plan(actions[0].clone())
+    };
+    app.update(Event::Planned {
+        dialog,
+        plans: Ok(vec![plan]),
+    });
+    typed(&mut app, "parser fixed");
+    assert!(press(&mut app, KeyCode::Enter).is_empty(), "Enter waits");
+    assert!(
+        open(&app)
+            .not_ready()
+            .is_some_and(|why| why.contains("Ctrl-Y")),
+        "{:?}",
+        open(&app).not_ready()
+    );
+    let effects = ctrl(&mut app, 'y');
+    let [Effect::Plan { actions, .. }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(actions[0].subject(), &Subject::Bootstrap(now.clone()));
+    let plans = actions.iter().cloned().map(ok_plan).collect();
+    app.update(Event::Planned {
+        dialog,
+        plans: Ok(plans),
+    });
+    let effects = press(&mut app, KeyCode::Enter);
+    let [
+        Effect::Apply {
+            actions, reason, ..
+        },
+    ] = effects.as_slice()
+    else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(reason, "parser fixed", "the typed reason survived");
+    assert_eq!(actions[0].subject(), &Subject::Bootstrap(now));
+}
+
+#[test]
+fn forcing_a_young_lease_asks_for_the_whole_lease_id() {
+    use bootstrap_console::domain::actions::Refusal;
+    let mut app = app();
+    press(&mut app, KeyCode::Char('j'));
+    let effects = press(&mut app, KeyCode::Char('x'));
+    let [Effect::Plan { dialog, actions }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    let dialog = *dialog;
+    let lease = screens::lease_of(2);
+    let refused = Plan {
+        evidence: vec!["held 2m by upload; orphan suspect after 15m".into()],
+        verdict: Err(Refusal::LeaseNotOrphan {
+            lease: lease.id,
+            evidence: "held 2m by upload".into(),
+        }),
+        ..ok_plan(actions[0].clone())
+    };
+    app.update(Event::Planned {
+        dialog,
+        plans: Ok(vec![refused]),
+    });
+    typed(&mut app, "writer is wedged");
+    press(&mut app, KeyCode::Tab);
+    typed(&mut app, &short_id(&lease.id));
+    assert!(
+        press(&mut app, KeyCode::Enter).is_empty(),
+        "refused unless forced"
+    );
+    assert!(
+        open(&app)
+            .not_ready()
+            .is_some_and(|why| why.contains("Ctrl-F"))
+    );
+    let effects = ctrl(&mut app, 'f');
+    let [Effect::Plan { actions, .. }] = effects.as_slice() else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(
+        actions[0].subject(),
+        &Subject::Lease {
+            seen: lease.identity(),
+            force: true
+        }
+    );
+    assert_eq!(
+        open(&app).confirm_expected.as_deref(),
+        Some(lease.id.to_string().as_str())
+    );
+    let forced = Plan {
+        forced: true,
+        ..ok_plan(actions[0].clone())
+    };
+    app.update(Event::Planned {
+        dialog,
+        plans: Ok(vec![forced]),
+    });
+    typed(&mut app, &short_id(&lease.id));
+    assert!(
+        press(&mut app, KeyCode::Enter).is_empty(),
+        "eight characters no longer confirm a forced removal"
+    );
+    ctrl(&mut app, 'u');
+    typed(&mut app, &lease.id.to_string());
+    let effects = press(&mut app, KeyCode::Enter);
+    let [
+        Effect::Apply {
+            actions, reason, ..
+        },
+    ] = effects.as_slice()
+    else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(reason, "writer is wedged");
+    assert!(matches!(
+        actions[0].subject(),
+        Subject::Lease { force: true, .. }
+    ));
 }

@@ -232,3 +232,46 @@ fn counts_as_wide_as_a_real_rollouts_keep_every_digit_at_80_columns() {
     assert!(text.contains("readable 20000/100000 20%"), "{text}");
     assert!(text.contains("│ 100000 spaces"), "{text}");
 }
+
+/// The last line of the screen: the key hints.
+fn hint_line(app: &App) -> String {
+    let text = screen_text(&render(app));
+    let width = usize::from(app.size.0);
+    let chars: Vec<char> = text.chars().collect();
+    chars[chars.len() - width..].iter().collect()
+}
+
+#[test]
+fn hints_offer_only_what_the_view_and_mode_allow() {
+    let mut app = screens::app((160, 48), Extra::None, Focus::Board);
+    assert!(hint_line(&app).contains("r retry"), "{}", hint_line(&app));
+    app.header.access = bootstrap_console::domain::session::Access::ReadOnly {
+        reason: "--read-only".into(),
+    };
+    let hints = hint_line(&app);
+    for action in ["r retry", "c cancel", "x lease", "mark"] {
+        assert!(
+            !hints.contains(action),
+            "{action} offered read-only: {hints}"
+        );
+    }
+    app.view = View::Tenants;
+    assert!(!hint_line(&app).contains("/ filter"), "{}", hint_line(&app));
+    // At 80 columns every hint shown is whole.
+    let narrow = screens::app((80, 24), Extra::None, Focus::Board);
+    let hints = hint_line(&narrow);
+    let last = hints.split_whitespace().last().expect("hints");
+    assert!(
+        ["mark", "view", "pause", "lease"].contains(&last),
+        "a hint cut short: {hints}"
+    );
+}
+
+#[test]
+fn the_tabs_line_counts_marked_spaces() {
+    let mut app = screens::app((80, 24), Extra::None, Focus::Board);
+    update::update(&mut app, key(' '));
+    update::update(&mut app, key(' '));
+    let text = screen_text(&render(&app));
+    assert!(text.contains("9 spaces · 2 marked"), "{text}");
+}

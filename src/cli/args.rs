@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::report::{AttentionFilter, ReportFilter};
-use crate::domain::signals::{self, Attention, Thresholds};
+use crate::domain::signals::{self, Thresholds};
 use crate::sandbox::fixture::FixtureConfig;
 use crate::sandbox::sim::{RunConfig, SeedConfig};
 use crate::store::connect::{ConnectError, Target};
@@ -132,45 +132,25 @@ pub struct FilterArgs {
     #[arg(long, value_parser = tenant_scope)]
     pub tenant: Option<String>,
     /// Only these run states (repeatable).
-    #[arg(long, value_parser = ["queued", "running", "succeeded", "failed", "canceled"])]
-    pub state: Vec<String>,
+    #[arg(long)]
+    pub state: Vec<RunState>,
     /// Only these checkpoints (repeatable).
-    #[arg(long, value_parser = ["pending_snapshot", "snapshot_captured", "rebuilding", "verifying", "published"])]
-    pub checkpoint: Vec<String>,
-    /// Only spaces needing attention; or only one attention class (failed, blocked,
-    /// lease-expired, stuck, heartbeat-late, running, queued, canceled, succeeded).
-    #[arg(
-        long,
-        num_args = 0..=1,
-        default_missing_value = "any",
-        value_parser = ["any", "failed", "blocked", "lease-expired", "stuck", "heartbeat-late", "running", "queued", "canceled", "succeeded"]
-    )]
-    pub attention: Option<String>,
+    #[arg(long)]
+    pub checkpoint: Vec<Checkpoint>,
+    /// Only spaces needing attention (`any`, the default); or only one attention class.
+    #[arg(long, num_args = 0..=1, default_missing_value = "any")]
+    pub attention: Option<AttentionFilter>,
     #[command(flatten)]
     pub thresholds: ThresholdArgs,
 }
 
 impl FilterArgs {
-    /// The filters as the domain's report takes them (clap has checked every value).
+    /// The filters as the domain's report takes them.
     pub fn report_filter(&self) -> ReportFilter {
         ReportFilter {
-            states: self
-                .state
-                .iter()
-                .filter_map(|s| RunState::parse(s))
-                .collect(),
-            checkpoints: self
-                .checkpoint
-                .iter()
-                .filter_map(|c| Checkpoint::parse(c))
-                .collect(),
-            attention: self
-                .attention
-                .as_deref()
-                .map(|a| match Attention::parse(a) {
-                    Some(class) => AttentionFilter::Class(class),
-                    None => AttentionFilter::Any,
-                }),
+            states: self.state.clone(),
+            checkpoints: self.checkpoint.clone(),
+            attention: self.attention,
         }
     }
 

@@ -7,6 +7,7 @@ mod rehearsal;
 mod schema_commands;
 mod scope;
 mod status;
+mod values;
 mod watch;
 
 use std::process::ExitCode;
