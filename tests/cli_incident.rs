@@ -305,12 +305,57 @@ async fn missing_grants_are_named_and_an_unreadable_audit_table_only_hides_the_a
         "--database-url",
         &url_as(&db, &watcher),
     ]);
-    assert_eq!(retry.status.code(), Some(3));
-    assert!(
-        stdout(&retry).contains("USAGE on schema bootstrap_console"),
-        "{}",
-        stdout(&retry)
+    assert_eq!(
+        retry.status.code(),
+        Some(8),
+        "a missing grant, not a refusal"
     );
+    assert!(
+        assert_one_sentence(&retry).contains(&format!(
+            "role {watcher} lacks UPDATE on legacy_space_publication_bootstraps"
+        )) && stderr(&retry).contains("USAGE on schema bootstrap_console"),
+        "{}",
+        stderr(&retry)
+    );
+    assert!(stdout(&retry).is_empty(), "nothing was planned");
+
+    // USAGE and INSERT, but no SELECT on the audit log: the detail says so, the board works.
+    let clerk = format!("clerk_{}", db.name);
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE ROLE \"{clerk}\" LOGIN PASSWORD 'pw'; \
+         GRANT SELECT ON ALL TABLES IN SCHEMA public TO \"{clerk}\"; \
+         GRANT USAGE ON SCHEMA bootstrap_console TO \"{clerk}\"; \
+         GRANT INSERT ON bootstrap_console.audit_log TO \"{clerk}\";"
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("clerk");
+    let session = bootstrap_console::domain::session::Session::open(
+        &bootstrap_console::store::connect::Target::from_options(
+            db.options().username(&clerk).password("pw"),
+        ),
+        Default::default(),
+    )
+    .await
+    .expect("opens");
+    let detail = session
+        .detail(job.bootstrap)
+        .await
+        .expect("the detail loads")
+        .expect("exists");
+    assert_eq!(
+        detail.audit,
+        Err(format!(
+            "audit unavailable: role {clerk} lacks SELECT on bootstrap_console.audit_log"
+        ))
+    );
+    assert!(
+        session
+            .access()
+            .read_only_reason()
+            .is_some_and(|r| r.contains("SELECT and INSERT on bootstrap_console.audit_log"))
+    );
+    session.close().await;
 
     // No SELECT on the bootstrap table: nothing to watch, and the grant is named.
     let blinded = common::cli::run(&["status", "--database-url", &url_as(&db, &blind)]);

@@ -18,7 +18,7 @@ use crate::domain::actions::{
 };
 use crate::domain::model::short_id;
 use crate::domain::report::Rows;
-use crate::domain::session::{Session, SessionOptions};
+use crate::domain::session::{OpenError, Session, SessionOptions};
 use crate::domain::text;
 
 fn parse_id(text: &str, what: &str) -> Result<Uuid, Failure> {
@@ -137,12 +137,26 @@ pub(super) async fn bootstrap_action(args: &ActionArgs, kind: Kind) -> Result<Ex
     result
 }
 
+/// A role that may not write is told which grants it lacks before anything is planned.
+fn require_write_grants(session: &Session) -> Result<(), Failure> {
+    let capabilities = session.capabilities();
+    let missing = capabilities.missing_write_grants();
+    if capabilities.in_recovery || missing.is_empty() {
+        return Ok(());
+    }
+    Err(Failure::Open(OpenError::MissingPrivilege {
+        role: capabilities.current_user.clone(),
+        missing,
+    }))
+}
+
 async fn bootstrap_action_on(
     session: &Session,
     args: &ActionArgs,
     kind: Kind,
     checked: &Checked,
 ) -> Result<ExitCode, Failure> {
+    require_write_grants(session)?;
     scope::require_known_tenant(session).await?;
     let make = kind.on_bootstrap();
     let mut unknown = Vec::new();
@@ -223,6 +237,7 @@ async fn remove_lease_on(
     id: Uuid,
     checked: &Checked,
 ) -> Result<ExitCode, Failure> {
+    require_write_grants(session)?;
     scope::require_known_tenant(session).await?;
     let Some(lease) = session.find_lease(id).await? else {
         outln!("lease {id}: refused — no such lease (already gone?)");

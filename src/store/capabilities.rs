@@ -146,12 +146,9 @@ impl Capabilities {
         }
     }
 
-    /// Why this role cannot act, if it cannot: `None` means every action's writes are granted.
-    pub fn write_blocker(&self) -> Option<String> {
-        if self.in_recovery {
-            return Some("the database is a read-only standby (in recovery)".into());
-        }
-        let missing: Vec<&str> = [
+    /// The grants an action needs that this role lacks (on a primary).
+    pub fn missing_write_grants(&self) -> Vec<&'static str> {
+        [
             (
                 self.can_update_bootstraps,
                 "UPDATE on legacy_space_publication_bootstraps",
@@ -169,14 +166,25 @@ impl Capabilities {
                 "USAGE on schema bootstrap_console",
             ),
             (
-                self.can_insert_audit || !self.has_audit_table || !self.console_schema_usage,
+                // Request ids are looked up in the audit log, so acting needs to read it too.
+                (self.can_insert_audit && self.can_read_audit)
+                    || !self.has_audit_table
+                    || !self.console_schema_usage,
                 "SELECT and INSERT on bootstrap_console.audit_log",
             ),
         ]
         .into_iter()
         .filter(|(granted, _)| !granted)
         .map(|(_, grant)| grant)
-        .collect();
+        .collect()
+    }
+
+    /// Why this role cannot act, if it cannot: `None` means every action's writes are granted.
+    pub fn write_blocker(&self) -> Option<String> {
+        if self.in_recovery {
+            return Some("the database is a read-only standby (in recovery)".into());
+        }
+        let missing = self.missing_write_grants();
         (!missing.is_empty())
             .then(|| format!("role {} lacks {}", self.current_user, missing.join(", ")))
     }
