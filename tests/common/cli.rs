@@ -13,7 +13,7 @@ pub fn run(args: &[&str]) -> Output {
         .env_remove("DATABASE_URL")
         .env(
             "BOOTSTRAP_CONSOLE_LOG_DIR",
-            std::env::temp_dir().join("bc-test-logs"),
+            super::pty::console_log_dir(),
         )
         .stdin(std::process::Stdio::null())
         .output()
@@ -56,7 +56,7 @@ pub fn on_with_input(db: &TestDb, args: &[&str], input: &str) -> Output {
         .env_remove("DATABASE_URL")
         .env(
             "BOOTSTRAP_CONSOLE_LOG_DIR",
-            std::env::temp_dir().join("bc-test-logs"),
+            super::pty::console_log_dir(),
         )
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -8,6 +8,12 @@ use std::time::{Duration, Instant};
 
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 
+/// Where the binaries the tests start write their logs: under the build directory, so test
+/// runs leave nothing behind in the system's temp dir.
+pub fn console_log_dir() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("console-logs")
+}
+
 const BINARY: &str = env!("CARGO_BIN_EXE_bootstrap-console");
 
 /// What the emulator saw besides the screen: titles set and clipboard writes (OSC 52).
@@ -54,8 +60,7 @@ impl Console {
         command.args(args);
         command.env("TERM", "xterm-256color");
         command.env_remove("DATABASE_URL");
-        let log_dir = std::env::temp_dir().join(format!("bc-test-logs-{}", std::process::id()));
-        command.env("BOOTSTRAP_CONSOLE_LOG_DIR", log_dir);
+        command.env("BOOTSTRAP_CONSOLE_LOG_DIR", console_log_dir());
         for (key, value) in envs {
             command.env(key, value);
         }
