@@ -447,11 +447,7 @@ async fn a_live_lease_with_heartbeat_columns_needs_force() {
         .await
         .expect("apply");
     assert!(matches!(outcome, Outcome::Applied(_)), "{outcome:?}");
-    let recorded: String = sqlx::query_scalar("SELECT outcome FROM bootstrap_console.audit_log")
-        .fetch_one(&db.pool)
-        .await
-        .expect("audit");
-    assert_eq!(recorded, "applied_forced");
+    assert_eq!(fixture::audit_outcomes(&db.pool).await, ["applied_forced"]);
 }
 
 #[tokio::test]

@@ -231,14 +231,20 @@ async fn a_lease_that_is_not_an_orphan_suspect_needs_force_and_is_audited_as_for
         ],
     );
     assert_eq!(forced.status.code(), Some(0), "{}", stdout(&forced));
-    let outcome: String = sqlx::query_scalar("SELECT outcome FROM bootstrap_console.audit_log")
-        .fetch_one(&db.pool)
-        .await
-        .expect("audit");
-    assert_eq!(outcome, "applied_forced");
+    assert_eq!(fixture::audit_outcomes(&db.pool).await, ["applied_forced"]);
 }
 
 /// The URL of `db` for another role (trusted locally, as the private cluster is).
+/// A console session opened as `role` (password `pw`): it must open whatever the role lacks.
+async fn session_as(db: &TestDb, role: &str) -> bootstrap_console::domain::session::Session {
+    let target = bootstrap_console::store::connect::Target::from_options(
+        db.options().username(role).password("pw"),
+    );
+    bootstrap_console::domain::session::Session::open(&target, Default::default())
+        .await
+        .unwrap_or_else(|e| panic!("role {role} can still watch: {e}"))
+}
+
 fn url_as(db: &TestDb, role: &str) -> String {
     let url = db.url();
     let (scheme, rest) = url.split_once("://").expect("a URL");
@@ -263,12 +269,7 @@ async fn missing_grants_are_named_and_an_unreadable_audit_table_only_hides_the_a
     .expect("roles");
 
     // No USAGE on the console's schema: it still watches, and says what it cannot do.
-    let target = bootstrap_console::store::connect::Target::from_options(
-        db.options().username(&watcher).password("pw"),
-    );
-    let session = bootstrap_console::domain::session::Session::open(&target, Default::default())
-        .await
-        .expect("a role without the console schema can still watch");
+    let session = session_as(&db, &watcher).await;
     let reason = session.access().read_only_reason().expect("read-only");
     assert!(
         reason.contains("USAGE on schema bootstrap_console"),
@@ -330,14 +331,7 @@ async fn missing_grants_are_named_and_an_unreadable_audit_table_only_hides_the_a
     .execute(&db.pool)
     .await
     .expect("clerk");
-    let session = bootstrap_console::domain::session::Session::open(
-        &bootstrap_console::store::connect::Target::from_options(
-            db.options().username(&clerk).password("pw"),
-        ),
-        Default::default(),
-    )
-    .await
-    .expect("opens");
+    let session = session_as(&db, &clerk).await;
     let detail = session
         .detail(job.bootstrap)
         .await

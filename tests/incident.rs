@@ -10,7 +10,7 @@ use std::time::Duration;
 use bootstrap_console::domain::actions::{
     self, Action, Lookup, Outcome, Refusal, RequestId, Verdict,
 };
-use bootstrap_console::domain::session::SessionOptions;
+use bootstrap_console::domain::session::{Session, SessionOptions};
 use bootstrap_console::sandbox::protocol::{self, StepError};
 use common::TestDb;
 use common::fixture::{self, JobSpec};
@@ -253,16 +253,26 @@ async fn stall_commits(db: &TestDb, reason: &str, secs: f64) {
     .expect("a trigger that stalls commits");
 }
 
-#[tokio::test]
-async fn an_apply_stalled_at_commit_ends_at_its_deadline_and_is_resolved_by_request_id() {
+/// A job in `state` whose cancel, given `reason`, stalls `secs` at commit.
+async fn stalled_cancel(
+    reason: &str,
+    secs: f64,
+    state: &'static str,
+) -> (TestDb, Session, fixture::Job, Action) {
     let db = TestDb::migrated().await;
-    stall_commits(&db, "stall at commit", 8.0).await;
+    stall_commits(&db, reason, secs).await;
     let session = db.session(SessionOptions::default()).await;
-    let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "running")).await;
+    let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", state)).await;
     let action = Action::cancel(
         fixture::seen(&db.pool, job.bootstrap).await,
         RequestId::new(),
     );
+    (db, session, job, action)
+}
+
+#[tokio::test]
+async fn an_apply_stalled_at_commit_ends_at_its_deadline_and_is_resolved_by_request_id() {
+    let (db, session, _, action) = stalled_cancel("stall at commit", 8.0, "running").await;
     let image = fixture::ledger_image(&db.pool).await;
 
     let started = std::time::Instant::now();
@@ -339,14 +349,7 @@ fn signal(name: &str, pid: i32) {
 
 #[tokio::test]
 async fn a_frozen_server_is_reported_unknown_with_its_backend_and_resolved_once_it_resumes() {
-    let db = TestDb::migrated().await;
-    stall_commits(&db, "freeze at commit", 1.5).await;
-    let session = db.session(SessionOptions::default()).await;
-    let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "queued")).await;
-    let action = Action::cancel(
-        fixture::seen(&db.pool, job.bootstrap).await,
-        RequestId::new(),
-    );
+    let (db, session, job, action) = stalled_cancel("freeze at commit", 1.5, "queued").await;
     let applying = tokio::spawn({
         let session = session.clone();
         let action = action.clone();
@@ -464,9 +467,5 @@ async fn a_young_lease_is_not_removed_without_force_and_its_plan_shows_the_evide
         .await
         .expect("apply");
     assert!(matches!(outcome, Outcome::Applied(_)), "{outcome:?}");
-    let recorded: String = sqlx::query_scalar("SELECT outcome FROM bootstrap_console.audit_log")
-        .fetch_one(&db.pool)
-        .await
-        .expect("audit");
-    assert_eq!(recorded, "applied_forced");
+    assert_eq!(fixture::audit_outcomes(&db.pool).await, ["applied_forced"]);
 }

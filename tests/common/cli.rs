@@ -11,10 +11,7 @@ pub fn run(args: &[&str]) -> Output {
     Command::new(BINARY)
         .args(args)
         .env_remove("DATABASE_URL")
-        .env(
-            "BOOTSTRAP_CONSOLE_LOG_DIR",
-            super::pty::console_log_dir(),
-        )
+        .env("BOOTSTRAP_CONSOLE_LOG_DIR", super::pty::console_log_dir())
         .stdin(std::process::Stdio::null())
         .output()
         .expect("run the binary")
@@ -54,10 +51,7 @@ pub fn on_with_input(db: &TestDb, args: &[&str], input: &str) -> Output {
         .args(args)
         .args(["--database-url", url.as_str()])
         .env_remove("DATABASE_URL")
-        .env(
-            "BOOTSTRAP_CONSOLE_LOG_DIR",
-            super::pty::console_log_dir(),
-        )
+        .env("BOOTSTRAP_CONSOLE_LOG_DIR", super::pty::console_log_dir())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -179,6 +179,14 @@ pub async fn audit_count(pool: &PgPool) -> i64 {
         .expect("audit count")
 }
 
+/// The outcome column of every audit record, oldest first.
+pub async fn audit_outcomes(pool: &PgPool) -> Vec<String> {
+    sqlx::query_scalar("SELECT outcome FROM bootstrap_console.audit_log ORDER BY id")
+        .fetch_all(pool)
+        .await
+        .expect("audit outcomes")
+}
+
 /// The whole ledger as JSON text, to prove that a refused action wrote nothing.
 pub async fn ledger_image(pool: &PgPool) -> String {
     sqlx::query_scalar(

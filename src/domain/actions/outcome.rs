@@ -57,7 +57,8 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub(super) fn refused(action: &Action, refusal: Refusal) -> Self {
+    /// A plan that knows nothing of the job beyond its verdict.
+    fn bare(action: &Action, verdict: Result<Vec<Change>, Refusal>) -> Self {
         Self {
             action: action.clone(),
             tenant_id: None,
@@ -67,22 +68,19 @@ impl Plan {
             evidence: Vec::new(),
             forced: false,
             applied_before: None,
-            verdict: Err(refusal),
+            verdict,
         }
+    }
+
+    pub(super) fn refused(action: &Action, refusal: Refusal) -> Self {
+        Self::bare(action, Err(refusal))
     }
 
     /// A plan for a request applied before: nothing to change, nothing to decide.
     pub(super) fn applied_before(action: &Action, audit_id: i64) -> Self {
         Self {
-            action: action.clone(),
-            tenant_id: None,
-            knowledge_space_id: None,
-            now: None,
-            meanwhile: None,
-            evidence: Vec::new(),
-            forced: false,
             applied_before: Some(audit_id),
-            verdict: Ok(Vec::new()),
+            ..Self::bare(action, Ok(Vec::new()))
         }
     }
 
