@@ -245,6 +245,15 @@ async fn session_as(db: &TestDb, role: &str) -> bootstrap_console::domain::sessi
         .unwrap_or_else(|e| panic!("role {role} can still watch: {e}"))
 }
 
+/// What the detail of `bootstrap` shows of its audit records.
+async fn detail_audit(
+    session: &bootstrap_console::domain::session::Session,
+    bootstrap: uuid::Uuid,
+) -> Result<Vec<bootstrap_console::domain::model::AuditRecord>, String> {
+    let detail = session.detail(bootstrap).await.expect("the detail loads");
+    detail.expect("exists").audit
+}
+
 fn url_as(db: &TestDb, role: &str) -> String {
     let url = db.url();
     let (scheme, rest) = url.split_once("://").expect("a URL");
@@ -275,13 +284,8 @@ async fn missing_grants_are_named_and_an_unreadable_audit_table_only_hides_the_a
         reason.contains("USAGE on schema bootstrap_console"),
         "{reason}"
     );
-    let detail = session
-        .detail(job.bootstrap)
-        .await
-        .expect("the detail loads")
-        .expect("exists");
     assert_eq!(
-        detail.audit,
+        detail_audit(&session, job.bootstrap).await,
         Err(format!(
             "audit unavailable: role {watcher} lacks USAGE on schema bootstrap_console"
         ))
@@ -332,13 +336,8 @@ async fn missing_grants_are_named_and_an_unreadable_audit_table_only_hides_the_a
     .await
     .expect("clerk");
     let session = session_as(&db, &clerk).await;
-    let detail = session
-        .detail(job.bootstrap)
-        .await
-        .expect("the detail loads")
-        .expect("exists");
     assert_eq!(
-        detail.audit,
+        detail_audit(&session, job.bootstrap).await,
         Err(format!(
             "audit unavailable: role {clerk} lacks SELECT on bootstrap_console.audit_log"
         ))
