@@ -8,10 +8,11 @@ mod common;
 use std::time::Duration;
 
 use bootstrap_console::domain::actions::{
-    self, Action, Lookup, Outcome, Refusal, RequestId, Verdict,
+    self, Action, Kind, Lookup, Outcome, Refusal, RequestId, Verdict,
 };
 use bootstrap_console::domain::session::{Session, SessionOptions};
 use bootstrap_console::sandbox::protocol::{self, StepError};
+use bootstrap_console::store::write::Backend;
 use common::TestDb;
 use common::fixture::{self, JobSpec};
 
@@ -207,7 +208,10 @@ async fn a_request_sent_again_is_answered_already_applied_instead_of_a_state_ref
             .await
             .expect("audit");
     assert_eq!(stored, Some(action.request_id()));
-    assert_eq!(action.request_id(), request.for_subject(job.bootstrap));
+    assert_eq!(
+        action.request_id(),
+        request.for_subject(Kind::Retry, job.bootstrap)
+    );
 
     // The job is queued now, so a new retry would be refused; the same request is not.
     let plan = actions::plan(&session, &action).await.expect("plan");
@@ -237,6 +241,93 @@ async fn a_request_sent_again_is_answered_already_applied_instead_of_a_state_ref
             audit_id: first.audit_id
         }
     );
+    // The same request id given to another command is another request: never "already
+    // applied" for what the first one did.
+    let cancel = Action::cancel(fixture::seen(&db.pool, job.bootstrap).await, request);
+    assert_ne!(cancel.request_id(), action.request_id());
+    let plan = actions::plan(&session, &cancel).await.expect("plan");
+    assert_eq!(plan.applied_before, None);
+    assert!(plan.verdict.is_ok(), "{plan:?}");
+}
+
+#[tokio::test]
+async fn a_row_held_by_another_transaction_leaves_the_outcome_unknown_not_failed() {
+    let db = TestDb::migrated().await;
+    let session = db.session(SessionOptions::default()).await;
+    let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "running")).await;
+    let action = Action::cancel(
+        fixture::seen(&db.pool, job.bootstrap).await,
+        RequestId::new(),
+    );
+    // An earlier run of the request, say, stalled with the row locked.
+    let mut holder = db.pool.begin().await.expect("begin");
+    sqlx::query("SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE")
+        .bind(job.bootstrap)
+        .execute(&mut *holder)
+        .await
+        .expect("lock");
+    let outcome = actions::apply_bounded(
+        &session,
+        &action,
+        "operator asked",
+        Duration::from_secs(60),
+        std::future::pending(),
+    )
+    .await
+    .expect("an answer");
+    assert!(
+        matches!(
+            &outcome,
+            Outcome::Interrupted {
+                found: Lookup::RowLocked,
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
+    let (verdict, sentence) = actions::sentence(&action, &Ok(outcome));
+    assert_eq!(verdict, Verdict::Unknown);
+    assert!(
+        sentence.contains("this attempt wrote nothing; another transaction holds the row"),
+        "{sentence}"
+    );
+    holder.rollback().await.expect("rollback");
+    assert_eq!(fixture::audit_count(&db.pool).await, 0);
+}
+
+#[tokio::test]
+async fn the_lookup_never_ends_a_connection_that_went_on_to_other_work() {
+    let db = TestDb::migrated().await;
+    let session = db.session(SessionOptions::default()).await;
+    let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "running")).await;
+    let action = Action::cancel(
+        fixture::seen(&db.pool, job.bootstrap).await,
+        RequestId::new(),
+    );
+    let mut conn = db.connect().await;
+    // The abandoned transaction ended; its connection now serves another one.
+    let (pid, xact_start): (i32, chrono::DateTime<chrono::Utc>) =
+        sqlx::query_as("SELECT pg_backend_pid(), now()")
+            .fetch_one(&mut conn)
+            .await
+            .expect("backend");
+    sqlx::raw_sql("BEGIN")
+        .execute(&mut conn)
+        .await
+        .expect("begin");
+    sqlx::query("SELECT pg_sleep(0.01)")
+        .execute(&mut conn)
+        .await
+        .expect("work");
+    let found = actions::resolve(&session, &action, Some(Backend { pid, xact_start }))
+        .await
+        .expect("lookup");
+    assert_eq!(found, Lookup::NotApplied);
+    let alive: i32 = sqlx::query_scalar("SELECT 1")
+        .fetch_one(&mut conn)
+        .await
+        .expect("the other work's connection is still alive");
+    assert_eq!(alive, 1);
 }
 
 /// A deferred trigger that makes COMMIT of an audit record with this reason take `secs`.
@@ -365,19 +456,25 @@ async fn a_frozen_server_is_reported_unknown_with_its_backend_and_resolved_once_
         }
     });
     // The backend sits in its commit (the deferred trigger); freeze it there.
-    let pid: i32 = loop {
-        let pid: Option<i32> = sqlx::query_scalar(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() \
+    let waited = std::time::Instant::now();
+    let backend = loop {
+        let found: Option<(i32, chrono::DateTime<chrono::Utc>)> = sqlx::query_as(
+            "SELECT pid, xact_start FROM pg_stat_activity WHERE datname = current_database() \
              AND wait_event = 'PgSleep' AND application_name = 'bootstrap-console'",
         )
         .fetch_optional(&db.pool)
         .await
         .expect("activity");
-        if let Some(pid) = pid {
-            break pid;
+        if let Some((pid, xact_start)) = found {
+            break Backend { pid, xact_start };
         }
+        assert!(
+            waited.elapsed() < Duration::from_secs(20),
+            "the commit never reached the stalling trigger"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
+    let pid = backend.pid;
     if !can_signal(pid) {
         eprintln!("the server's processes cannot be signalled from here; the freeze is not tried");
         let _ = applying.await;
@@ -391,9 +488,7 @@ async fn a_frozen_server_is_reported_unknown_with_its_backend_and_resolved_once_
         outcome,
         Outcome::Interrupted {
             why: "no answer within the deadline of 1s".into(),
-            found: Lookup::StillOpen {
-                backend_pid: Some(pid)
-            },
+            found: Lookup::StillOpen { backend_pid: pid },
         }
     );
     let (verdict, sentence) = actions::sentence(&action, &Ok(outcome));
@@ -406,7 +501,7 @@ async fn a_frozen_server_is_reported_unknown_with_its_backend_and_resolved_once_
     );
     // Resumed, the abandoned backend ends without committing; the lookup now knows.
     assert_eq!(
-        actions::resolve(&session, &action, Some(pid))
+        actions::resolve(&session, &action, Some(backend))
             .await
             .expect("lookup"),
         Lookup::NotApplied

@@ -1,7 +1,8 @@
 //! Finding out what became of a request whose answer never came (a deadline passed, the
 //! operator stopped waiting, the connection was lost). On a connection of its own — the pool's
-//! may be the one that is stuck — it takes the same row lock the request took, so it cannot
-//! overtake a transaction still committing, then looks for the request id in the audit table.
+//! may be the one that is stuck — it ends exactly the abandoned transaction, waits for it to be
+//! over, takes the same row lock the request took (so it cannot overtake a transaction still
+//! committing), then looks for the request id in the audit table.
 
 use std::time::Duration;
 
@@ -10,48 +11,82 @@ use uuid::Uuid;
 
 use super::StoreError;
 use super::connect::{ConnectError, Target};
-use super::write::AuditSubject;
+use super::write::{AuditSubject, Backend};
 
 /// SQLSTATE of a lock wait that ran out (`lock_timeout`).
-const LOCK_NOT_AVAILABLE: &str = "55P03";
+pub const LOCK_NOT_AVAILABLE: &str = "55P03";
 
-/// An open lookup: its own connection, inside a transaction that is always rolled back.
+/// Whether `error` is a lock wait that ran out.
+pub fn is_lock_timeout(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(e) if e.code().as_deref() == Some(LOCK_NOT_AVAILABLE))
+}
+
+/// An open lookup: its own connection. Each check of the server's activity is a statement of
+/// its own (activity is read once per transaction); the row lock is held in a transaction
+/// that is always rolled back.
 pub struct LookupTx {
     conn: PgConnection,
 }
 
 impl LookupTx {
     pub async fn open(target: &Target) -> Result<Self, ConnectError> {
-        let mut conn = target.connect().await?;
-        sqlx::raw_sql("BEGIN READ WRITE")
-            .execute(&mut conn)
-            .await
-            .map_err(|e| ConnectError::Unreachable {
-                target: target.to_string(),
-                reason: e.to_string(),
-            })?;
-        Ok(Self { conn })
+        Ok(Self {
+            conn: target.connect().await?,
+        })
     }
 
-    /// Asks the abandoned request's own backend to end: whatever it had not committed rolls
-    /// back, and it cannot commit later behind the operator's back.
-    pub async fn end_backend(&mut self, pid: i32) -> Result<(), StoreError> {
-        sqlx::query("SELECT pg_terminate_backend($1)")
-            .bind(pid)
-            .execute(&mut self.conn)
-            .await?;
+    /// Asks the abandoned transaction's backend to end — only while it is still in that very
+    /// transaction, never a later one the connection went on to serve. Whatever it had not
+    /// committed rolls back; it cannot commit later behind the operator's back.
+    pub async fn end_transaction(&mut self, backend: Backend) -> Result<(), StoreError> {
+        sqlx::query(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+             WHERE pid = $1 AND xact_start = $2",
+        )
+        .bind(backend.pid)
+        .bind(backend.xact_start)
+        .execute(&mut self.conn)
+        .await?;
         Ok(())
     }
 
-    /// Takes the row lock the request took, waiting at most `wait`; `false` when another
-    /// transaction still holds it. A row that no longer exists needs no lock.
+    /// Whether `backend` is still inside the abandoned transaction, after waiting up to `wait`
+    /// for it to end.
+    pub async fn still_open(
+        &mut self,
+        backend: Backend,
+        wait: Duration,
+    ) -> Result<bool, StoreError> {
+        let started = std::time::Instant::now();
+        loop {
+            let open: bool = sqlx::query_scalar(
+                "SELECT EXISTS (SELECT 1 FROM pg_stat_activity \
+                                WHERE pid = $1 AND xact_start = $2)",
+            )
+            .bind(backend.pid)
+            .bind(backend.xact_start)
+            .fetch_one(&mut self.conn)
+            .await?;
+            if !open || started.elapsed() >= wait {
+                return Ok(open);
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Takes the row lock the request took, waiting at most `wait`, and keeps it until
+    /// [`Self::close`]; `false` when another transaction still holds it. A row that no longer
+    /// exists needs no lock.
     pub async fn lock(
         &mut self,
         subject: AuditSubject,
         wait: Duration,
     ) -> Result<bool, StoreError> {
-        let timeout = format!("SET LOCAL lock_timeout = '{}ms'", wait.as_millis());
-        sqlx::raw_sql(sqlx::AssertSqlSafe(timeout))
+        let begin = format!(
+            "BEGIN READ WRITE; SET LOCAL lock_timeout = '{}ms'",
+            wait.as_millis()
+        );
+        sqlx::raw_sql(sqlx::AssertSqlSafe(begin))
             .execute(&mut self.conn)
             .await?;
         let (sql, id) = match subject {
@@ -66,39 +101,14 @@ impl LookupTx {
         };
         match sqlx::query(sql).bind(id).execute(&mut self.conn).await {
             Ok(_) => Ok(true),
-            Err(sqlx::Error::Database(e)) if e.code().as_deref() == Some(LOCK_NOT_AVAILABLE) => {
-                Ok(false)
-            }
+            Err(e) if is_lock_timeout(&e) => Ok(false),
             Err(e) => Err(e.into()),
         }
     }
 
-    /// The audit record of the request, if it was applied. (After a refused lock the
-    /// transaction is aborted; this is only asked with the lock held.)
+    /// The audit record of the request, if it was applied (asked with the lock held).
     pub async fn audit_of_request(&mut self, request_id: Uuid) -> Result<Option<i64>, StoreError> {
         super::read::audit_of_request(&mut self.conn, request_id).await
-    }
-
-    /// Whether `pid` is still inside a transaction, after waiting up to `wait` for it to end.
-    pub async fn backend_still_open(
-        &mut self,
-        pid: i32,
-        wait: Duration,
-    ) -> Result<bool, StoreError> {
-        let started = std::time::Instant::now();
-        loop {
-            let open: bool = sqlx::query_scalar(
-                "SELECT EXISTS (SELECT 1 FROM pg_stat_activity \
-                                WHERE pid = $1 AND xact_start IS NOT NULL)",
-            )
-            .bind(pid)
-            .fetch_one(&mut self.conn)
-            .await?;
-            if !open || started.elapsed() >= wait {
-                return Ok(open);
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
     }
 
     pub async fn close(mut self) {

@@ -4,7 +4,7 @@
 //! sees whether the action still applies, writes, appends the audit record and commits — or
 //! rolls back and writes nothing. Each statement here is one step of that sequence.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 use sqlx::postgres::PgRow;
@@ -73,6 +73,28 @@ pub struct NewAudit<'a> {
     pub outcome: AuditOutcome,
 }
 
+/// The server process of an action's transaction and the moment that transaction began:
+/// enough to end exactly that transaction later, never a later one on the same connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backend {
+    pub pid: i32,
+    pub xact_start: DateTime<Utc>,
+}
+
+/// Where [`WriteTx::begin`] writes its [`Backend`] as soon as it is known.
+#[derive(Debug, Default)]
+pub struct BackendSlot(Mutex<Option<Backend>>);
+
+impl BackendSlot {
+    pub fn get(&self) -> Option<Backend> {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set(&self, backend: Backend) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(backend);
+    }
+}
+
 /// An open read-write transaction. Dropping it without `commit` rolls back.
 pub struct WriteTx {
     tx: Transaction<'static, Postgres>,
@@ -81,14 +103,16 @@ pub struct WriteTx {
 
 impl WriteTx {
     /// `BEGIN READ WRITE`: the pool's sessions default to read-only, so writing is explicit.
-    /// The server process serving it is written to `backend` at once, so that a caller who
-    /// stops waiting can still find the transaction.
-    pub async fn begin(store: &Store, backend: &AtomicI32) -> Result<Self, StoreError> {
+    /// Its server process and start are written to `backend` at once, so that a caller who
+    /// stops waiting can still find exactly this transaction.
+    pub async fn begin(store: &Store, backend: &BackendSlot) -> Result<Self, StoreError> {
         let mut tx = store.pool().begin_with("BEGIN READ WRITE").await?;
-        let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
-            .fetch_one(&mut *tx)
-            .await?;
-        backend.store(pid, Ordering::Relaxed);
+        // `now()` is the transaction's start, as `pg_stat_activity.xact_start` shows it.
+        let (pid, xact_start): (i32, DateTime<Utc>) =
+            sqlx::query_as("SELECT pg_backend_pid(), now()")
+                .fetch_one(&mut *tx)
+                .await?;
+        backend.set(Backend { pid, xact_start });
         Ok(Self {
             tx,
             layout: *store.layout(),

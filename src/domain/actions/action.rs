@@ -135,13 +135,12 @@ impl RequestId {
         Self(id)
     }
 
-    pub fn uuid(self) -> Uuid {
-        self.0
-    }
-
-    /// The id this request's action on `subject` carries (UUIDv5 of the two).
-    pub fn for_subject(self, subject: Uuid) -> Uuid {
-        Uuid::new_v5(&self.0, subject.as_bytes())
+    /// The id this request's action of `kind` on `subject` carries: a UUIDv5 of the three, so
+    /// a request id given again to another command or subject can never match what it did.
+    pub fn for_subject(self, kind: Kind, subject: Uuid) -> Uuid {
+        let mut name = kind.name().as_bytes().to_vec();
+        name.extend_from_slice(subject.as_bytes());
+        Uuid::new_v5(&self.0, &name)
     }
 }
 
@@ -171,7 +170,7 @@ impl Action {
     fn on_bootstrap(kind: Kind, seen: SeenBootstrap, request: RequestId) -> Self {
         Self {
             kind,
-            request_id: request.for_subject(seen.id),
+            request_id: request.for_subject(kind, seen.id),
             subject: Subject::Bootstrap(seen),
             exact_row_version: None,
         }
@@ -181,7 +180,7 @@ impl Action {
     pub fn remove_lease(seen: LeaseIdentity, force: bool, request: RequestId) -> Self {
         Self {
             kind: Kind::RemoveLease,
-            request_id: request.for_subject(seen.id),
+            request_id: request.for_subject(Kind::RemoveLease, seen.id),
             subject: Subject::Lease { seen, force },
             exact_row_version: None,
         }

@@ -2,8 +2,6 @@
 //! that locks the row, looks the request id up, decides again with the same rules, writes,
 //! audits and commits.
 
-use std::sync::atomic::AtomicI32;
-
 use super::action::{Action, Kind, SeenBootstrap};
 use super::outcome::{Applied, Change, Outcome, Plan};
 use super::{ActionError, audit_record, cancel, precondition, retry};
@@ -11,7 +9,7 @@ use crate::domain::model::Bootstrap;
 use crate::domain::refusal::Refusal;
 use crate::domain::session::Session;
 use crate::store::read;
-use crate::store::write::{AuditOutcome, WriteTx};
+use crate::store::write::{AuditOutcome, BackendSlot, WriteTx};
 
 /// [`Action`]'s constructors give lease removal a lease subject, never a bootstrap.
 const LEASE_SUBJECT: &str = "lease removal always has a lease subject";
@@ -66,7 +64,7 @@ pub(super) async fn apply(
     action: &Action,
     seen: &SeenBootstrap,
     reason: &str,
-    backend: &AtomicI32,
+    backend: &BackendSlot,
 ) -> Result<Outcome, ActionError> {
     let mut tx = WriteTx::begin(session.store(), backend).await?;
     let locked = tx.lock_bootstrap(seen.id).await?;

@@ -1,21 +1,21 @@
 //! Applying with a bounded wait (SPEC §3). An operator must never sit at "applying…" forever,
 //! nor be left guessing: when the deadline passes, the operator stops waiting, or the
-//! connection is lost, the request is looked up by its id — after taking the row lock it took,
-//! so the lookup cannot overtake a transaction still committing — and the answer is applied,
-//! not applied, or "unknown: backend pid N still open" while that transaction holds on.
+//! connection is lost, the request is looked up by its id — after its own transaction is over
+//! and with the row lock it took, so the lookup cannot overtake a transaction still committing
+//! — and the answer is applied, not applied, or unknown while a transaction holds on.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
 use super::action::{Action, Subject};
 use super::outcome::Outcome;
 use super::{ActionError, apply_recording};
 use crate::domain::session::Session;
-use crate::store::lookup::LookupTx;
-use crate::store::write::AuditSubject;
+use crate::store::StoreError;
+use crate::store::lookup::{LookupTx, is_lock_timeout};
+use crate::store::write::{AuditSubject, Backend, BackendSlot};
 
-/// How long the lookup waits for the row lock, and for an abandoned backend to end.
+/// How long the lookup waits for the row lock, and for an abandoned transaction to end.
 const LOOKUP_WAIT: Duration = Duration::from_secs(3);
 
 /// What the lookup by request id found.
@@ -25,11 +25,16 @@ pub enum Lookup {
         audit_id: i64,
     },
     NotApplied,
-    /// The request's transaction still holds on (a stalled server): no answer yet. Looking
-    /// again later (the CLI's `--request-id`) tells.
+    /// The request's own transaction still holds on (a stalled server) although it was asked
+    /// to end: no answer yet. Looking again later (the CLI's `--request-id`) tells.
     StillOpen {
-        backend_pid: Option<i32>,
+        backend_pid: i32,
     },
+    /// Another transaction holds the row (an earlier run of the same request, stalled, or a
+    /// long write by someone else): no answer yet.
+    RowLocked,
+    /// The lookup itself could not reach the database: no answer yet.
+    Unreachable,
 }
 
 /// [`super::apply`] for an operator: waits at most `deadline`, or until `give_up` completes
@@ -41,9 +46,19 @@ pub async fn apply_bounded(
     deadline: Duration,
     give_up: impl Future<Output = ()>,
 ) -> Result<Outcome, ActionError> {
-    let backend = AtomicI32::new(0);
+    let backend = BackendSlot::default();
     let why = tokio::select! {
         result = apply_recording(session, action, reason, &backend) => match result {
+            // Its own lock wait ran out: another transaction holds the row, maybe an earlier
+            // run of this very request.
+            Err(ActionError::Store(StoreError::Database(e))) if is_lock_timeout(&e) => {
+                return Ok(Outcome::Interrupted {
+                    why: "the row stayed locked by another transaction; this attempt wrote \
+                          nothing"
+                        .into(),
+                    found: Lookup::RowLocked,
+                });
+            }
             Err(e) if !e.is_definite() => format!("the connection failed ({e})"),
             answered => return answered,
         },
@@ -52,25 +67,35 @@ pub async fn apply_bounded(
         }
         () = give_up => "you stopped waiting".to_string(),
     };
-    let pid = Some(backend.load(Ordering::Relaxed)).filter(|pid| *pid != 0);
     tracing::warn!(
         "{}: {why}; looking request {} up",
         action.target(),
         action.request_id()
     );
-    let found = resolve(session, action, pid).await?;
+    // A lookup that cannot be made leaves the outcome unknown, never "failed".
+    let found = match resolve(session, action, backend.get()).await {
+        Ok(found) => found,
+        Err(e) => {
+            tracing::warn!("looking request {} up failed: {e}", action.request_id());
+            return Ok(Outcome::Interrupted {
+                why: format!("{why}; looking it up failed too ({e})"),
+                found: Lookup::Unreachable,
+            });
+        }
+    };
     Ok(Outcome::Interrupted { why, found })
 }
 
-/// Looks `action`'s request up: ends its abandoned transaction (`backend_pid`, when known),
-/// takes the row lock, then searches the audit table for the request id.
+/// Looks `action`'s request up: ends its abandoned transaction (`backend`, when it got that
+/// far) and waits for it to be over, takes the row lock, then searches the audit table for the
+/// request id.
 pub async fn resolve(
     session: &Session,
     action: &Action,
-    backend_pid: Option<i32>,
+    backend: Option<Backend>,
 ) -> Result<Lookup, ActionError> {
     let mut lookup = LookupTx::open(session.store().target()).await?;
-    let found = look(&mut lookup, action, backend_pid).await;
+    let found = look(&mut lookup, action, backend).await;
     lookup.close().await;
     found
 }
@@ -78,28 +103,27 @@ pub async fn resolve(
 async fn look(
     lookup: &mut LookupTx,
     action: &Action,
-    backend_pid: Option<i32>,
+    backend: Option<Backend>,
 ) -> Result<Lookup, ActionError> {
-    if let Some(pid) = backend_pid {
-        lookup.end_backend(pid).await?;
+    if let Some(backend) = backend {
+        lookup.end_transaction(backend).await?;
+        // A frozen server cannot even end it: the row lock would only time out behind it.
+        if lookup.still_open(backend, LOOKUP_WAIT).await? {
+            return Ok(Lookup::StillOpen {
+                backend_pid: backend.pid,
+            });
+        }
     }
     let subject = match action.subject() {
         Subject::Bootstrap(seen) => AuditSubject::Bootstrap(seen.id),
         Subject::Lease { seen, .. } => AuditSubject::Lease(seen.id),
     };
     if !lookup.lock(subject, LOOKUP_WAIT).await? {
-        return Ok(Lookup::StillOpen { backend_pid });
+        return Ok(Lookup::RowLocked);
     }
-    if let Some(audit_id) = lookup.audit_of_request(action.request_id()).await? {
-        return Ok(Lookup::Applied { audit_id });
-    }
-    // Not there yet: it never will be once its transaction is over.
-    if let Some(pid) = backend_pid
-        && lookup.backend_still_open(pid, LOOKUP_WAIT).await?
-    {
-        return Ok(Lookup::StillOpen {
-            backend_pid: Some(pid),
-        });
-    }
-    Ok(Lookup::NotApplied)
+    Ok(match lookup.audit_of_request(action.request_id()).await? {
+        Some(audit_id) => Lookup::Applied { audit_id },
+        // Its transaction is over and the row is ours: it never will be there now.
+        None => Lookup::NotApplied,
+    })
 }

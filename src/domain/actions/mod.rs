@@ -23,10 +23,8 @@ pub use cancel::CANCELED_ERROR_CODE;
 pub use outcome::{Applied, Change, Outcome, Plan, Verdict, sentence};
 
 pub use super::refusal::{MAX_REASON_CHARS, Refusal};
-use std::sync::atomic::AtomicI32;
-
 use super::session::Session;
-use crate::store::write::{AuditOutcome, AuditSubject, NewAudit};
+use crate::store::write::{AuditOutcome, AuditSubject, BackendSlot, NewAudit};
 use crate::store::{StoreError, read};
 
 /// Why an action could not be planned or applied at all (the database, not the rules).
@@ -107,7 +105,7 @@ pub async fn apply(
     action: &Action,
     reason: &str,
 ) -> Result<Outcome, ActionError> {
-    apply_recording(session, action, reason, &AtomicI32::new(0)).await
+    apply_recording(session, action, reason, &BackendSlot::default()).await
 }
 
 /// [`apply`], writing the server process of its transaction to `backend` as soon as known.
@@ -115,7 +113,7 @@ async fn apply_recording(
     session: &Session,
     action: &Action,
     reason: &str,
-    backend: &AtomicI32,
+    backend: &BackendSlot,
 ) -> Result<Outcome, ActionError> {
     let reason = match gate(session).and_then(|()| check_reason(reason)) {
         Ok(reason) => reason,

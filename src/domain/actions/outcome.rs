@@ -175,18 +175,29 @@ pub fn sentence(action: &Action, result: &Result<Outcome, ActionError>) -> (Verd
             ),
             Lookup::NotApplied => (
                 Verdict::Refused,
-                format!("{target}: not applied — {why}, and its transaction was rolled back"),
+                format!(
+                    "{target}: not applied — {why}; its request id is not in the audit log and \
+                     nothing holds the row"
+                ),
             ),
-            Lookup::StillOpen { backend_pid } => {
-                let holder = backend_pid.map_or_else(
-                    || "its transaction still holds the row".to_string(),
-                    |pid| format!("backend pid {pid} still open"),
-                );
-                (
-                    Verdict::Unknown,
-                    format!("{target}: outcome unknown — {why}; {holder} (request {request})"),
-                )
-            }
+            Lookup::StillOpen { backend_pid } => (
+                Verdict::Unknown,
+                format!(
+                    "{target}: outcome unknown — {why}; backend pid {backend_pid} still open \
+                     (request {request})"
+                ),
+            ),
+            Lookup::RowLocked => (
+                Verdict::Unknown,
+                format!(
+                    "{target}: outcome unknown — {why}; another transaction holds the row \
+                     (request {request})"
+                ),
+            ),
+            Lookup::Unreachable => (
+                Verdict::Unknown,
+                format!("{target}: outcome unknown — {why} (request {request})"),
+            ),
         },
         Err(e) => (Verdict::Failed, format!("{target}: failed — {e}")),
     }

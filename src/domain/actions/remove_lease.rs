@@ -4,8 +4,6 @@
 //! blocks. A lease that is not an orphan suspect is refused unless forced, and a forced
 //! removal is audited as forced.
 
-use std::sync::atomic::AtomicI32;
-
 use super::action::Action;
 use super::outcome::{Applied, Change, Outcome, Plan};
 use super::{ActionError, audit_record};
@@ -15,7 +13,7 @@ use crate::domain::refusal::Refusal;
 use crate::domain::session::Session;
 use crate::domain::text;
 use crate::store::read;
-use crate::store::write::{AuditOutcome, WriteTx};
+use crate::store::write::{AuditOutcome, BackendSlot, WriteTx};
 
 /// Scope, identity, then the orphan evidence (unless forced). `Ok` says whether force was
 /// needed.
@@ -111,7 +109,7 @@ pub(super) async fn apply(
     seen: &LeaseIdentity,
     force: bool,
     reason: &str,
-    backend: &AtomicI32,
+    backend: &BackendSlot,
 ) -> Result<Outcome, ActionError> {
     let mut tx = WriteTx::begin(session.store(), backend).await?;
     let locked = tx.lock_lease(seen.id).await?;
