@@ -436,3 +436,158 @@ async fn watch_on_a_tenant_that_matches_nothing_shows_an_explicit_empty_state() 
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);
 }
+
+#[tokio::test]
+async fn an_older_console_schema_is_brought_forward_keeping_its_records() {
+    use bootstrap_console::store::schema::{self, CONSOLE_UNITS, LEGACY_SPACE_BOOTSTRAP};
+    let db = TestDb::empty().await;
+    let mut conn = db.connect().await;
+    schema::apply_unit(&mut conn, &schema::PLATFORM_STANDIN)
+        .await
+        .expect("stand-in");
+    schema::apply_unit(&mut conn, &LEGACY_SPACE_BOOTSTRAP)
+        .await
+        .expect("0009");
+    // The console schema as the first release left it, with one record in it.
+    schema::apply_unit(&mut conn, &CONSOLE_UNITS[0])
+        .await
+        .expect("0001");
+    let job = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    sqlx::query("INSERT INTO bootstrap_console.schema_migrations (version, name) VALUES (1, $1)")
+        .bind(CONSOLE_UNITS[0].name)
+        .execute(&db.pool)
+        .await
+        .expect("recorded");
+    sqlx::query(
+        "INSERT INTO bootstrap_console.audit_log (actor, host, action, tenant_id, \
+           knowledge_space_id, bootstrap_id, reason, outcome) \
+         VALUES ('ops', 'jump', 'retry', 'acme', $1, $2, 'an earlier release', 'applied')",
+    )
+    .bind(job.space)
+    .bind(job.bootstrap)
+    .execute(&db.pool)
+    .await
+    .expect("an old record");
+    let image = fixture::ledger_image(&db.pool).await;
+
+    let id = job.space.to_string();
+    let args = ["cancel", id.as_str(), "--reason", "x", "--yes"];
+    let outdated = on(&db, &args);
+    assert_eq!(outdated.status.code(), Some(5), "{}", stdout(&outdated));
+    assert!(
+        assert_one_sentence(&outdated).contains("bootstrap-console migrate"),
+        "{}",
+        stderr(&outdated)
+    );
+    assert_eq!(fixture::ledger_image(&db.pool).await, image);
+
+    let migrated = on(&db, &["migrate"]);
+    assert_eq!(migrated.status.code(), Some(0), "{}", stderr(&migrated));
+    let kept: Vec<(String, Option<uuid::Uuid>)> =
+        sqlx::query_as("SELECT reason, request_id FROM bootstrap_console.audit_log ORDER BY id")
+            .fetch_all(&db.pool)
+            .await
+            .expect("audit");
+    assert_eq!(kept, vec![("an earlier release".to_string(), None)]);
+
+    let cancel = on(&db, &args);
+    assert_eq!(cancel.status.code(), Some(0), "{}", stdout(&cancel));
+    assert_eq!(fixture::audit_count(&db.pool).await, 2);
+}
+
+#[tokio::test]
+async fn a_lease_removal_sent_again_after_the_lease_is_gone_says_already_applied() {
+    let db = TestDb::migrated().await;
+    let job = fixture::job(&db.pool, &JobSpec::new("acme", "queued")).await;
+    let lease = fixture::lease(&db.pool, "acme", job.space, 7200)
+        .await
+        .to_string();
+    let first = on(
+        &db,
+        &[
+            "lease",
+            "remove",
+            &lease,
+            "--reason",
+            "writer is gone",
+            "--yes",
+        ],
+    );
+    assert_eq!(first.status.code(), Some(0), "{}", stdout(&first));
+    let request = request_of(&stdout(&first));
+
+    let again = on(
+        &db,
+        &[
+            "lease",
+            "remove",
+            &lease,
+            "--reason",
+            "writer is gone",
+            "--yes",
+            "--request-id",
+            &request,
+        ],
+    );
+    assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
+    assert!(
+        stdout(&again).contains("remove lease already applied (audit record 1)"),
+        "{}",
+        stdout(&again)
+    );
+    // A new request for a lease that is gone is refused, as before.
+    let fresh = on(&db, &["lease", "remove", &lease, "--reason", "x", "--yes"]);
+    assert_eq!(fresh.status.code(), Some(3), "{}", stdout(&fresh));
+    assert_eq!(fixture::audit_count(&db.pool).await, 1);
+}
+
+#[tokio::test]
+async fn an_unknown_outcome_exits_6_and_says_how_to_finish_the_request() {
+    let db = TestDb::migrated().await;
+    let job = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    let mut holder = db.pool.begin().await.expect("begin");
+    sqlx::query("SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE")
+        .bind(job.bootstrap)
+        .execute(&mut *holder)
+        .await
+        .expect("a transaction holds the row");
+    let id = job.space.to_string();
+    let args = ["cancel", id.as_str(), "--reason", "stop it", "--yes"];
+    let held = on(&db, &args);
+    assert_eq!(held.status.code(), Some(6), "{}", stdout(&held));
+    let out = stdout(&held);
+    assert!(out.contains("outcome unknown"), "{out}");
+    let request = request_of(&out);
+    let advice = format!(
+        "`bootstrap-console cancel {} --request-id {request} --dry-run`",
+        job.bootstrap
+    );
+    assert!(out.contains(&advice), "{out}");
+    holder.rollback().await.expect("release");
+
+    // The advice, followed: the dry run tells, the run finishes the request once.
+    let bootstrap = job.bootstrap.to_string();
+    let redrive = |extra: &[&str]| {
+        let mut all = vec!["cancel", bootstrap.as_str(), "--reason", "stop it", "--yes"];
+        all.extend(["--request-id", request.as_str()]);
+        all.extend(extra);
+        on(&db, &all)
+    };
+    let told = redrive(&["--dry-run"]);
+    assert_eq!(told.status.code(), Some(0), "{}", stdout(&told));
+    assert!(
+        stdout(&told).contains("1 would be applied"),
+        "{}",
+        stdout(&told)
+    );
+    let finished = redrive(&[]);
+    assert_eq!(finished.status.code(), Some(0), "{}", stdout(&finished));
+    let again = redrive(&[]);
+    assert_eq!(again.status.code(), Some(0));
+    assert!(
+        stdout(&again).contains("request already applied (audit record 1)"),
+        "{}",
+        stdout(&again)
+    );
+    assert_eq!(fixture::audit_count(&db.pool).await, 1);
+}

@@ -137,9 +137,19 @@ pub(super) async fn bootstrap_action(args: &ActionArgs, kind: Kind) -> Result<Ex
     result
 }
 
-/// A role that may not write is told which grants it lacks before anything is planned.
-fn require_write_grants(session: &Session) -> Result<(), Failure> {
+/// What would stop every action, said before anything is planned: the console's schema
+/// missing or outdated (exit 5), or grants this role lacks (exit 8).
+fn require_writable(session: &Session) -> Result<(), Failure> {
     let capabilities = session.capabilities();
+    if !capabilities.has_audit_table {
+        return Err(Failure::ConsoleSchema(Refusal::NoAuditTable.to_string()));
+    }
+    if capabilities.console_schema_usage && !capabilities.audit_request_ids {
+        let refusal = Refusal::AuditOutdated {
+            missing: "request ids",
+        };
+        return Err(Failure::ConsoleSchema(refusal.to_string()));
+    }
     let missing = capabilities.missing_write_grants();
     if capabilities.in_recovery || missing.is_empty() {
         return Ok(());
@@ -156,7 +166,7 @@ async fn bootstrap_action_on(
     kind: Kind,
     checked: &Checked,
 ) -> Result<ExitCode, Failure> {
-    require_write_grants(session)?;
+    require_writable(session)?;
     scope::require_known_tenant(session).await?;
     let make = kind.on_bootstrap();
     let mut unknown = Vec::new();
@@ -237,9 +247,19 @@ async fn remove_lease_on(
     id: Uuid,
     checked: &Checked,
 ) -> Result<ExitCode, Failure> {
-    require_write_grants(session)?;
+    require_writable(session)?;
     scope::require_known_tenant(session).await?;
     let Some(lease) = session.find_lease(id).await? else {
+        // A re-driven removal finds its lease gone: its own doing, if the audit says so.
+        let done = actions::applied_before(session, Kind::RemoveLease, checked.request, id);
+        if let Some(audit_id) = done.await? {
+            outln!("request {}", checked.request);
+            outln!(
+                "lease {}: remove lease already applied (audit record {audit_id})",
+                short_id(&id)
+            );
+            return Ok(ExitCode::from(exit::DONE));
+        }
         outln!("lease {id}: refused — no such lease (already gone?)");
         return Ok(ExitCode::from(exit::REFUSED));
     };
@@ -307,7 +327,8 @@ struct Run {
     applied: usize,
     refused: usize,
     failed: usize,
-    unknown: Vec<String>,
+    /// The actions whose outcome is unknown.
+    unknown: Vec<Action>,
 }
 
 impl Run {
@@ -378,7 +399,7 @@ impl Run {
                 Verdict::Applied => self.applied += 1,
                 Verdict::Refused => self.refused += 1,
                 Verdict::Failed => self.failed += 1,
-                Verdict::Unknown => self.unknown.push(plan.action.target()),
+                Verdict::Unknown => self.unknown.push(plan.action.clone()),
             }
             outln!("{}", text::clean(&line, 400));
         }
@@ -391,18 +412,34 @@ impl Run {
             } else {
                 String::new()
             },
-            if self.unknown.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ", {} unknown — run the same command again with --request-id {} to learn \
-                     what became of them",
-                    self.unknown.len(),
-                    checked.request
-                )
-            }
+            self.unknown_advice(checked.request)
         );
         Ok(self.exit_code())
+    }
+
+    /// How to learn what became of the actions whose outcome is unknown: the same request
+    /// again, naming exactly their subjects.
+    fn unknown_advice(&self, request: RequestId) -> String {
+        let Some(first) = self.unknown.first() else {
+            return String::new();
+        };
+        let command = match first.kind() {
+            Kind::Retry => "retry",
+            Kind::Cancel => "cancel",
+            Kind::RemoveLease => "lease remove",
+        };
+        let ids: Vec<String> = self
+            .unknown
+            .iter()
+            .map(|a| a.subject_id().to_string())
+            .collect();
+        format!(
+            ", {} unknown — `bootstrap-console {command} {} --request-id {request} --dry-run` \
+             (same reason and connection) tells what became of them; without --dry-run it \
+             finishes the request, applying nothing twice",
+            self.unknown.len(),
+            ids.join(" ")
+        )
     }
 
     /// Prints every plan; returns the ones that would apply.

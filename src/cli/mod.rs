@@ -39,6 +39,9 @@ pub enum Failure {
     Seed(#[from] SeedError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The console's own schema is missing or older than this console.
+    #[error("{0}")]
+    ConsoleSchema(String),
     #[error("{0}")]
     Refused(String),
     #[error("{0}")]
@@ -82,7 +85,9 @@ impl Failure {
                 exit::UNREACHABLE
             }
             Self::Open(OpenError::MissingPrivilege { .. }) => exit::MISSING_PRIVILEGE,
-            Self::Schema(_) | Self::Open(OpenError::MissingLedger { .. }) => exit::SCHEMA,
+            Self::Schema(_)
+            | Self::ConsoleSchema(_)
+            | Self::Open(OpenError::MissingLedger { .. }) => exit::SCHEMA,
             Self::Refused(_) => exit::REFUSED,
             Self::NothingInScope(_) => exit::NOTHING_IN_SCOPE,
             Self::Sandbox(_) | Self::Seed(_) | Self::Io(_) => 1,

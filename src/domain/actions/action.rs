@@ -228,6 +228,14 @@ impl Action {
         }
     }
 
+    /// The id a command names the subject by: the bootstrap's, or the lease's.
+    pub fn subject_id(&self) -> Uuid {
+        match &self.subject {
+            Subject::Bootstrap(seen) => seen.id,
+            Subject::Lease { seen, .. } => seen.id,
+        }
+    }
+
     /// How the operator names the subject: "space 0190a1b2" or "lease 7c41d0e9".
     pub fn target(&self) -> String {
         match &self.subject {

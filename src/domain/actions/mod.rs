@@ -98,6 +98,18 @@ pub async fn plan(session: &Session, action: &Action) -> Result<Plan, ActionErro
     }
 }
 
+/// The audit record of what `request` did of `kind` to the subject `subject_id`, if it was
+/// applied: a re-driven request whose subject is gone (a removed lease) still gets its answer.
+pub async fn applied_before(
+    session: &Session,
+    kind: Kind,
+    request: RequestId,
+    subject_id: uuid::Uuid,
+) -> Result<Option<i64>, ActionError> {
+    let id = request.for_subject(kind, subject_id);
+    Ok(read::audit_of_request(session.store().pool(), id).await?)
+}
+
 /// Applies `action` in one transaction with an audit record, or refuses and writes nothing.
 /// Waits as long as the database takes; [`apply_bounded`] is the operator's version.
 pub async fn apply(
