@@ -275,3 +275,31 @@ fn the_tabs_line_counts_marked_spaces() {
     let text = screen_text(&render(&app));
     assert!(text.contains("9 spaces · 2 marked"), "{text}");
 }
+
+#[test]
+fn the_eta_covers_the_running_jobs_and_says_how_many_need_action() {
+    use bootstrap_console::domain::model::{Checkpoint, RunState};
+    let app = screens::app((80, 24), Extra::None, Focus::Board);
+    let fleet = app.fleet().expect("fleet");
+    let s = &fleet.summary;
+    let running: i64 = fleet
+        .rows
+        .values()
+        .filter(|r| r.run_state == RunState::Running && r.checkpoint != Checkpoint::PendingSnapshot)
+        .map(|r| i64::from(r.total - r.completed))
+        .sum();
+    assert_eq!(s.documents_running, running);
+    assert!(
+        s.documents_remaining > running,
+        "the fixture's failed and canceled jobs have documents left too"
+    );
+    let rate = s.documents_per_minute.expect("a rate");
+    let eta = s.eta.expect("an ETA").num_milliseconds() as f64;
+    assert!(
+        (eta - running as f64 / rate * 60_000.0).abs() < 1.0,
+        "{eta}"
+    );
+    let text = screen_text(&render(&app));
+    assert!(text.contains("ETA 2m58s for 3 running"), "{text}");
+    assert!(text.contains("3 need action (no ETA)"), "{text}");
+}

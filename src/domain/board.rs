@@ -158,10 +158,12 @@ pub struct Summary {
     pub documents_per_minute: Option<f64>,
     /// Documents still to rebuild in spaces whose snapshot is captured.
     pub documents_remaining: i64,
+    /// Of those, the documents running jobs still have to rebuild: what the ETA covers (a
+    /// failed or canceled job never finishes on its own).
+    pub documents_running: i64,
     /// Spaces still at `pending_snapshot`, whose size is unknown until captured.
     pub spaces_uncaptured: u32,
-    /// Time to rebuild `documents_remaining` at the current rate (a lower bound while spaces
-    /// are uncaptured).
+    /// Time for the running jobs to rebuild `documents_running` at the current rate.
     pub eta: Option<Duration>,
 }
 
@@ -216,7 +218,11 @@ impl Summary {
             step(&mut self.spaces_uncaptured);
         } else {
             let remaining = i64::from(row.total - row.completed);
-            self.documents_remaining += if add { remaining } else { -remaining };
+            let signed = if add { remaining } else { -remaining };
+            self.documents_remaining += signed;
+            if row.run_state == RunState::Running {
+                self.documents_running += signed;
+            }
         }
     }
 
@@ -225,7 +231,7 @@ impl Summary {
         self.documents_per_minute = documents_per_minute;
         self.eta = documents_per_minute
             .filter(|rate| *rate > 0.0)
-            .map(|rate| signals::minutes(self.documents_remaining as f64 / rate));
+            .map(|rate| signals::minutes(self.documents_running as f64 / rate));
     }
 }
 

@@ -155,6 +155,9 @@ fn summary_of(groups: &[SummaryGroup]) -> (Summary, i64) {
             summary.spaces_uncaptured += n;
         } else {
             summary.documents_remaining += group.remaining;
+            if run_state == RunState::Running {
+                summary.documents_running += group.remaining;
+            }
         }
     }
     (summary, unreadable)
