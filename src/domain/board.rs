@@ -62,7 +62,7 @@ impl BoardRow {
             checkpoint: self.checkpoint,
             updated_at: self.updated_at,
             worker: self.worker.as_ref().map(|w| (w.expires_at, w.heartbeat_at)),
-            lease_acquired_at: self.lease.as_ref().map(|l| l.acquired_at),
+            lease: self.lease.as_ref().map(|l| (l.acquired_at, l.expires_at)),
         }
     }
 

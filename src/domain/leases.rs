@@ -6,7 +6,7 @@ use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
 use super::model::{Bootstrap, Checkpoint, MutationLease, RowError, RunState, short_id};
-use super::signals::Thresholds;
+use super::signals::{self, Thresholds};
 use super::text;
 use crate::store::read::{LeaseLine, LeaseRows};
 
@@ -36,12 +36,12 @@ impl From<&Bootstrap> for LeasedJob {
 }
 
 /// What removing a lease rests on, measured on the database clock.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LeaseEvidence {
     pub lease: MutationLease,
     pub job: Option<LeasedJob>,
     pub db_now: DateTime<Utc>,
-    pub orphan_after: Duration,
+    pub thresholds: Thresholds,
 }
 
 impl LeaseEvidence {
@@ -55,7 +55,7 @@ impl LeaseEvidence {
             lease,
             job,
             db_now,
-            orphan_after: thresholds.orphan_after,
+            thresholds: *thresholds,
         }
     }
 
@@ -71,7 +71,12 @@ impl LeaseEvidence {
 
     /// SPEC §2/§3: older than the orphan threshold and not kept live by a heartbeat.
     pub fn orphan_suspect(&self) -> bool {
-        self.held_for() > self.orphan_after && self.live_until().is_none()
+        signals::lease_is_orphan_suspect(
+            self.lease.acquired_at,
+            self.lease.expires_at,
+            self.db_now,
+            &self.thresholds,
+        )
     }
 
     /// Why it is, or is not, an orphan suspect, in a few words.
@@ -79,7 +84,7 @@ impl LeaseEvidence {
         let mut words = format!(
             "held {} against an orphan threshold of {}",
             text::age(self.held_for()),
-            text::age(self.orphan_after)
+            text::age(self.thresholds.orphan_after)
         );
         match (self.lease.expires_at, self.live_until()) {
             (_, Some(until)) => words.push_str(&format!(
@@ -134,7 +139,7 @@ impl LeaseEvidence {
 }
 
 /// The leases view's data: every lease in scope, judged once per poll.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LeaseBoard {
     pub db_now: DateTime<Utc>,
     pub leases: Vec<LeaseEvidence>,

@@ -101,8 +101,9 @@ pub struct Facts {
     pub updated_at: DateTime<Utc>,
     /// The worker lease of a running job: (expires at, last heartbeat).
     pub worker: Option<(DateTime<Utc>, DateTime<Utc>)>,
-    /// When the space's mutation lease was acquired, if it has one.
-    pub lease_acquired_at: Option<DateTime<Utc>>,
+    /// The space's mutation lease, if it has one: (acquired at, heartbeat expiry where the
+    /// lease table has heartbeats).
+    pub lease: Option<(DateTime<Utc>, Option<DateTime<Utc>>)>,
 }
 
 /// Everything the board shows about one bootstrap besides its columns. Ages are not stored:
@@ -112,7 +113,7 @@ pub struct Signals {
     pub readable: bool,
     pub failed: bool,
     pub blocked_by_lease: bool,
-    /// The space's mutation lease is older than the orphan threshold.
+    /// The space's mutation lease is an orphan suspect ([`lease_is_orphan_suspect`]).
     pub lease_orphan_suspect: bool,
     pub lease_expired: bool,
     pub heartbeat_late: bool,
@@ -137,10 +138,9 @@ fn instants_of(facts: &Facts, t: &Thresholds) -> Instants {
         late_at: worker.and_then(|(expires, heartbeat)| late_at(expires, heartbeat, t)),
         stuck_at: matches!(facts.run_state, RunState::Running | RunState::Queued)
             .then(|| facts.updated_at + t.stuck_after),
-        // "Older than" the threshold: from the first instant past it.
         orphan_at: facts
-            .lease_acquired_at
-            .map(|at| at + t.orphan_after + Duration::microseconds(1)),
+            .lease
+            .map(|(acquired_at, expires_at)| orphan_at(acquired_at, expires_at, t)),
     }
 }
 
@@ -160,13 +160,26 @@ pub fn late_at(
     Some(expires_at - Duration::microseconds(late_us))
 }
 
-/// Whether a mutation lease looks abandoned (SPEC §2: older than the orphan threshold).
+/// From when a mutation lease looks abandoned (SPEC §2/§3): past the orphan threshold ("older
+/// than": the first instant after it) and, where leases have heartbeats, past its expiry.
+fn orphan_at(
+    acquired_at: DateTime<Utc>,
+    expires_at: Option<DateTime<Utc>>,
+    t: &Thresholds,
+) -> DateTime<Utc> {
+    let old = acquired_at + t.orphan_after + Duration::microseconds(1);
+    expires_at.map_or(old, |expiry| old.max(expiry))
+}
+
+/// Whether a mutation lease looks abandoned: the one rule the board, the detail, `status`
+/// and lease removal share.
 pub fn lease_is_orphan_suspect(
     acquired_at: DateTime<Utc>,
+    expires_at: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
     t: &Thresholds,
 ) -> bool {
-    now - acquired_at > t.orphan_after
+    now >= orphan_at(acquired_at, expires_at, t)
 }
 
 /// The signals of one bootstrap at `now` (database clock).
@@ -176,9 +189,8 @@ pub fn assess(facts: &Facts, now: DateTime<Utc>, thresholds: &Thresholds) -> Sig
     let reached = |instant: Option<DateTime<Utc>>| instant.is_some_and(|i| now >= i);
     let readable = state == RunState::Succeeded;
     let failed = state == RunState::Failed;
-    let blocked_by_lease = !readable
-        && facts.checkpoint == Checkpoint::PendingSnapshot
-        && facts.lease_acquired_at.is_some();
+    let blocked_by_lease =
+        !readable && facts.checkpoint == Checkpoint::PendingSnapshot && facts.lease.is_some();
     let lease_expired = reached(at.expires_at);
     let heartbeat_late = !lease_expired && reached(at.late_at);
     let stuck = reached(at.stuck_at);
@@ -240,7 +252,7 @@ pub fn attention_since(
     let at = instants_of(facts, thresholds);
     match attention {
         Attention::Failed => completed_at.or(Some(facts.updated_at)),
-        Attention::Blocked => facts.lease_acquired_at,
+        Attention::Blocked => facts.lease.map(|(acquired_at, _)| acquired_at),
         Attention::LeaseExpired => at.expires_at,
         Attention::Stuck => at.stuck_at,
         Attention::HeartbeatLate => at.late_at,
@@ -268,7 +280,7 @@ mod tests {
             checkpoint: Checkpoint::Rebuilding,
             updated_at: at(updated),
             worker: Some((at(expires), at(heartbeat))),
-            lease_acquired_at: None,
+            lease: None,
         }
     }
 
@@ -315,7 +327,7 @@ mod tests {
             checkpoint: Checkpoint::Published,
             updated_at: at(0),
             worker: None,
-            lease_acquired_at: Some(at(0)),
+            lease: Some((at(0), None)),
         };
         let past = at(900) + Duration::microseconds(1);
         assert_eq!(next_change(&facts, at(5), &t), Some(past));
@@ -325,5 +337,30 @@ mod tests {
         );
         assert!(assess(&facts, past, &t).lease_orphan_suspect);
         assert_eq!(next_change(&facts, past, &t), None);
+    }
+
+    #[test]
+    fn a_lease_kept_live_by_its_heartbeat_is_no_orphan_suspect_until_it_expires() {
+        let t = Thresholds::default();
+        let facts = Facts {
+            run_state: RunState::Queued,
+            checkpoint: Checkpoint::PendingSnapshot,
+            updated_at: at(0),
+            worker: None,
+            lease: Some((at(0), Some(at(2000)))),
+        };
+        assert!(
+            !assess(&facts, at(1000), &t).lease_orphan_suspect,
+            "old, but live"
+        );
+        assert_eq!(next_change(&facts, at(1000), &t), Some(at(2000)));
+        assert!(assess(&facts, at(2000), &t).lease_orphan_suspect);
+        assert!(lease_is_orphan_suspect(at(0), Some(at(2000)), at(2000), &t));
+        assert!(!lease_is_orphan_suspect(
+            at(0),
+            Some(at(2000)),
+            at(1999),
+            &t
+        ));
     }
 }

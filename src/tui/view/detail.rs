@@ -207,7 +207,8 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
     lines.push(section("mutation lease", theme));
     match &d.lease {
         Some(lease) => {
-            let suspect = lease_is_orphan_suspect(lease.acquired_at, now, &app.thresholds);
+            let suspect =
+                lease_is_orphan_suspect(lease.acquired_at, lease.expires_at, now, &app.thresholds);
             lines.push(field("lease id", lease.id.to_string(), theme));
             lines.push(field("operation", text::clean(&lease.operation, 64), theme));
             lines.push(field("acquired", when(lease.acquired_at, now), theme));
