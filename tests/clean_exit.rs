@@ -15,7 +15,27 @@ async fn commands_leave_no_lost_connection_in_the_server_log() {
         return;
     };
     let db = TestDb::migrated().await;
+    let bare = TestDb::empty().await;
+    let blind = format!("blind_{}", db.name);
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE ROLE \"{blind}\" LOGIN PASSWORD 'pw'"
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("a role without grants");
+    let blind_url = db.url_as(&blind);
     let mut runs = 0;
+    // Commands that stop at a sentence after connecting close their connections too.
+    for (output, code) in [
+        (on(&bare, &["status"]), 5),
+        (
+            common::cli::run(&["status", "--database-url", &blind_url]),
+            8,
+        ),
+    ] {
+        assert_eq!(output.status.code(), Some(code), "{}", stdout(&output));
+        runs += 1;
+    }
     for round in 0..6 {
         let failed = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
         let running = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;

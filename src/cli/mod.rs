@@ -77,7 +77,9 @@ impl From<crate::domain::session::DetailError> for Failure {
 impl Failure {
     pub fn exit_code(&self) -> ExitCode {
         ExitCode::from(match self {
-            Self::Connect(ConnectError::BadUrl { .. }) | Self::Usage(_) => exit::USAGE,
+            Self::Connect(ConnectError::BadUrl { .. })
+            | Self::Open(OpenError::EmptyTenant)
+            | Self::Usage(_) => exit::USAGE,
             Self::Store(e) if e.sqlstate().as_deref() == Some(INSUFFICIENT_PRIVILEGE) => {
                 exit::MISSING_PRIVILEGE
             }

@@ -66,6 +66,10 @@ pub enum OpenError {
         role: String,
         missing: Vec<&'static str>,
     },
+    /// A blank tenant is never read as "every tenant": a script with an unset variable must
+    /// not act fleet-wide.
+    #[error("an empty tenant is not a scope: name the tenant, or leave --tenant out for all")]
+    EmptyTenant,
 }
 
 /// An open console session. Cheap to clone; clones share the pool.
@@ -82,20 +86,35 @@ pub struct Session {
 impl Session {
     /// Connects, finds the capabilities, and refuses to open on a database without a ledger.
     pub async fn open(target: &Target, options: SessionOptions) -> Result<Self, OpenError> {
-        let (store, capabilities) = Store::connect(target).await?;
-        let missing = capabilities.missing_ledger_tables();
-        if !missing.is_empty() {
-            return Err(OpenError::MissingLedger {
+        if options
+            .tenant
+            .as_deref()
+            .is_some_and(|t| t.trim().is_empty())
+        {
+            return Err(OpenError::EmptyTenant);
+        }
+        let (store, mut capabilities) = Store::connect(target).await?;
+        // A role name is text from the database like any other: it reaches the terminal in
+        // sentences about grants.
+        capabilities.current_user = super::text::clean(&capabilities.current_user, 64);
+        let refusal = match (
+            capabilities.missing_ledger_tables(),
+            capabilities.missing_read_grants(),
+        ) {
+            (missing, _) if !missing.is_empty() => Some(OpenError::MissingLedger {
                 target: target.to_string(),
                 missing,
-            });
-        }
-        let missing = capabilities.missing_read_grants();
-        if !missing.is_empty() {
-            return Err(OpenError::MissingPrivilege {
+            }),
+            (_, missing) if !missing.is_empty() => Some(OpenError::MissingPrivilege {
                 role: capabilities.current_user.clone(),
                 missing,
-            });
+            }),
+            _ => None,
+        };
+        if let Some(refusal) = refusal {
+            // Closed, not dropped: the server log stays free of lost connections.
+            close_pool(&store).await;
+            return Err(refusal);
         }
         let access = if options.read_only {
             Access::ReadOnly {
@@ -109,7 +128,7 @@ impl Session {
         Ok(Self {
             store,
             capabilities,
-            tenant: options.tenant.filter(|t| !t.is_empty()),
+            tenant: options.tenant,
             access,
             actor: Actor::from_environment(),
             thresholds: options.thresholds,
@@ -259,8 +278,7 @@ impl Session {
     /// Closes the pool, so the server sees every session end cleanly (no "connection to
     /// client lost" in its log). Bounded: a session stuck on a stalled server is abandoned.
     pub async fn close(&self) {
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(2), self.store.pool().close())
-            .await;
+        close_pool(&self.store).await;
     }
 
     /// The mutation lease with this id, whatever its tenant (the actions enforce the scope).
@@ -332,4 +350,10 @@ impl TryFrom<read::DetailRows> for Detail {
             bootstrap,
         })
     }
+}
+
+/// Closes the pool's connections (at most 2 s), so the server sees a goodbye, not a lost
+/// client.
+async fn close_pool(store: &Store) {
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), store.pool().close()).await;
 }

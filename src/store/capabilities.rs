@@ -79,9 +79,7 @@ SELECT current_user::text AS current_user,
        coalesce(u.leases IS NOT NULL AND has_table_privilege(u.leases, 'SELECT')
                  AND has_table_privilege(u.leases, 'DELETE'), false)
          AS can_delete_leases,
-       coalesce(u.usage AND has_table_privilege(u.audit, 'SELECT')
-                 AND has_table_privilege(u.audit, 'INSERT'), false)
-         AS can_insert_audit,
+       coalesce(u.usage AND has_table_privilege(u.audit, 'INSERT'), false) AS can_insert_audit,
        pg_is_in_recovery() AS in_recovery
 FROM u";
 
@@ -166,11 +164,13 @@ impl Capabilities {
                 "USAGE on schema bootstrap_console",
             ),
             (
+                self.can_insert_audit || !self.has_audit_table || !self.console_schema_usage,
+                "INSERT on bootstrap_console.audit_log",
+            ),
+            (
                 // Request ids are looked up in the audit log, so acting needs to read it too.
-                (self.can_insert_audit && self.can_read_audit)
-                    || !self.has_audit_table
-                    || !self.console_schema_usage,
-                "SELECT and INSERT on bootstrap_console.audit_log",
+                self.can_read_audit || !self.has_audit_table || !self.console_schema_usage,
+                "SELECT on bootstrap_console.audit_log",
             ),
         ]
         .into_iter()

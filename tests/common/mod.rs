@@ -110,6 +110,14 @@ impl TestDb {
         server().url_template.replace("{db}", &self.name)
     }
 
+    /// [`Self::url`] for logging in as `role` with password `pw`.
+    pub fn url_as(&self, role: &str) -> String {
+        let url = self.url();
+        let (scheme, rest) = url.split_once("://").expect("a URL");
+        let host = rest.split_once('@').map_or(rest, |(_, host)| host);
+        format!("{scheme}://{role}:pw@{host}")
+    }
+
     /// The database as a console connection target.
     pub fn target(&self) -> bootstrap_console::store::connect::Target {
         bootstrap_console::store::connect::Target::from_options(self.options())
