@@ -315,6 +315,31 @@ async fn two_operators_retrying_the_same_job_at_once_apply_exactly_once() {
             job_row(&db, job.bootstrap).await.row_version,
             job.row_version + 1
         );
+        // Two operators' own requests for the same job: one applies, the other is refused
+        // by the state it finds under the row lock.
+        let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
+        let seen = fixture::seen(&db.pool, job.bootstrap).await;
+        let (one, two) = (
+            Action::retry(seen.clone(), RequestId::new()),
+            Action::retry(seen, RequestId::new()),
+        );
+        let (a, b) = tokio::join!(
+            actions::apply(&first, &one, "operator one"),
+            actions::apply(&second, &two, "operator two"),
+        );
+        let outcomes = [a.expect("first"), b.expect("second")];
+        let applied = outcomes
+            .iter()
+            .filter(|o| matches!(o, Outcome::Applied(_)))
+            .count();
+        assert_eq!(applied, 1, "round {round}: {outcomes:?}");
+        assert!(
+            outcomes
+                .iter()
+                .any(|o| matches!(o, Outcome::Refused(Refusal::RetriedMeanwhile { .. }))),
+            "{outcomes:?}"
+        );
+        assert_eq!(fixture::audit_count(&db.pool).await, audits + 2);
     }
 }
 

@@ -144,6 +144,15 @@ async fn a_run_sent_again_with_its_request_id_applies_nothing_twice() {
     let first = on(&db, &["retry", &space, "--reason", "parser fixed", "--yes"]);
     assert_eq!(first.status.code(), Some(0), "{}", stdout(&first));
     let request = request_of(&stdout(&first));
+    // The id printed is the one the audit log can be searched by.
+    let logged: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM bootstrap_console.audit_log WHERE request_id = $1::uuid",
+    )
+    .bind(&request)
+    .fetch_one(&db.pool)
+    .await
+    .expect("audit");
+    assert_eq!(logged, 1);
 
     // The job is queued now: a new retry is refused, the same request is not.
     let again = on(
@@ -477,12 +486,13 @@ async fn an_older_console_schema_is_brought_forward_keeping_its_records() {
 
     let migrated = on(&db, &["migrate"]);
     assert_eq!(migrated.status.code(), Some(0), "{}", stderr(&migrated));
-    let kept: Vec<(String, Option<uuid::Uuid>)> =
-        sqlx::query_as("SELECT reason, request_id FROM bootstrap_console.audit_log ORDER BY id")
-            .fetch_all(&db.pool)
-            .await
-            .expect("audit");
-    assert_eq!(kept, vec![("an earlier release".to_string(), None)]);
+    let kept: Vec<(String, Option<uuid::Uuid>, Option<uuid::Uuid>)> = sqlx::query_as(
+        "SELECT reason, request_id, action_id FROM bootstrap_console.audit_log ORDER BY id",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .expect("audit");
+    assert_eq!(kept, vec![("an earlier release".to_string(), None, None)]);
 
     let cancel = on(&db, &args);
     assert_eq!(cancel.status.code(), Some(0), "{}", stdout(&cancel));

@@ -178,8 +178,8 @@ async fn a_retry_holds_against_unrelated_writes_and_refuses_a_new_episode() {
     // The operator confirms the new plan: decided on what is there now, it applies.
     let again = plan.replanned_action();
     assert_eq!(
-        again.request_id(),
-        mine.request_id(),
+        (again.request(), again.action_id()),
+        (mine.request(), mine.action_id()),
         "still the same request"
     );
     let outcome = actions::apply(&session, &again, "mine, after reading the new failure")
@@ -201,15 +201,17 @@ async fn a_request_sent_again_is_answered_already_applied_instead_of_a_state_ref
     else {
         panic!("the first attempt applies")
     };
-    let stored: Option<uuid::Uuid> =
-        sqlx::query_scalar("SELECT request_id FROM bootstrap_console.audit_log WHERE id = $1")
-            .bind(first.audit_id)
-            .fetch_one(&db.pool)
-            .await
-            .expect("audit");
-    assert_eq!(stored, Some(action.request_id()));
+    // The record carries the request as the operator saw it, and the action's own id.
+    let stored: (Option<uuid::Uuid>, Option<uuid::Uuid>) = sqlx::query_as(
+        "SELECT request_id, action_id FROM bootstrap_console.audit_log WHERE id = $1",
+    )
+    .bind(first.audit_id)
+    .fetch_one(&db.pool)
+    .await
+    .expect("audit");
+    assert_eq!(stored, (Some(request.uuid()), Some(action.action_id())));
     assert_eq!(
-        action.request_id(),
+        action.action_id(),
         request.for_subject(Kind::Retry, job.bootstrap)
     );
 
@@ -244,7 +246,7 @@ async fn a_request_sent_again_is_answered_already_applied_instead_of_a_state_ref
     // The same request id given to another command is another request: never "already
     // applied" for what the first one did.
     let cancel = Action::cancel(fixture::seen(&db.pool, job.bootstrap).await, request);
-    assert_ne!(cancel.request_id(), action.request_id());
+    assert_ne!(cancel.action_id(), action.action_id());
     let plan = actions::plan(&session, &cancel).await.expect("plan");
     assert_eq!(plan.applied_before, None);
     assert!(plan.verdict.is_ok(), "{plan:?}");

@@ -58,7 +58,7 @@ SELECT current_user::text AS current_user,
        u.usage AS console_schema_usage,
        coalesce(u.usage AND has_table_privilege(u.audit, 'SELECT'), false) AS can_read_audit,
        EXISTS (SELECT 1 FROM pg_attribute
-               WHERE attrelid = u.audit AND attname = 'request_id' AND NOT attisdropped)
+               WHERE attrelid = u.audit AND attname = 'action_id' AND NOT attisdropped)
          AS audit_request_ids,
        coalesce(has_table_privilege(u.bootstraps, 'SELECT'), false) AS can_read_bootstraps,
        coalesce(has_table_privilege(u.items, 'SELECT'), false) AS can_read_items,

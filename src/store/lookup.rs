@@ -107,8 +107,8 @@ impl LookupTx {
     }
 
     /// The audit record of the request, if it was applied (asked with the lock held).
-    pub async fn audit_of_request(&mut self, request_id: Uuid) -> Result<Option<i64>, StoreError> {
-        super::read::audit_of_request(&mut self.conn, request_id).await
+    pub async fn audit_of_action(&mut self, action_id: Uuid) -> Result<Option<i64>, StoreError> {
+        super::read::audit_of_action(&mut self.conn, action_id).await
     }
 
     pub async fn close(mut self) {

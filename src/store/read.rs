@@ -321,13 +321,13 @@ pub async fn lease_of_space<'e, E: sqlx::PgExecutor<'e>>(
 }
 
 /// The audit record of an applied request, if this request id was applied before.
-pub async fn audit_of_request<'e, E: sqlx::PgExecutor<'e>>(
+pub async fn audit_of_action<'e, E: sqlx::PgExecutor<'e>>(
     executor: E,
-    request_id: Uuid,
+    action_id: Uuid,
 ) -> Result<Option<i64>, StoreError> {
     Ok(
-        sqlx::query_scalar("SELECT id FROM bootstrap_console.audit_log WHERE request_id = $1")
-            .bind(request_id)
+        sqlx::query_scalar("SELECT id FROM bootstrap_console.audit_log WHERE action_id = $1")
+            .bind(action_id)
             .fetch_optional(executor)
             .await?,
     )

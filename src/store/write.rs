@@ -65,8 +65,10 @@ pub struct NewAudit<'a> {
     pub tenant_id: &'a str,
     pub knowledge_space_id: Uuid,
     pub subject: AuditSubject,
-    /// Unique: a request applied once is never applied again.
+    /// The operator's request, as printed.
     pub request_id: Uuid,
+    /// Unique: the same action of a request applied once is never applied again.
+    pub action_id: Uuid,
     pub reason: &'a str,
     pub row_before: Option<&'a serde_json::Value>,
     pub row_after: Option<&'a serde_json::Value>,
@@ -239,8 +241,8 @@ impl WriteTx {
     }
 
     /// The audit record of an applied request, if this request id was applied before.
-    pub async fn audit_of_request(&mut self, request_id: Uuid) -> Result<Option<i64>, StoreError> {
-        super::read::audit_of_request(&mut *self.tx, request_id).await
+    pub async fn audit_of_action(&mut self, action_id: Uuid) -> Result<Option<i64>, StoreError> {
+        super::read::audit_of_action(&mut *self.tx, action_id).await
     }
 
     /// Appends the audit record of this action; returns its id.
@@ -252,8 +254,8 @@ impl WriteTx {
         Ok(sqlx::query_scalar(
             "INSERT INTO bootstrap_console.audit_log \
                (actor, host, ssh_client, action, tenant_id, knowledge_space_id, bootstrap_id, \
-                lease_id, request_id, reason, row_before, row_after, outcome) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) RETURNING id",
+                lease_id, request_id, action_id, reason, row_before, row_after, outcome) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id",
         )
         .bind(record.actor)
         .bind(record.host)
@@ -264,6 +266,7 @@ impl WriteTx {
         .bind(bootstrap_id)
         .bind(lease_id)
         .bind(record.request_id)
+        .bind(record.action_id)
         .bind(record.reason)
         .bind(record.row_before)
         .bind(record.row_after)

@@ -116,7 +116,10 @@ pub enum Subject {
 pub struct Action {
     kind: Kind,
     subject: Subject,
-    request_id: Uuid,
+    /// The operator's request, as printed; several actions of a bulk request share it.
+    request: RequestId,
+    /// This action's own id, derived from the request: unique in the audit log.
+    action_id: Uuid,
     exact_row_version: Option<i32>,
 }
 
@@ -135,7 +138,11 @@ impl RequestId {
         Self(id)
     }
 
-    /// The id this request's action of `kind` on `subject` carries: a UUIDv5 of the three, so
+    pub fn uuid(self) -> Uuid {
+        self.0
+    }
+
+    /// The action id this request's action of `kind` on `subject` carries: a UUIDv5 of the three, so
     /// a request id given again to another command or subject can never match what it did.
     pub fn for_subject(self, kind: Kind, subject: Uuid) -> Uuid {
         let mut name = kind.name().as_bytes().to_vec();
@@ -170,7 +177,8 @@ impl Action {
     fn on_bootstrap(kind: Kind, seen: SeenBootstrap, request: RequestId) -> Self {
         Self {
             kind,
-            request_id: request.for_subject(kind, seen.id),
+            request,
+            action_id: request.for_subject(kind, seen.id),
             subject: Subject::Bootstrap(seen),
             exact_row_version: None,
         }
@@ -180,7 +188,8 @@ impl Action {
     pub fn remove_lease(seen: LeaseIdentity, force: bool, request: RequestId) -> Self {
         Self {
             kind: Kind::RemoveLease,
-            request_id: request.for_subject(Kind::RemoveLease, seen.id),
+            request,
+            action_id: request.for_subject(Kind::RemoveLease, seen.id),
             subject: Subject::Lease { seen, force },
             exact_row_version: None,
         }
@@ -212,8 +221,14 @@ impl Action {
         &self.subject
     }
 
-    pub fn request_id(&self) -> Uuid {
-        self.request_id
+    /// The request this action belongs to: what the operator sees, and re-drives.
+    pub fn request(&self) -> RequestId {
+        self.request
+    }
+
+    /// This action's own id, as the audit log stores it (unique).
+    pub fn action_id(&self) -> Uuid {
+        self.action_id
     }
 
     pub fn exact_row_version(&self) -> Option<i32> {

@@ -69,7 +69,7 @@ pub(super) async fn apply(
     let mut tx = WriteTx::begin(session.store(), backend).await?;
     let locked = tx.lock_bootstrap(seen.id).await?;
     // After the row lock, so a first attempt still committing is waited for, not overtaken.
-    if let Some(audit_id) = tx.audit_of_request(action.request_id()).await? {
+    if let Some(audit_id) = tx.audit_of_action(action.action_id()).await? {
         tx.rollback().await?;
         return Ok(Outcome::AlreadyApplied { audit_id });
     }

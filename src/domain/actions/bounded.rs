@@ -70,13 +70,13 @@ pub async fn apply_bounded(
     tracing::warn!(
         "{}: {why}; looking request {} up",
         action.target(),
-        action.request_id()
+        action.request()
     );
     // A lookup that cannot be made leaves the outcome unknown, never "failed".
     let found = match resolve(session, action, backend.get()).await {
         Ok(found) => found,
         Err(e) => {
-            tracing::warn!("looking request {} up failed: {e}", action.request_id());
+            tracing::warn!("looking request {} up failed: {e}", action.request());
             return Ok(Outcome::Interrupted {
                 why: format!("{why}; looking it up failed too ({e})"),
                 found: Lookup::Unreachable,
@@ -121,7 +121,7 @@ async fn look(
     if !lookup.lock(subject, LOOKUP_WAIT).await? {
         return Ok(Lookup::RowLocked);
     }
-    Ok(match lookup.audit_of_request(action.request_id()).await? {
+    Ok(match lookup.audit_of_action(action.action_id()).await? {
         Some(audit_id) => Lookup::Applied { audit_id },
         // Its transaction is over and the row is ours: it never will be there now.
         None => Lookup::NotApplied,

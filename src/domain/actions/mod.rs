@@ -89,7 +89,7 @@ pub async fn plan(session: &Session, action: &Action) -> Result<Plan, ActionErro
         return Ok(Plan::refused(action, refusal));
     }
     let pool = session.store().pool();
-    if let Some(audit_id) = read::audit_of_request(pool, action.request_id()).await? {
+    if let Some(audit_id) = read::audit_of_action(pool, action.action_id()).await? {
         return Ok(Plan::applied_before(action, audit_id));
     }
     match action.subject() {
@@ -107,7 +107,7 @@ pub async fn applied_before(
     subject_id: uuid::Uuid,
 ) -> Result<Option<i64>, ActionError> {
     let id = request.for_subject(kind, subject_id);
-    Ok(read::audit_of_request(session.store().pool(), id).await?)
+    Ok(read::audit_of_action(session.store().pool(), id).await?)
 }
 
 /// Applies `action` in one transaction with an audit record, or refuses and writes nothing.
@@ -163,7 +163,8 @@ fn audit_record<'a>(
             Subject::Bootstrap(seen) => AuditSubject::Bootstrap(seen.id),
             Subject::Lease { seen, .. } => AuditSubject::Lease(seen.id),
         },
-        request_id: action.request_id(),
+        request_id: action.request().uuid(),
+        action_id: action.action_id(),
         reason,
         row_before: Some(before),
         row_after: after,

@@ -146,7 +146,7 @@ pub enum Verdict {
 pub fn sentence(action: &Action, result: &Result<Outcome, ActionError>) -> (Verdict, String) {
     let target = action.target();
     let verb = action.kind().verb();
-    let request = action.request_id();
+    let request = action.request();
     match result {
         Ok(Outcome::Applied(applied)) => {
             let mut line = format!(
