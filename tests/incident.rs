@@ -293,6 +293,27 @@ async fn a_row_held_by_another_transaction_leaves_the_outcome_unknown_not_failed
         sentence.contains("this attempt wrote nothing; another transaction holds the row"),
         "{sentence}"
     );
+    // Given up on while it waits for the lock: its own transaction is ended and over, so
+    // the answer is certain whoever still holds the row.
+    let outcome = actions::apply_bounded(
+        &session,
+        &action,
+        "operator asked",
+        Duration::from_millis(500),
+        std::future::pending(),
+    )
+    .await
+    .expect("an answer");
+    assert!(
+        matches!(
+            &outcome,
+            Outcome::Interrupted {
+                found: Lookup::NotApplied,
+                ..
+            }
+        ),
+        "{outcome:?}"
+    );
     holder.rollback().await.expect("rollback");
     assert_eq!(fixture::audit_count(&db.pool).await, 0);
 }
@@ -390,7 +411,7 @@ async fn an_apply_stalled_at_commit_ends_at_its_deadline_and_is_resolved_by_requ
         "the operator was not kept waiting for the stalled commit"
     );
     let (verdict, sentence) = actions::sentence(&action, &Ok(outcome.clone()));
-    assert_eq!(verdict, Verdict::Refused);
+    assert_eq!(verdict, Verdict::Failed);
     assert!(sentence.contains("not applied"), "{sentence}");
     assert_eq!(fixture::ledger_image(&db.pool).await, image);
     assert_eq!(fixture::audit_count(&db.pool).await, 0);

@@ -170,7 +170,12 @@ impl fmt::Display for Refusal {
                 if let Some(at) = ended_at {
                     write!(f, " (since {})", at.format("%H:%M:%S UTC"))?;
                 }
-                write!(f, ": look at the new failure before retrying it")
+                let what = if *now == RunState::Canceled {
+                    "why it was canceled"
+                } else {
+                    "the new failure"
+                };
+                write!(f, ": look at {what} before retrying it")
             }
             Self::LeaseGone {
                 lease,

@@ -1,8 +1,8 @@
 //! Finding out what became of a request whose answer never came (a deadline passed, the
 //! operator stopped waiting, the connection was lost). On a connection of its own — the pool's
-//! may be the one that is stuck — it ends exactly the abandoned transaction, waits for it to be
-//! over, takes the same row lock the request took (so it cannot overtake a transaction still
-//! committing), then looks for the request id in the audit table.
+//! may be the one that is stuck — it ends exactly the abandoned transaction and waits for it to
+//! be over, or takes the row lock the request would have taken (so it cannot overtake a
+//! transaction still committing), then looks for the action's id in the audit table.
 
 use std::time::Duration;
 

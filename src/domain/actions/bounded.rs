@@ -1,8 +1,9 @@
 //! Applying with a bounded wait (SPEC §3). An operator must never sit at "applying…" forever,
 //! nor be left guessing: when the deadline passes, the operator stops waiting, or the
-//! connection is lost, the request is looked up by its id — after its own transaction is over
-//! and with the row lock it took, so the lookup cannot overtake a transaction still committing
-//! — and the answer is applied, not applied, or unknown while a transaction holds on.
+//! connection is lost, the request is looked up by its id — once its own transaction is over
+//! (or, if it never got one, under the row lock it would have taken), so the lookup cannot
+//! overtake a transaction still committing — and the answer is applied, not applied, or
+//! unknown while a transaction holds on.
 
 use std::future::Future;
 use std::time::Duration;
@@ -87,8 +88,8 @@ pub async fn apply_bounded(
 }
 
 /// Looks `action`'s request up: ends its abandoned transaction (`backend`, when it got that
-/// far) and waits for it to be over, takes the row lock, then searches the audit table for the
-/// request id.
+/// far) and waits for it to be over — or, without one, takes the row lock — then searches the
+/// audit table for the action's id.
 pub async fn resolve(
     session: &Session,
     action: &Action,
@@ -113,7 +114,12 @@ async fn look(
                 backend_pid: backend.pid,
             });
         }
+        // The request's own transaction is over, committed or not: the audit log says which,
+        // whoever holds the row now.
+        return found(lookup, action).await;
     }
+    // It never got as far as a transaction of its own that we know of: take the row lock it
+    // would have taken, so the answer cannot overtake it.
     let subject = match action.subject() {
         Subject::Bootstrap(seen) => AuditSubject::Bootstrap(seen.id),
         Subject::Lease { seen, .. } => AuditSubject::Lease(seen.id),
@@ -121,9 +127,12 @@ async fn look(
     if !lookup.lock(subject, LOOKUP_WAIT).await? {
         return Ok(Lookup::RowLocked);
     }
+    found(lookup, action).await
+}
+
+async fn found(lookup: &mut LookupTx, action: &Action) -> Result<Lookup, ActionError> {
     Ok(match lookup.audit_of_action(action.action_id()).await? {
         Some(audit_id) => Lookup::Applied { audit_id },
-        // Its transaction is over and the row is ours: it never will be there now.
         None => Lookup::NotApplied,
     })
 }

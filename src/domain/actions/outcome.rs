@@ -173,8 +173,9 @@ pub fn sentence(action: &Action, result: &Result<Outcome, ActionError>) -> (Verd
                      looked up by its request id"
                 ),
             ),
+            // Not a refusal by the rules: the database did not answer in time.
             Lookup::NotApplied => (
-                Verdict::Refused,
+                Verdict::Failed,
                 format!(
                     "{target}: not applied — {why}; its request id is not in the audit log and \
                      nothing holds the row"

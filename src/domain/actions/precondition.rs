@@ -91,7 +91,7 @@ pub(super) fn decide(
     }
 }
 
-/// "since you looked: progress 25 → 34; still running", or `None` when the row is as seen.
+/// "since you looked: progress 25 → 34 of 50", or `None` when the row is as seen.
 pub(super) fn meanwhile(seen: &SeenBootstrap, now: &Bootstrap) -> Option<String> {
     if seen.row_version == now.row_version {
         return None;
@@ -114,15 +114,11 @@ pub(super) fn meanwhile(seen: &SeenBootstrap, now: &Bootstrap) -> Option<String>
     }
     if moved.is_empty() {
         moved.push(format!(
-            "row_version {} → {} (heartbeat)",
+            "other columns changed (row_version {} → {})",
             seen.row_version, now.row_version
         ));
     }
-    let mut sentence = format!("since you looked: {}", moved.join(", "));
-    if seen.run_state == now.run_state {
-        sentence.push_str(&format!("; still {}", now.run_state));
-    }
-    Some(sentence)
+    Some(format!("since you looked: {}", moved.join(", ")))
 }
 
 #[cfg(test)]
@@ -166,9 +162,7 @@ mod tests {
         let now = job(RunState::Running, 34, 39, None);
         assert_eq!(
             decide(Kind::Cancel, &seen, None, &now),
-            Ok(Some(
-                "since you looked: progress 25 → 34 of 50; still running".into()
-            ))
+            Ok(Some("since you looked: progress 25 → 34 of 50".into()))
         );
         let claimed = SeenBootstrap::from(&job(RunState::Queued, 0, 3, None));
         assert_eq!(
@@ -200,7 +194,7 @@ mod tests {
         assert_eq!(
             decide(Kind::Retry, &seen, None, &touched),
             Ok(Some(
-                "since you looked: row_version 12 → 13 (heartbeat); still failed".into()
+                "since you looked: other columns changed (row_version 12 → 13)".into()
             ))
         );
         let retried = job(RunState::Queued, 10, 13, None);

@@ -38,7 +38,13 @@ fn check(
     Ok(forced)
 }
 
-fn changes(lease: &MutationLease, forced: bool) -> Vec<Change> {
+fn changes(evidence: &LeaseEvidence, forced: bool) -> Vec<Change> {
+    let lease = &evidence.lease;
+    // What freeing the space does depends on whether its bootstrap waits for the lease.
+    let (from, to) = match &evidence.job {
+        Some(job) if job.is_blocked() => ("blocked by the writer", "free for its bootstrap"),
+        _ => ("held by the writer", "free for other writers"),
+    };
     let mut changes = vec![
         Change::new(
             &format!("mutation lease {}", short_id(&lease.id)),
@@ -47,8 +53,8 @@ fn changes(lease: &MutationLease, forced: bool) -> Vec<Change> {
         ),
         Change::new(
             &format!("space {}", short_id(&lease.knowledge_space_id)),
-            "held by the writer",
-            "free for its bootstrap to capture",
+            from,
+            to,
         ),
     ];
     if forced {
@@ -89,7 +95,7 @@ pub(super) async fn plan(
     };
     let checked = check(session, seen, &evidence, force);
     let forced = checked == Ok(true);
-    let verdict = checked.map(|forced| changes(&evidence.lease, forced));
+    let verdict = checked.map(|forced| changes(&evidence, forced));
     Ok(Plan {
         action: action.clone(),
         tenant_id: Some(evidence.lease.tenant_id.clone()),
@@ -162,7 +168,7 @@ pub(super) async fn apply(
         audit_id,
         tenant_id: current.tenant_id.clone(),
         knowledge_space_id: current.knowledge_space_id,
-        changes: changes(&current, forced),
+        changes: changes(&evidence, forced),
         before: locked.json,
         after: None,
         meanwhile: None,

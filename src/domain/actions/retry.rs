@@ -23,11 +23,13 @@ pub(super) fn changes(bootstrap: &Bootstrap, items_reset: i64) -> Vec<Change> {
     if bootstrap.completed_at.is_some() {
         changes.push(Change::new("completed_at", "set", "NULL"));
     }
-    changes.push(Change::new(
-        "items (failed or running)",
-        format!("{items_reset}"),
-        "pending",
-    ));
+    if items_reset > 0 {
+        changes.push(Change::new(
+            &format!("{items_reset} failed or running item(s)"),
+            "failed or running",
+            "pending",
+        ));
+    }
     changes.push(Change::new(
         "checkpoint (kept, no new snapshot)",
         bootstrap.checkpoint,

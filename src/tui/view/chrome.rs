@@ -11,7 +11,7 @@ use crate::domain::board::{Quick, SortKey};
 use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::signals::Attention;
 use crate::domain::text;
-use crate::tui::app::{App, View};
+use crate::tui::app::{App, Dialog, Overlay, Stage, View};
 use crate::tui::keys::{BINDINGS, Command};
 use crate::tui::theme::Theme;
 
@@ -155,7 +155,10 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         s.spaces,
         s.readable_share() * 100.0
     );
-    let readable = if usize::from(left.width) >= " readable ".len() + 9 + readable.len() {
+    let readable = if s.spaces == 0 {
+        // Nothing in scope is not "100% readable".
+        "- (no spaces in scope)".to_string()
+    } else if usize::from(left.width) >= " readable ".len() + 9 + readable.len() {
         format!(
             "{} {readable}",
             format::bar(s.readable_share(), 8, app.display.ascii)
@@ -436,13 +439,39 @@ fn hinted(app: &App) -> Vec<Command> {
     keys
 }
 
-pub fn hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let g = glyphs(app.display.ascii);
-    let mut spans = vec![Span::raw(" ")];
-    for command in hinted(app) {
-        if let Some(binding) = BINDINGS.iter().find(|b| b.command == command) {
+/// The keys of the open dialog, in the order they are needed.
+fn dialog_hints(dialog: &Dialog, enter: &str) -> Vec<(String, &'static str)> {
+    let key = |k: &str, label| (k.to_string(), label);
+    match dialog.stage {
+        Stage::Applying => vec![key("Esc", "stop waiting")],
+        Stage::Done(_) | Stage::Broken(_) => vec![key(enter, "close")],
+        Stage::Planning | Stage::Editing => {
+            let mut keys = Vec::new();
+            if dialog.decision_changed() {
+                keys.push(key("C-y", "take the new plan"));
+            }
+            if dialog.forceable() {
+                keys.push(key("C-f", "force"));
+            }
+            keys.push(key(enter, "apply"));
+            keys.push(key("Esc", "cancel"));
+            if dialog.confirm_expected.is_some() {
+                keys.push(key("Tab", "next field"));
+            }
+            keys.push(key("C-r", "plan again"));
+            keys
+        }
+    }
+}
+
+/// The keys of the current view and mode, as (key, word).
+fn view_hints(app: &App, enter: &str) -> Vec<(String, &'static str)> {
+    hinted(app)
+        .into_iter()
+        .filter_map(|command| {
+            let binding = BINDINGS.iter().find(|b| b.command == command)?;
             let shown = if command == Command::Open {
-                g.enter
+                enter
             } else {
                 binding.shown
             };
@@ -451,16 +480,29 @@ pub fn hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 (Command::Open, View::Leases | View::Audit) => "space",
                 _ => binding.hint.unwrap_or(binding.help),
             };
-            let key = Span::styled(shown.to_string(), theme.key());
-            let label = Span::raw(format!(" {hint} "));
-            // Whole hints only: a key without its word (or half a word) helps nobody.
-            let used: usize = spans.iter().map(Span::width).sum();
-            if used + key.width() + label.width() > usize::from(area.width) + 1 {
-                break;
-            }
-            spans.push(key);
-            spans.push(label);
+            Some((shown.to_string(), hint))
+        })
+        .collect()
+}
+
+pub fn hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let g = glyphs(app.display.ascii);
+    let keys = match &app.overlay {
+        Overlay::Dialog(dialog) => dialog_hints(dialog, g.enter),
+        Overlay::Help => vec![("any key".to_string(), "closes the help")],
+        Overlay::None => view_hints(app, g.enter),
+    };
+    let mut spans = vec![Span::raw(" ")];
+    for (shown, hint) in keys {
+        let key = Span::styled(shown, theme.key());
+        let label = Span::raw(format!(" {hint} "));
+        // Whole hints only: a key without its word (or half a word) helps nobody.
+        let used: usize = spans.iter().map(Span::width).sum();
+        if used + key.width() + label.width() > usize::from(area.width) + 1 {
+            break;
         }
+        spans.push(key);
+        spans.push(label);
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }

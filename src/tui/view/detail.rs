@@ -246,10 +246,5 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
             }
         }
     }
-    lines.push(Line::default());
-    lines.push(Line::from(Span::styled(
-        " r retry · c cancel · x remove lease · y copy id · ↑↓ scroll · Esc back",
-        theme.dim(),
-    )));
     lines
 }

@@ -291,7 +291,7 @@ pub fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ]
     };
     // One column when it fits, two on short terminals (80×24 included).
-    let one_column = BINDINGS.len() as u16 + 3 <= area.height;
+    let one_column = BINDINGS.len() as u16 + 5 <= area.height;
     let mut lines: Vec<Line> = if one_column {
         BINDINGS.iter().map(|b| Line::from(entry(b))).collect()
     } else {
@@ -306,6 +306,16 @@ pub fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             })
             .collect()
     };
+    // The dialog's own keys (they mean something else outside it).
+    for (keys, help) in [
+        (" dialog: C-r", " plan again · C-y take the new plan"),
+        ("         C-f", " force a lease · Esc stop waiting"),
+    ] {
+        lines.push(Line::from(vec![
+            Span::styled(keys, theme.key()),
+            Span::raw(help),
+        ]));
+    }
     lines.push(Line::from(Span::styled(
         " any key closes this help",
         theme.dim(),
