@@ -60,18 +60,35 @@ fn ok_plan(action: Action) -> Plan {
     }
 }
 
+/// The plan request among `effects`: (dialog, round, actions).
+fn plan_request(effects: &[Effect]) -> (u64, u64, Vec<Action>) {
+    match effects {
+        [
+            Effect::Plan {
+                dialog,
+                round,
+                actions,
+            },
+        ] => (*dialog, *round, actions.clone()),
+        _ => panic!("expected a plan request, got {effects:?}"),
+    }
+}
+
+/// Answers the plan request among `effects` with one plan per action; returns the dialog.
+fn answer(app: &mut Console, effects: &[Effect], plan: impl Fn(Action) -> Plan) -> u64 {
+    let (dialog, round, actions) = plan_request(effects);
+    app.update(Event::Planned {
+        dialog,
+        round,
+        plans: Ok(actions.into_iter().map(plan).collect()),
+    });
+    dialog
+}
+
 /// Opens the action dialog with `key` and answers its plan request with plans that apply.
 fn open_dialog(app: &mut Console, key: char) -> u64 {
     let effects = press(app, KeyCode::Char(key));
-    let [Effect::Plan { dialog, actions }] = effects.as_slice() else {
-        panic!("expected a plan request, got {effects:?}");
-    };
-    let plans = actions.iter().cloned().map(ok_plan).collect();
-    app.update(Event::Planned {
-        dialog: *dialog,
-        plans: Ok(plans),
-    });
-    *dialog
+    answer(app, &effects, ok_plan)
 }
 
 #[test]
@@ -299,16 +316,9 @@ fn esc_cancels_a_dialog_and_nothing_is_applied() {
 fn a_refused_plan_cannot_be_applied() {
     let mut app = app();
     let effects = press(&mut app, KeyCode::Char('r'));
-    let [Effect::Plan { dialog, actions }] = effects.as_slice() else {
-        panic!("{effects:?}")
-    };
-    let refused = Plan {
+    answer(&mut app, &effects, |action| Plan {
         verdict: Err(bootstrap_console::domain::actions::Refusal::MissingReason),
-        ..ok_plan(actions[0].clone())
-    };
-    app.update(Event::Planned {
-        dialog: *dialog,
-        plans: Ok(vec![refused]),
+        ..ok_plan(action)
     });
     typed(&mut app, "try anyway");
     assert!(press(&mut app, KeyCode::Enter).is_empty());
@@ -596,28 +606,39 @@ fn an_open_dialog_plans_again_every_few_seconds_and_keeps_the_reason() {
             .is_empty(),
         "not yet due"
     );
-    let effects = app.update(Event::Tick(start + Duration::from_secs(3)));
-    let [Effect::Plan { dialog: asked, .. }] = effects.as_slice() else {
-        panic!("{effects:?}")
-    };
-    assert_eq!(*asked, dialog);
+    let timed = app.update(Event::Tick(start + Duration::from_secs(3)));
+    assert_eq!(plan_request(&timed).0, dialog);
     assert!(
         app.update(Event::Tick(start + Duration::from_secs(4)))
             .is_empty(),
         "one request at a time"
     );
     assert_eq!(open(&app).reason, "parser fixed");
-    // Ctrl-R asks at once (once the last answer is in).
-    let plans = open(&app).actions.iter().cloned().map(ok_plan).collect();
+    // Ctrl-R asks at once; the answer to the older request is then dropped.
+    let asked = ctrl(&mut app, 'r');
+    let refused = |action| Plan {
+        verdict: Err(bootstrap_console::domain::actions::Refusal::MissingReason),
+        ..ok_plan(action)
+    };
+    answer(&mut app, &timed, refused);
+    assert!(
+        open(&app).plans[0].verdict.is_ok(),
+        "the stale answer was dropped"
+    );
+    answer(&mut app, &asked, ok_plan);
+    assert!(open(&app).plans[0].verdict.is_ok());
+    assert_eq!(open(&app).reason, "parser fixed");
+    // A re-plan that fails keeps the last plan and the reason, and says so.
+    let (dialog, round, _) = plan_request(&ctrl(&mut app, 'r'));
     app.update(Event::Planned {
         dialog,
-        plans: Ok(plans),
+        round,
+        plans: Err("connection reset".into()),
     });
-    assert!(matches!(
-        ctrl(&mut app, 'r').as_slice(),
-        [Effect::Plan { .. }]
-    ));
-    assert_eq!(open(&app).reason, "parser fixed");
+    let d = open(&app);
+    assert_eq!(d.stage, Stage::Editing);
+    assert_eq!(d.replan_error.as_deref(), Some("connection reset"));
+    assert!(d.plans[0].verdict.is_ok() && d.reason == "parser fixed");
 }
 
 #[test]
@@ -625,10 +646,7 @@ fn a_changed_decision_must_be_taken_with_ctrl_y_before_enter_applies() {
     use bootstrap_console::domain::actions::Refusal;
     let mut app = app();
     let effects = press(&mut app, KeyCode::Char('r'));
-    let [Effect::Plan { dialog, actions }] = effects.as_slice() else {
-        panic!("{effects:?}")
-    };
-    let dialog = *dialog;
+    let (_, _, actions) = plan_request(&effects);
     let Subject::Bootstrap(seen_before) = actions[0].subject().clone() else {
         panic!("a bootstrap action")
     };
@@ -636,7 +654,7 @@ fn a_changed_decision_must_be_taken_with_ctrl_y_before_enter_applies() {
     let mut now = seen_before.clone();
     now.completed_at = Some(ended);
     now.row_version += 5;
-    let plan = Plan {
+    answer(&mut app, &effects, |action| Plan {
         now: Some(now.clone()),
         meanwhile: Some("retried by someone else and failed again".into()),
         verdict: Err(Refusal::NewEpisode {
@@ -644,11 +662,7 @@ fn a_changed_decision_must_be_taken_with_ctrl_y_before_enter_applies() {
             now: RunState::Failed,
             ended_at: Some(ended),
         }),
-        ..ok_plan(actions[0].clone())
-    };
-    app.update(Event::Planned {
-        dialog,
-        plans: Ok(vec![plan]),
+        ..ok_plan(action)
     });
     typed(&mut app, "parser fixed");
     assert!(press(&mut app, KeyCode::Enter).is_empty(), "Enter waits");
@@ -660,15 +674,11 @@ fn a_changed_decision_must_be_taken_with_ctrl_y_before_enter_applies() {
         open(&app).not_ready()
     );
     let effects = ctrl(&mut app, 'y');
-    let [Effect::Plan { actions, .. }] = effects.as_slice() else {
-        panic!("{effects:?}")
-    };
-    assert_eq!(actions[0].subject(), &Subject::Bootstrap(now.clone()));
-    let plans = actions.iter().cloned().map(ok_plan).collect();
-    app.update(Event::Planned {
-        dialog,
-        plans: Ok(plans),
-    });
+    assert_eq!(
+        plan_request(&effects).2[0].subject(),
+        &Subject::Bootstrap(now.clone())
+    );
+    answer(&mut app, &effects, ok_plan);
     let effects = press(&mut app, KeyCode::Enter);
     let [
         Effect::Apply {
@@ -688,23 +698,16 @@ fn forcing_a_young_lease_asks_for_the_whole_lease_id() {
     let mut app = app();
     press(&mut app, KeyCode::Char('j'));
     let effects = press(&mut app, KeyCode::Char('x'));
-    let [Effect::Plan { dialog, actions }] = effects.as_slice() else {
-        panic!("{effects:?}")
-    };
-    let dialog = *dialog;
     let lease = screens::lease_of(2);
-    let refused = Plan {
+    let refused = |action| Plan {
         evidence: vec!["held 2m by upload; orphan suspect after 15m".into()],
         verdict: Err(Refusal::LeaseNotOrphan {
             lease: lease.id,
             evidence: "held 2m by upload".into(),
         }),
-        ..ok_plan(actions[0].clone())
+        ..ok_plan(action)
     };
-    app.update(Event::Planned {
-        dialog,
-        plans: Ok(vec![refused]),
-    });
+    answer(&mut app, &effects, refused);
     typed(&mut app, "writer is wedged");
     press(&mut app, KeyCode::Tab);
     typed(&mut app, &short_id(&lease.id));
@@ -718,11 +721,8 @@ fn forcing_a_young_lease_asks_for_the_whole_lease_id() {
             .is_some_and(|why| why.contains("Ctrl-F"))
     );
     let effects = ctrl(&mut app, 'f');
-    let [Effect::Plan { actions, .. }] = effects.as_slice() else {
-        panic!("{effects:?}")
-    };
     assert_eq!(
-        actions[0].subject(),
+        plan_request(&effects).2[0].subject(),
         &Subject::Lease {
             seen: lease.identity(),
             force: true
@@ -732,13 +732,13 @@ fn forcing_a_young_lease_asks_for_the_whole_lease_id() {
         open(&app).confirm_expected.as_deref(),
         Some(lease.id.to_string().as_str())
     );
-    let forced = Plan {
+    assert!(
+        ctrl(&mut app, 'f').is_empty(),
+        "forced once is enough; Ctrl-F again keeps what was typed"
+    );
+    answer(&mut app, &effects, |action| Plan {
         forced: true,
-        ..ok_plan(actions[0].clone())
-    };
-    app.update(Event::Planned {
-        dialog,
-        plans: Ok(vec![forced]),
+        ..ok_plan(action)
     });
     typed(&mut app, &short_id(&lease.id));
     assert!(

@@ -127,8 +127,8 @@ fn the_retry_dialog_shows_the_plan_and_asks_for_a_reason() {
     for size in SIZES {
         let mut app = screens::app(size, Extra::None, Focus::Board);
         let effects = update::update(&mut app, key('r'));
-        let dialog = match effects.as_slice() {
-            [update::Effect::Plan { dialog, .. }] => *dialog,
+        let (dialog, round) = match effects.as_slice() {
+            [update::Effect::Plan { dialog, round, .. }] => (*dialog, *round),
             other => panic!("expected a plan request: {other:?}"),
         };
         let Overlay::Dialog(open) = &app.overlay else {
@@ -160,6 +160,7 @@ fn the_retry_dialog_shows_the_plan_and_asks_for_a_reason() {
             &mut app,
             Event::Planned {
                 dialog,
+                round,
                 plans: Ok(vec![plan]),
             },
         );

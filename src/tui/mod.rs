@@ -151,7 +151,11 @@ fn perform(
                 tracing::warn!("copy to clipboard: {e}");
             }
         }
-        Effect::Plan { dialog, actions } => {
+        Effect::Plan {
+            dialog,
+            round,
+            actions,
+        } => {
             let session = session.clone();
             let results = results.clone();
             tokio::spawn(async move {
@@ -162,6 +166,7 @@ fn perform(
                         Err(e) => {
                             let _ = results.send(Event::Planned {
                                 dialog,
+                                round,
                                 plans: Err(e.to_string()),
                             });
                             return;
@@ -170,6 +175,7 @@ fn perform(
                 }
                 let _ = results.send(Event::Planned {
                     dialog,
+                    round,
                     plans: Ok(plans),
                 });
             });

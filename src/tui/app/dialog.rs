@@ -42,8 +42,14 @@ pub struct Dialog {
     pub actions: Vec<Action>,
     pub plans: Vec<Plan>,
     pub stage: Stage,
+    /// Which request for plans is the latest: answers to older ones are dropped (a plan
+    /// taken with Ctrl-Y or forced with Ctrl-F must not be overwritten by a stale answer).
+    pub round: u64,
     /// When plans were last asked for, while an answer is awaited.
     pub replanning_since: Option<Instant>,
+    /// Why the latest re-plan failed; the last plans stay shown (the apply decides again
+    /// anyway).
+    pub replan_error: Option<String>,
     /// When the plans shown were asked for.
     pub planned_at: Option<Instant>,
     pub reason: String,
@@ -76,12 +82,18 @@ impl Dialog {
         self.plans.iter().any(Plan::decision_changed)
     }
 
-    /// A lease removal refused because the lease is not an orphan suspect (Ctrl-F forces).
+    /// A lease removal refused because the lease is not an orphan suspect (Ctrl-F forces),
+    /// not forced yet.
     pub fn forceable(&self) -> bool {
-        self.plans.iter().any(|p| {
-            matches!(p.verdict, Err(Refusal::LeaseNotOrphan { .. }))
-                && matches!(p.action.subject(), Subject::Lease { force: false, .. })
-        })
+        let forced = self
+            .actions
+            .iter()
+            .any(|a| matches!(a.subject(), Subject::Lease { force: true, .. }));
+        !forced
+            && self
+                .plans
+                .iter()
+                .any(|p| matches!(p.verdict, Err(Refusal::LeaseNotOrphan { .. })))
     }
 
     /// Takes the plans' new decisions: every changed action is decided on what is there now.

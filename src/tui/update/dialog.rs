@@ -130,7 +130,9 @@ fn open_dialog(
         } else {
             Stage::Editing
         },
+        round: 0,
         replanning_since: None,
+        replan_error: None,
         planned_at: None,
         reason: String::new(),
         confirm: String::new(),
@@ -140,7 +142,7 @@ fn open_dialog(
         blocked,
     };
     let effects = if planning {
-        plan(&mut dialog, app.now)
+        plan(&mut dialog, app.now, false)
     } else {
         Vec::new()
     };
@@ -148,14 +150,17 @@ fn open_dialog(
     effects
 }
 
-/// Asks for the dialog's plans (unless an answer is still awaited).
-fn plan(dialog: &mut Dialog, now: Instant) -> Vec<Effect> {
-    if dialog.replanning_since.is_some() {
+/// Asks for the dialog's plans: by the timer only when no answer is awaited; at once when the
+/// operator asks (`now_please`), and any older answer is then dropped.
+fn plan(dialog: &mut Dialog, now: Instant, now_please: bool) -> Vec<Effect> {
+    if dialog.replanning_since.is_some() && !now_please {
         return Vec::new();
     }
+    dialog.round += 1;
     dialog.replanning_since = Some(now);
     vec![Effect::Plan {
         dialog: dialog.id,
+        round: dialog.round,
         actions: dialog.actions.clone(),
     }]
 }
@@ -171,7 +176,7 @@ pub(super) fn replan_if_due(app: &mut App) -> Vec<Effect> {
                     .planned_at
                     .is_none_or(|at| now.saturating_duration_since(at) >= REPLAN_EVERY) =>
         {
-            plan(dialog, now)
+            plan(dialog, now, false)
         }
         _ => Vec::new(),
     }
@@ -199,16 +204,16 @@ pub(super) fn dialog_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
             app.say("nothing was changed", false);
             Vec::new()
         }
-        (Stage::Editing, KeyCode::Char('r')) if control => plan(dialog, now),
+        (Stage::Editing, KeyCode::Char('r')) if control => plan(dialog, now, true),
         (Stage::Editing, KeyCode::Char('y')) if control && dialog.decision_changed() => {
             dialog.take_new_plan();
             dialog.confirm.clear();
-            plan(dialog, now)
+            plan(dialog, now, true)
         }
         (Stage::Editing, KeyCode::Char('f')) if control && dialog.forceable() => {
             dialog.force();
             dialog.field = Field::Confirm;
-            plan(dialog, now)
+            plan(dialog, now, true)
         }
         (Stage::Editing, KeyCode::Tab | KeyCode::BackTab) => {
             if dialog.confirm_expected.is_some() {

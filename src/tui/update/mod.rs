@@ -31,6 +31,7 @@ pub enum Event {
     /// Plans for the dialog with this id.
     Planned {
         dialog: u64,
+        round: u64,
         plans: Result<Vec<Plan>, String>,
     },
     /// Results of applying the dialog's actions: what became of each, and its sentence.
@@ -47,6 +48,8 @@ pub enum Effect {
     Poller(poller::Command),
     Plan {
         dialog: u64,
+        /// Which of the dialog's requests for plans this is.
+        round: u64,
         actions: Vec<crate::domain::actions::Action>,
     },
     Apply {
@@ -79,20 +82,28 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             absorb_poll(app, status);
             Vec::new()
         }
-        Event::Planned { dialog, plans } => {
+        Event::Planned {
+            dialog,
+            round,
+            plans,
+        } => {
             let now = app.now;
             if let Overlay::Dialog(d) = &mut app.overlay
                 && d.id == dialog
+                && d.round == round
                 && matches!(d.stage, Stage::Planning | Stage::Editing)
             {
                 match plans {
                     Ok(plans) => {
                         d.plans = plans;
                         d.stage = Stage::Editing;
-                        d.planned_at = d.replanning_since.or(Some(now));
+                        d.replan_error = None;
                     }
+                    // A re-plan that fails keeps what the operator typed and the last plans.
+                    Err(error) if d.stage == Stage::Editing => d.replan_error = Some(error),
                     Err(error) => d.stage = Stage::Broken(error),
                 }
+                d.planned_at = d.replanning_since.or(Some(now));
                 d.replanning_since = None;
             }
             Vec::new()

@@ -207,6 +207,15 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
             theme.heading(),
         )));
     }
+    if let Some(error) = &dialog.replan_error {
+        lines.push(Line::from(Span::styled(
+            format!(
+                " could not plan again ({}); showing the last plan",
+                text::clean(error, 200)
+            ),
+            theme.error(),
+        )));
+    }
     if let Some(blocked) = &dialog.blocked {
         lines.push(Line::from(Span::styled(
             format!(" {blocked}"),
