@@ -762,3 +762,36 @@ fn forcing_a_young_lease_asks_for_the_whole_lease_id() {
         Subject::Lease { force: true, .. }
     ));
 }
+
+#[test]
+fn ctrl_c_while_an_action_is_applied_asks_once_before_quitting() {
+    let mut app = app();
+    open_dialog(&mut app, 'r');
+    typed(&mut app, "parser fixed");
+    assert!(matches!(
+        press(&mut app, KeyCode::Enter).as_slice(),
+        [Effect::Apply { .. }]
+    ));
+    ctrl(&mut app, 'c');
+    assert!(
+        !app.app.should_quit,
+        "the answer would be lost: asked first"
+    );
+    assert!(
+        app.app
+            .message
+            .as_ref()
+            .is_some_and(|m| m.text.contains("Ctrl-C again quits")),
+        "{:?}",
+        app.app.message
+    );
+    ctrl(&mut app, 'c');
+    assert!(app.app.should_quit);
+
+    let mut idle = self::app();
+    ctrl(&mut idle, 'c');
+    assert!(
+        idle.app.should_quit,
+        "nothing in flight: Ctrl-C quits at once"
+    );
+}

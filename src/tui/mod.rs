@@ -23,7 +23,7 @@ use crate::domain::session::Session;
 use crate::domain::signals::Thresholds;
 use crate::poller::{self, Focus, PollerHandle, PollerOptions};
 use crate::store::sync::SyncSettings;
-use app::{App, Display, Header};
+use app::{App, Display, Header, Overlay, Stage};
 use update::{Effect, Event};
 
 /// How the console is shown.
@@ -122,6 +122,14 @@ async fn event_loop(
             perform(effect, session, poller, &results, &mut waiting);
         }
         if app.should_quit {
+            if let Overlay::Dialog(d) = &app.overlay
+                && d.stage == Stage::Applying
+            {
+                tracing::warn!(
+                    "quit while request {} was being applied; its outcome is in the audit log",
+                    d.request
+                );
+            }
             return Ok(());
         }
     }
@@ -197,7 +205,7 @@ fn perform(
                 for action in &actions {
                     if *stopped.borrow() {
                         report.push((
-                            Verdict::Refused,
+                            Verdict::Failed,
                             format!(
                                 "{}: not applied — you stopped before it was sent",
                                 action.target()
@@ -207,7 +215,11 @@ fn perform(
                     }
                     let mut stopped = stopped.clone();
                     let give_up = async move {
-                        let _ = stopped.wait_for(|stop| *stop).await;
+                        // Only the operator's Esc gives up; the console going away does not
+                        // (the deadline still bounds the wait).
+                        if stopped.wait_for(|stop| *stop).await.is_err() {
+                            std::future::pending::<()>().await;
+                        }
                     };
                     let result =
                         actions::apply_bounded(&session, action, &reason, deadline, give_up).await;

@@ -143,6 +143,8 @@ pub struct App {
     pub thresholds: Thresholds,
     pub next_dialog_id: u64,
     pub should_quit: bool,
+    /// Ctrl-C was pressed once while an action was being applied: a second one quits.
+    pub quit_armed: bool,
 }
 
 impl App {
@@ -173,6 +175,7 @@ impl App {
             thresholds: Thresholds::default(),
             next_dialog_id: 1,
             should_quit: false,
+            quit_armed: false,
         }
     }
 

@@ -155,11 +155,24 @@ fn absorb_poll(app: &mut App, status: PollStatus) {
 }
 
 fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
-    // Ctrl-C always quits, whatever has the focus.
+    // Ctrl-C always quits, whatever has the focus — asking once while an action is being
+    // applied, whose answer would then never be seen.
     if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
-        app.should_quit = true;
+        match &app.overlay {
+            Overlay::Dialog(d) if d.stage == Stage::Applying && !app.quit_armed => {
+                app.quit_armed = true;
+                let text = format!(
+                    "an action is being applied: Ctrl-C again quits without its answer \
+                     (request {}; Esc stops waiting and looks it up)",
+                    d.request
+                );
+                app.say(text, true);
+            }
+            _ => app.should_quit = true,
+        }
         return Vec::new();
     }
+    app.quit_armed = false;
     if matches!(app.overlay, Overlay::Dialog(_)) {
         return dialog::dialog_key(app, key);
     }
