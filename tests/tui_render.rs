@@ -304,3 +304,17 @@ fn the_eta_covers_the_running_jobs_and_says_how_many_need_action() {
     assert!(text.contains("ETA 2m58s for 3 running"), "{text}");
     assert!(text.contains("3 need action (no ETA)"), "{text}");
 }
+
+#[test]
+fn a_forced_lease_removal_stands_out_in_the_audit_view_at_80_columns() {
+    let mut records = screens::audits();
+    records[0].action = "remove_mutation_lease".into();
+    records[0].outcome = "applied_forced".into();
+    let mut app = screens::app((80, 24), Extra::Audit(records), Focus::Audit);
+    app.view = View::Audit;
+    let text = screen_text(&render(&app));
+    assert!(
+        text.contains("rm lease") && text.contains("FORCED"),
+        "{text}"
+    );
+}

@@ -11,8 +11,13 @@ pub enum ScopeMatch {
     Bootstraps,
     /// The tenant has knowledge spaces but no bootstrap: nothing of it to migrate.
     NoBootstraps,
-    /// No tenant of this name; `near` are the names it may have meant.
-    NoSuchTenant { near: Vec<String> },
+    /// No tenant of this name has bootstraps, nor — when `spaces_known` (the platform's
+    /// `knowledge_spaces` could be read) — knowledge spaces; `near` are the names it may have
+    /// meant.
+    NoSuchTenant {
+        near: Vec<String>,
+        spaces_known: bool,
+    },
 }
 
 impl ScopeMatch {
@@ -24,16 +29,22 @@ impl ScopeMatch {
             Self::NoBootstraps => Some(format!(
                 "tenant {tenant} has knowledge spaces but no bootstraps: nothing of it to migrate"
             )),
-            Self::NoSuchTenant { near } if near.is_empty() => Some(format!(
-                "no tenant {tenant} has bootstraps or knowledge spaces (a typo?)"
-            )),
-            Self::NoSuchTenant { near } => Some(format!(
-                "no tenant {tenant} has bootstraps or knowledge spaces; did you mean {}?",
-                near.iter()
-                    .map(|n| text::clean(n, 64))
-                    .collect::<Vec<_>>()
-                    .join(" or ")
-            )),
+            Self::NoSuchTenant { near, spaces_known } => {
+                let has = if *spaces_known {
+                    "has bootstraps or knowledge spaces"
+                } else {
+                    "has bootstraps (knowledge_spaces could not be read to say more)"
+                };
+                Some(if near.is_empty() {
+                    format!("no tenant {tenant} {has}; a typo?")
+                } else {
+                    let near: Vec<String> = near.iter().map(|n| text::clean(n, 64)).collect();
+                    format!(
+                        "no tenant {tenant} {has}; did you mean {}?",
+                        near.join(" or ")
+                    )
+                })
+            }
         }
     }
 }
@@ -101,6 +112,7 @@ mod tests {
     fn the_sentences_tell_a_typo_from_an_empty_tenant() {
         let typo = ScopeMatch::NoSuchTenant {
             near: names(&["acme"]),
+            spaces_known: true,
         };
         assert_eq!(
             typo.sentence("Acme").expect("a sentence"),
@@ -113,6 +125,16 @@ mod tests {
                 .contains("nothing of it to migrate")
         );
         assert_eq!(ScopeMatch::Bootstraps.sentence("acme"), None);
+        // Without the platform's spaces table it says only what it knows.
+        let unsure = ScopeMatch::NoSuchTenant {
+            near: Vec::new(),
+            spaces_known: false,
+        };
+        assert_eq!(
+            unsure.sentence("newco").expect("a sentence"),
+            "no tenant newco has bootstraps (knowledge_spaces could not be read to say more); \
+             a typo?"
+        );
     }
 
     #[test]

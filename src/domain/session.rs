@@ -269,8 +269,9 @@ impl Session {
         Ok(Some(match read::tenant_presence(pool, tenant).await? {
             (true, _) => ScopeMatch::Bootstraps,
             (false, Some(true)) => ScopeMatch::NoBootstraps,
-            (false, _) => ScopeMatch::NoSuchTenant {
+            (false, spaces) => ScopeMatch::NoSuchTenant {
                 near: near_names(tenant, &read::bootstrap_tenants(pool).await?),
+                spaces_known: spaces.is_some(),
             },
         }))
     }

@@ -24,7 +24,9 @@ pub use outcome::{Applied, Change, Outcome, Plan, Verdict, sentence};
 
 pub use super::refusal::{MAX_REASON_CHARS, Refusal};
 use super::session::Session;
-use crate::store::write::{AuditOutcome, AuditSubject, BackendSlot, NewAudit};
+/// How the audit log records an applied action (the views name forced ones).
+pub use crate::store::write::AuditOutcome;
+use crate::store::write::{AuditSubject, BackendSlot, NewAudit};
 use crate::store::{StoreError, read};
 
 /// Why an action could not be planned or applied at all (the database, not the rules).

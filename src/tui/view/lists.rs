@@ -6,6 +6,7 @@ use ratatui::style::Style;
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::format;
+use crate::domain::actions::{AuditOutcome, Kind};
 use crate::domain::model::short_id;
 use crate::domain::signals::Attention;
 use crate::domain::text;
@@ -109,6 +110,24 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     );
 }
 
+/// The audit table's action names in the 8 columns the view gives them.
+fn short_action(action: &str) -> String {
+    if action == Kind::RemoveLease.name() {
+        "rm lease".to_string()
+    } else {
+        text::clean(action, 24)
+    }
+}
+
+/// A forced action must stand out even at 80 columns.
+fn short_outcome(outcome: &str) -> String {
+    if outcome == AuditOutcome::AppliedForced.as_str() {
+        "FORCED".to_string()
+    } else {
+        text::clean(outcome, 16)
+    }
+}
+
 pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let extra = app.extra_for(&Focus::Audit);
     let Some(Extra::Audit(records)) = extra else {
@@ -128,10 +147,10 @@ pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                     text::clean(&r.actor, 16),
                     text::clean(&r.host, 16)
                 )),
-                Cell::from(text::clean(&r.action, 24)),
+                Cell::from(short_action(&r.action)),
                 Cell::from(text::clean(&r.tenant_id, 24)),
                 Cell::from(short_id(&r.knowledge_space_id)),
-                Cell::from(text::clean(&r.outcome, 16)),
+                Cell::from(short_outcome(&r.outcome)),
                 Cell::from(text::clean(&r.reason, 200)),
             ])
             .style(cursor_style(&app.audit, index, theme))
