@@ -5,7 +5,7 @@
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
-use super::model::{Bootstrap, Checkpoint, MutationLease, RowError, RunState, short_id};
+use super::model::{Checkpoint, MutationLease, RowError, RunState, short_id};
 use super::signals::{self, Thresholds};
 use super::text;
 use crate::store::read::{LeaseLine, LeaseRows};
@@ -22,16 +22,6 @@ impl LeasedJob {
     /// A job waiting for its snapshot cannot take it while a writer holds the space (SPEC §2).
     pub fn is_blocked(&self) -> bool {
         self.checkpoint == Checkpoint::PendingSnapshot && self.run_state != RunState::Succeeded
-    }
-}
-
-impl From<&Bootstrap> for LeasedJob {
-    fn from(b: &Bootstrap) -> Self {
-        Self {
-            bootstrap_id: b.id,
-            run_state: b.run_state,
-            checkpoint: b.checkpoint,
-        }
     }
 }
 
