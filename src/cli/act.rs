@@ -14,7 +14,7 @@ use uuid::Uuid;
 use super::args::{self, ActionArgs, ConfirmArgs, LeaseRemoveArgs};
 use super::{Failure, exit, outln, scope};
 use crate::domain::actions::{
-    self, Action, Kind, Plan, Refusal, RequestId, SeenBootstrap, Verdict, sentence,
+    self, Action, BootstrapKind, Kind, Plan, Refusal, RequestId, SeenBootstrap, Verdict, sentence,
 };
 use crate::domain::model::short_id;
 use crate::domain::report::Rows;
@@ -90,7 +90,10 @@ fn check_flags(flags: &ConfirmArgs) -> Result<Checked, Failure> {
     })
 }
 
-pub(super) async fn bootstrap_action(args: &ActionArgs, kind: Kind) -> Result<ExitCode, Failure> {
+pub(super) async fn bootstrap_action(
+    args: &ActionArgs,
+    kind: BootstrapKind,
+) -> Result<ExitCode, Failure> {
     let verb = kind.verb();
     let ids = args
         .ids
@@ -163,12 +166,12 @@ fn require_writable(session: &Session) -> Result<(), Failure> {
 async fn bootstrap_action_on(
     session: &Session,
     args: &ActionArgs,
-    kind: Kind,
+    kind: BootstrapKind,
     checked: &Checked,
 ) -> Result<ExitCode, Failure> {
     require_writable(session)?;
     scope::require_known_tenant(session).await?;
-    let make = kind.on_bootstrap();
+    let make = |seen, request| kind.action(seen, request);
     let mut unknown = Vec::new();
     let mut to_plan = Vec::new();
     if args.ids.is_empty() {

@@ -16,7 +16,7 @@ use clap::Parser;
 
 pub use args::{Cli, Command, ConnectArgs, DisplayArgs, LeaseCommand, RolloutArgs, WatchArgs};
 
-use crate::domain::actions::Kind;
+use crate::domain::actions::BootstrapKind;
 use crate::domain::session::OpenError;
 use crate::sandbox::SandboxFailure;
 use crate::sandbox::sim::SeedError;
@@ -109,8 +109,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Some(Command::Fixture(args)) => rehearsal::fixture(&args).await,
         Some(Command::Watch(args)) => watch::watch(&args).await,
         Some(Command::Status(args)) => status::status(&args).await,
-        Some(Command::Retry(args)) => act::bootstrap_action(&args, Kind::Retry).await,
-        Some(Command::Cancel(args)) => act::bootstrap_action(&args, Kind::Cancel).await,
+        Some(Command::Retry(args)) => act::bootstrap_action(&args, BootstrapKind::Retry).await,
+        Some(Command::Cancel(args)) => act::bootstrap_action(&args, BootstrapKind::Cancel).await,
         Some(Command::Lease {
             command: LeaseCommand::Remove(args),
         }) => act::remove_lease(&args).await,

@@ -27,24 +27,40 @@ impl Kind {
         }
     }
 
-    /// The constructor of this kind's action on a bootstrap.
-    ///
-    /// # Panics
-    /// For [`Kind::RemoveLease`], whose subject is a lease, not a bootstrap.
-    pub fn on_bootstrap(self) -> fn(SeenBootstrap, RequestId) -> Action {
-        match self {
-            Self::Retry => Action::retry,
-            Self::Cancel => Action::cancel,
-            Self::RemoveLease => panic!("lease removal acts on a lease, not on a bootstrap"),
-        }
-    }
-
     /// As said to the operator: "retry", "cancel", "remove lease".
     pub fn verb(self) -> &'static str {
         match self {
             Self::Retry => "retry",
             Self::Cancel => "cancel",
             Self::RemoveLease => "remove lease",
+        }
+    }
+}
+
+/// The actions whose subject is a bootstrap: what `r` and `c`, `retry` and `cancel` ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BootstrapKind {
+    Retry,
+    Cancel,
+}
+
+impl BootstrapKind {
+    pub fn kind(self) -> Kind {
+        match self {
+            Self::Retry => Kind::Retry,
+            Self::Cancel => Kind::Cancel,
+        }
+    }
+
+    pub fn verb(self) -> &'static str {
+        self.kind().verb()
+    }
+
+    /// This kind's action on the bootstrap as seen, as part of `request`.
+    pub fn action(self, seen: SeenBootstrap, request: RequestId) -> Action {
+        match self {
+            Self::Retry => Action::retry(seen, request),
+            Self::Cancel => Action::cancel(seen, request),
         }
     }
 }

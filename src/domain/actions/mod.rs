@@ -17,7 +17,7 @@ mod precondition;
 mod remove_lease;
 mod retry;
 
-pub use action::{Action, Kind, RequestId, SeenBootstrap, Subject};
+pub use action::{Action, BootstrapKind, Kind, RequestId, SeenBootstrap, Subject};
 pub use bounded::{Lookup, apply_bounded, resolve};
 pub use cancel::CANCELED_ERROR_CODE;
 pub use outcome::{Applied, Change, Outcome, Plan, Verdict, sentence};

@@ -7,7 +7,7 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{Effect, selected_lease_line};
-use crate::domain::actions::{Action, Kind, MAX_REASON_CHARS, RequestId, SeenBootstrap};
+use crate::domain::actions::{Action, BootstrapKind, MAX_REASON_CHARS, RequestId, SeenBootstrap};
 use crate::domain::model::short_id;
 use crate::poller::{Extra, Focus};
 use crate::tui::app::{App, Dialog, Field, Overlay, REPLAN_EVERY, Stage, View};
@@ -44,7 +44,7 @@ fn action_targets(app: &App) -> Vec<SeenBootstrap> {
     }
 }
 
-pub(super) fn bootstrap_action(app: &mut App, kind: Kind) -> Vec<Effect> {
+pub(super) fn bootstrap_action(app: &mut App, kind: BootstrapKind) -> Vec<Effect> {
     if let Some(reason) = app.header.access.read_only_reason() {
         let text = format!("{} is not possible: {reason}", kind.verb());
         app.say(text, true);
@@ -57,14 +57,16 @@ pub(super) fn bootstrap_action(app: &mut App, kind: Kind) -> Vec<Effect> {
         return Vec::new();
     }
     let request = RequestId::new();
-    let make = kind.on_bootstrap();
     let count = targets.len();
     let title = if count == 1 {
         format!("{verb} space {}", short_id(&targets[0].space))
     } else {
         format!("{verb} {count} marked spaces")
     };
-    let actions: Vec<Action> = targets.into_iter().map(|t| make(t, request)).collect();
+    let actions: Vec<Action> = targets
+        .into_iter()
+        .map(|t| kind.action(t, request))
+        .collect();
     let (expected, prompt) = if count > 1 {
         (Some(count.to_string()), format!("the count ({count})"))
     } else {

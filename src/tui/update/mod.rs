@@ -17,7 +17,7 @@ use self::cursor::{follow_selection, keep_cursors_visible, list_state, move_curs
 use super::app::{App, ListState, Overlay, Stage, View};
 use super::keys::{self, Command};
 use super::layout;
-use crate::domain::actions::{Kind, Plan, Verdict};
+use crate::domain::actions::{BootstrapKind, Plan, Verdict};
 use crate::domain::board::{Quick, SortKey};
 use crate::domain::model::MutationLease;
 use crate::poller::{self, Extra, Focus, PollStatus};
@@ -321,8 +321,8 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
         }
         Command::Refresh => return vec![Effect::Poller(poller::Command::PollNow)],
         Command::Copy => return copy(app),
-        Command::Retry => return dialog::bootstrap_action(app, Kind::Retry),
-        Command::Cancel => return dialog::bootstrap_action(app, Kind::Cancel),
+        Command::Retry => return dialog::bootstrap_action(app, BootstrapKind::Retry),
+        Command::Cancel => return dialog::bootstrap_action(app, BootstrapKind::Cancel),
         Command::RemoveLease => return dialog::remove_lease(app),
         Command::Mark => {
             if app.view == View::Board
