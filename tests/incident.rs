@@ -62,6 +62,11 @@ async fn a_cancel_holds_against_a_worker_committing_progress_during_the_confirma
         }
     });
     tokio::time::sleep(Duration::from_millis(400)).await;
+    // The dialog's re-plan says what moved and that the decision still holds.
+    let replanned = actions::plan(&session, &action).await.expect("plan");
+    assert!(replanned.verdict.is_ok(), "{:?}", replanned.verdict);
+    let moved = replanned.meanwhile.expect("the worker moved");
+    assert!(moved.ends_with("; still running"), "{moved}");
     let outcome = actions::apply(&session, &action, "stop: bad source data")
         .await
         .expect("apply");
@@ -71,7 +76,9 @@ async fn a_cancel_holds_against_a_worker_committing_progress_during_the_confirma
     };
     let meanwhile = applied.meanwhile.expect("the worker moved meanwhile");
     assert!(
-        meanwhile.starts_with("since you looked: ") && meanwhile.contains("progress 0 → "),
+        meanwhile.starts_with("since you looked: ")
+            && meanwhile.contains("progress 0 → ")
+            && !meanwhile.contains("still"),
         "{meanwhile}"
     );
     let (done, stopped) = worker.await.expect("worker");

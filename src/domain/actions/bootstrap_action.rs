@@ -50,7 +50,7 @@ pub(super) async fn plan(
         action: action.clone(),
         tenant_id: Some(now.tenant_id.clone()),
         knowledge_space_id: Some(now.knowledge_space_id),
-        meanwhile: precondition::meanwhile(seen, &now),
+        meanwhile: precondition::meanwhile_before(seen, &now),
         now: Some(SeenBootstrap::from(&now)),
         evidence: Vec::new(),
         forced: false,

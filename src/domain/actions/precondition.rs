@@ -92,6 +92,16 @@ pub(super) fn decide(
 }
 
 /// "since you looked: progress 25 → 34 of 50", or `None` when the row is as seen.
+/// [`meanwhile`] as a plan says it: what moved, and that the state the decision rests on
+/// still holds ("…; still running") — an outcome leaves that out, the state being changed.
+pub(super) fn meanwhile_before(seen: &SeenBootstrap, now: &Bootstrap) -> Option<String> {
+    let mut sentence = meanwhile(seen, now)?;
+    if seen.run_state == now.run_state {
+        sentence.push_str(&format!("; still {}", now.run_state));
+    }
+    Some(sentence)
+}
+
 pub(super) fn meanwhile(seen: &SeenBootstrap, now: &Bootstrap) -> Option<String> {
     if seen.row_version == now.row_version {
         return None;
