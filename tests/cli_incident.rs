@@ -443,60 +443,81 @@ async fn watch_on_a_tenant_that_matches_nothing_shows_an_explicit_empty_state() 
 #[tokio::test]
 async fn an_older_console_schema_is_brought_forward_keeping_its_records() {
     use bootstrap_console::store::schema::{self, CONSOLE_UNITS, LEGACY_SPACE_BOOTSTRAP};
-    let db = TestDb::empty().await;
-    let mut conn = db.connect().await;
-    schema::apply_unit(&mut conn, &schema::PLATFORM_STANDIN)
-        .await
-        .expect("stand-in");
-    schema::apply_unit(&mut conn, &LEGACY_SPACE_BOOTSTRAP)
-        .await
-        .expect("0009");
-    // The console schema as the first release left it, with one record in it.
-    schema::apply_unit(&mut conn, &CONSOLE_UNITS[0])
-        .await
-        .expect("0001");
-    let job = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
-    sqlx::query("INSERT INTO bootstrap_console.schema_migrations (version, name) VALUES (1, $1)")
-        .bind(CONSOLE_UNITS[0].name)
+    // The console schema as earlier releases left it (through 0001, through 0002), each with a
+    // record written by that release.
+    for through in [1, 2] {
+        let db = TestDb::empty().await;
+        let mut conn = db.connect().await;
+        schema::apply_unit(&mut conn, &schema::PLATFORM_STANDIN)
+            .await
+            .expect("stand-in");
+        schema::apply_unit(&mut conn, &LEGACY_SPACE_BOOTSTRAP)
+            .await
+            .expect("0009");
+        for unit in &CONSOLE_UNITS[..through] {
+            schema::apply_unit(&mut conn, unit).await.expect("unit");
+            sqlx::query(
+                "INSERT INTO bootstrap_console.schema_migrations (version, name) VALUES ($1, $2)",
+            )
+            .bind(unit.version)
+            .bind(unit.name)
+            .execute(&db.pool)
+            .await
+            .expect("recorded");
+        }
+        let jobs = [
+            fixture::job(&db.pool, &JobSpec::new("acme", "running")).await,
+            fixture::job(&db.pool, &JobSpec::new("acme", "running")).await,
+        ];
+        let old_request = (through == 2).then(uuid::Uuid::now_v7);
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "INSERT INTO bootstrap_console.audit_log (actor, host, action, tenant_id, \
+               knowledge_space_id, bootstrap_id, reason, outcome{}) \
+             VALUES ('ops', 'jump', 'retry', 'acme', $1, $2, 'an earlier release', 'applied'{})",
+            if through == 2 { ", request_id" } else { "" },
+            if through == 2 { ", $3" } else { "" },
+        )))
+        .bind(jobs[0].space)
+        .bind(jobs[0].bootstrap)
+        .bind(old_request)
         .execute(&db.pool)
         .await
-        .expect("recorded");
-    sqlx::query(
-        "INSERT INTO bootstrap_console.audit_log (actor, host, action, tenant_id, \
-           knowledge_space_id, bootstrap_id, reason, outcome) \
-         VALUES ('ops', 'jump', 'retry', 'acme', $1, $2, 'an earlier release', 'applied')",
-    )
-    .bind(job.space)
-    .bind(job.bootstrap)
-    .execute(&db.pool)
-    .await
-    .expect("an old record");
-    let image = fixture::ledger_image(&db.pool).await;
+        .expect("an old record");
+        let image = fixture::ledger_image(&db.pool).await;
 
-    let id = job.space.to_string();
-    let args = ["cancel", id.as_str(), "--reason", "x", "--yes"];
-    let outdated = on(&db, &args);
-    assert_eq!(outdated.status.code(), Some(5), "{}", stdout(&outdated));
-    assert!(
-        assert_one_sentence(&outdated).contains("bootstrap-console migrate"),
-        "{}",
-        stderr(&outdated)
-    );
-    assert_eq!(fixture::ledger_image(&db.pool).await, image);
+        // A bulk cancel: both records of one request share its request id.
+        let args = ["cancel", "--state", "running", "--reason", "x", "--yes"];
+        let outdated = on(&db, &args);
+        assert_eq!(outdated.status.code(), Some(5), "{}", stdout(&outdated));
+        assert!(
+            assert_one_sentence(&outdated).contains("bootstrap-console migrate"),
+            "{}",
+            stderr(&outdated)
+        );
+        assert_eq!(fixture::ledger_image(&db.pool).await, image);
 
-    let migrated = on(&db, &["migrate"]);
-    assert_eq!(migrated.status.code(), Some(0), "{}", stderr(&migrated));
-    let kept: Vec<(String, Option<uuid::Uuid>, Option<uuid::Uuid>)> = sqlx::query_as(
-        "SELECT reason, request_id, action_id FROM bootstrap_console.audit_log ORDER BY id",
-    )
-    .fetch_all(&db.pool)
-    .await
-    .expect("audit");
-    assert_eq!(kept, vec![("an earlier release".to_string(), None, None)]);
+        let migrated = on(&db, &["migrate"]);
+        assert_eq!(migrated.status.code(), Some(0), "{}", stderr(&migrated));
+        let kept: Vec<(String, Option<uuid::Uuid>, Option<uuid::Uuid>)> = sqlx::query_as(
+            "SELECT reason, request_id, action_id FROM bootstrap_console.audit_log ORDER BY id",
+        )
+        .fetch_all(&db.pool)
+        .await
+        .expect("audit");
+        assert_eq!(
+            kept,
+            vec![("an earlier release".to_string(), old_request, None)]
+        );
 
-    let cancel = on(&db, &args);
-    assert_eq!(cancel.status.code(), Some(0), "{}", stdout(&cancel));
-    assert_eq!(fixture::audit_count(&db.pool).await, 2);
+        let cancel = on(&db, &args);
+        assert_eq!(
+            cancel.status.code(),
+            Some(0),
+            "through {through}: {}",
+            stdout(&cancel)
+        );
+        assert_eq!(fixture::audit_count(&db.pool).await, 3);
+    }
 }
 
 #[tokio::test]

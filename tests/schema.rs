@@ -56,7 +56,11 @@ async fn the_console_schema_is_applied_once_and_then_reported_present() {
     let first = schema::migrate_console(&mut conn).await.expect("first");
     let second = schema::migrate_console(&mut conn).await.expect("second");
 
-    let units = vec!["0001_audit_log", "0002_audit_request_id"];
+    let units = vec![
+        "0001_audit_log",
+        "0002_audit_request_id",
+        "0003_audit_action_id",
+    ];
     assert_eq!(first.applied, units);
     assert!(first.already_present.is_empty());
     assert!(second.applied.is_empty());
@@ -73,7 +77,7 @@ async fn the_console_schema_is_applied_once_and_then_reported_present() {
             .fetch_one(&db.pool)
             .await
             .expect("count");
-    assert_eq!(recorded, 2);
+    assert_eq!(recorded, 3);
 }
 
 #[tokio::test]

@@ -781,7 +781,7 @@ fn ctrl_c_while_an_action_is_applied_asks_once_before_quitting() {
         app.app
             .message
             .as_ref()
-            .is_some_and(|m| m.text.contains("Ctrl-C again quits")),
+            .is_some_and(|m| m.text.contains("Ctrl-C again stops and quits")),
         "{:?}",
         app.app.message
     );

@@ -30,6 +30,22 @@ fn parse_id(text: &str, what: &str) -> Result<Uuid, Failure> {
     })
 }
 
+/// `text` as one word a POSIX shell reads back unchanged; a reason a shell line cannot carry
+/// (control characters, or too long to read) becomes a placeholder to fill in.
+fn shell_word(text: &str) -> String {
+    if text.chars().any(char::is_control) || text.chars().count() > 200 {
+        return "'<the same reason>'".to_string();
+    }
+    if !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+,-".contains(c))
+    {
+        return text.to_string();
+    }
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
 /// The reason, read and checked before anything is planned (a dry run included).
 struct Reason {
     text: String,
@@ -415,14 +431,14 @@ impl Run {
             } else {
                 String::new()
             },
-            self.unknown_advice(checked.request)
+            self.unknown_advice(checked.request, &checked.reason.text)
         );
         Ok(self.exit_code())
     }
 
     /// How to learn what became of the actions whose outcome is unknown: the same request
     /// again, naming exactly their subjects.
-    fn unknown_advice(&self, request: RequestId) -> String {
+    fn unknown_advice(&self, request: RequestId, reason: &str) -> String {
         let Some(first) = self.unknown.first() else {
             return String::new();
         };
@@ -437,11 +453,12 @@ impl Run {
             .map(|a| a.subject_id().to_string())
             .collect();
         format!(
-            ", {} unknown — `bootstrap-console {command} {} --request-id {request} --dry-run` \
-             (same reason and connection) tells what became of them; without --dry-run it \
-             finishes the request, applying nothing twice",
+            ", {} unknown — `bootstrap-console {command} {} --request-id {request} --reason {} \
+             --dry-run` (with the same connection) tells what became of them; without --dry-run \
+             it finishes the request, applying nothing twice",
             self.unknown.len(),
-            ids.join(" ")
+            ids.join(" "),
+            shell_word(reason)
         )
     }
 

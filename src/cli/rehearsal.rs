@@ -25,17 +25,17 @@ pub(super) async fn demo(args: &RolloutArgs) -> Result<ExitCode, Failure> {
     outln!("SANDBOX private PostgreSQL at {}", sandbox.url());
     let outcome = run_demo(&sandbox.target(), args, &mut signals).await;
     let stopped = sandbox.stop();
-    outcome?;
+    let code = outcome?;
     stopped.map_err(|e| Failure::Sandbox(e.into()))?;
     eprintln!("sandbox stopped and deleted.");
-    Ok(ExitCode::SUCCESS)
+    Ok(code)
 }
 
 async fn run_demo(
     target: &Target,
     args: &RolloutArgs,
     signals: &mut StopSignals,
-) -> Result<(), Failure> {
+) -> Result<ExitCode, Failure> {
     let thresholds = args.thresholds.thresholds().map_err(Failure::Usage)?;
     let mut conn = target.connect().await?;
     let report = sim::seed(&mut conn, &args.seed_config()).await?;
@@ -53,9 +53,7 @@ async fn run_demo(
     let watched = if interactive(args) {
         let mut options = super::watch::tui_options(&args.display, None, true)?;
         options.thresholds = thresholds;
-        crate::tui::run(session, options, signals.wait())
-            .await
-            .map_err(Failure::from)
+        super::watch::run_console(session, options, signals.wait()).await
     } else {
         let every = args.report_every;
         watch_text(
@@ -68,6 +66,7 @@ async fn run_demo(
             thresholds,
         )
         .await
+        .map(|()| ExitCode::SUCCESS)
     };
     simulation.stop().await;
     watched

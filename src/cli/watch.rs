@@ -4,8 +4,9 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::{DisplayArgs, Failure, StopSignals, WatchArgs};
+use super::{DisplayArgs, Failure, StopSignals, WatchArgs, exit};
 use crate::domain::session::{Session, SessionOptions};
+use crate::domain::text;
 use crate::tui;
 
 pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
@@ -27,8 +28,28 @@ pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
     if let (Some(tenant), Some(found)) = (session.tenant_scope(), session.scope_match().await?) {
         options.scope_note = found.sentence(tenant);
     }
-    tui::run(session, options, signals.wait()).await?;
-    Ok(ExitCode::SUCCESS)
+    run_console(session, options, signals.wait()).await
+}
+
+/// The live console, then what it left to say: the fate of an action that was being applied
+/// when it was told to quit (exit 6 when that stays unknown). Its connections are closed
+/// before the process ends.
+pub(super) async fn run_console(
+    session: Session,
+    options: tui::Options,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<ExitCode, Failure> {
+    let ended = tui::run(session.clone(), options, stop).await;
+    session.close().await;
+    let ended = ended?;
+    for line in &ended.unfinished {
+        eprintln!("bootstrap-console: {}", text::clean(line, 400));
+    }
+    Ok(ExitCode::from(if ended.unknown {
+        exit::OUTCOME_UNKNOWN
+    } else {
+        exit::DONE
+    }))
 }
 
 /// The console draws on a terminal; anything else gets a sentence instead of garbage.

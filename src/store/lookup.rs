@@ -94,8 +94,10 @@ impl LookupTx {
                 "SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE",
                 id,
             ),
+            // The lock a removal takes, taken the way it takes it (with the DELETE grant
+            // alone); this transaction is always rolled back.
             AuditSubject::Lease(id) => (
-                "SELECT 1 FROM knowledge_space_mutation_leases WHERE id = $1 FOR UPDATE",
+                "DELETE FROM knowledge_space_mutation_leases WHERE id = $1",
                 id,
             ),
         };

@@ -57,6 +57,11 @@ pub const CONSOLE_UNITS: &[SchemaUnit] = &[
         name: "0002_audit_request_id",
         sql: include_str!("../../migrations/console/0002_audit_request_id.sql"),
     },
+    SchemaUnit {
+        version: 3,
+        name: "0003_audit_action_id",
+        sql: include_str!("../../migrations/console/0003_audit_action_id.sql"),
+    },
 ];
 
 /// Serialises concurrent `migrate` runs against one database.

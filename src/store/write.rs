@@ -201,11 +201,14 @@ impl WriteTx {
         Ok(Locked::from_pg(&row)?)
     }
 
-    /// Locks one mutation lease for the rest of the transaction.
-    pub async fn lock_lease(&mut self, id: Uuid) -> Result<Option<Locked<LeaseRow>>, StoreError> {
+    /// Deletes one mutation lease and returns it as it was: the row lock a removal needs is
+    /// the one its DELETE takes, so the DELETE grant is all it asks for (`FOR UPDATE` would
+    /// need UPDATE). The caller decides on the returned row and rolls back if the removal no
+    /// longer holds.
+    pub async fn take_lease(&mut self, id: Uuid) -> Result<Option<Locked<LeaseRow>>, StoreError> {
         let sql = format!(
-            "SELECT {}, to_jsonb(l) AS row_json \
-             FROM knowledge_space_mutation_leases l WHERE l.id = $1 FOR UPDATE",
+            "DELETE FROM knowledge_space_mutation_leases l WHERE l.id = $1 \
+             RETURNING {}, to_jsonb(l) AS row_json",
             lease_columns(&self.layout)
         );
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -222,22 +225,6 @@ impl WriteTx {
         space: Uuid,
     ) -> Result<Option<LeaseRow>, StoreError> {
         super::read::lease_of_space(&mut *self.tx, &self.layout, tenant, space).await
-    }
-
-    /// Deletes exactly the lease described (id, tenant, space, acquired_at); returns whether
-    /// it was there.
-    pub async fn delete_lease(&mut self, lease: &LeaseRow) -> Result<bool, StoreError> {
-        let done = sqlx::query(
-            "DELETE FROM knowledge_space_mutation_leases \
-             WHERE id = $1 AND tenant_id = $2 AND knowledge_space_id = $3 AND acquired_at = $4",
-        )
-        .bind(lease.id)
-        .bind(&lease.tenant_id)
-        .bind(lease.knowledge_space_id)
-        .bind(lease.acquired_at)
-        .execute(&mut *self.tx)
-        .await?;
-        Ok(done.rows_affected() == 1)
     }
 
     /// The audit record of an applied request, if this request id was applied before.

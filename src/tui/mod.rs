@@ -47,13 +47,27 @@ pub struct Options {
 
 const TICK: Duration = Duration::from_millis(500);
 
+/// How long quitting waits for the answer of an action being applied (stopping the wait and
+/// looking the request up takes a few seconds at most).
+const QUIT_LOOKUP: Duration = Duration::from_secs(8);
+
+/// What the console leaves to say once the terminal is restored.
+#[derive(Debug, Default)]
+pub struct Ended {
+    /// The fate of actions that were being applied when the console was told to quit, one
+    /// sentence each (or the request to look up, when even that did not come).
+    pub unfinished: Vec<String>,
+    /// Some of them have no known outcome.
+    pub unknown: bool,
+}
+
 /// Runs the console until `q`, Ctrl-C or a stop signal. The terminal is restored on every
 /// exit path (a panic restores it through ratatui's hook before the report is printed).
 pub async fn run(
     session: Session,
     options: Options,
     stop: impl std::future::Future<Output = ()>,
-) -> std::io::Result<()> {
+) -> std::io::Result<Ended> {
     let poller = poller::start(
         session.clone(),
         PollerOptions {
@@ -74,7 +88,7 @@ async fn event_loop(
     options: &Options,
     poller: &PollerHandle,
     stop: impl std::future::Future<Output = ()>,
-) -> std::io::Result<()> {
+) -> std::io::Result<Ended> {
     let size = terminal.size()?;
     let header = Header {
         target: session.store().target().to_string(),
@@ -108,30 +122,70 @@ async fn event_loop(
                 Some(Ok(TermEvent::Resize(width, height))) => Event::Resize(width, height),
                 Some(Ok(_)) => continue,
                 Some(Err(e)) => return Err(e),
-                None => return Ok(()),
+                None => break,
             },
             changed = status.changed() => match changed {
                 Ok(()) => Event::Poll(status.borrow_and_update().clone()),
-                Err(_) => return Ok(()),
+                Err(_) => break,
             },
             Some(event) = inbox.recv() => event,
             _ = tick.tick() => Event::Tick(Instant::now()),
-            _ = &mut stop => return Ok(()),
+            _ = &mut stop => break,
         };
         for effect in update::update(&mut app, event) {
             perform(effect, session, poller, &results, &mut waiting);
         }
         if app.should_quit {
-            if let Overlay::Dialog(d) = &app.overlay
-                && d.stage == Stage::Applying
-            {
-                tracing::warn!(
-                    "quit while request {} was being applied; its outcome is in the audit log",
-                    d.request
-                );
-            }
-            return Ok(());
+            break;
         }
+    }
+    Ok(finish_applying(&app, &mut waiting, &mut inbox).await)
+}
+
+/// Quitting while an action is being applied: stop waiting for it as Esc would, and wait a
+/// little for the lookup's answer — which also ends its transaction, so nothing is left
+/// behind on the server — to say it once the terminal is restored.
+async fn finish_applying(
+    app: &App,
+    waiting: &mut Waiting,
+    inbox: &mut mpsc::UnboundedReceiver<Event>,
+) -> Ended {
+    let Overlay::Dialog(d) = &app.overlay else {
+        return Ended::default();
+    };
+    if d.stage != Stage::Applying {
+        return Ended::default();
+    }
+    let (id, request) = (d.id, d.request);
+    tracing::warn!("quit while request {request} was being applied; looking it up");
+    if let Some(stop) = waiting.remove(&id) {
+        let _ = stop.send(true);
+    }
+    let answer = tokio::time::timeout(QUIT_LOOKUP, async {
+        while let Some(event) = inbox.recv().await {
+            if let Event::Applied { dialog, results } = event
+                && dialog == id
+            {
+                return Some(results);
+            }
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten();
+    match answer {
+        Some(results) => Ended {
+            unknown: results.iter().any(|(v, _)| *v == Verdict::Unknown),
+            unfinished: results.into_iter().map(|(_, line)| line).collect(),
+        },
+        None => Ended {
+            unfinished: vec![format!(
+                "request {request} was being applied when the console quit and its outcome is \
+                 unknown: `--request-id {request} --dry-run` on the same command tells"
+            )],
+            unknown: true,
+        },
     }
 }
 

@@ -54,9 +54,7 @@ pub async fn apply_bounded(
             // run of this very request.
             Err(ActionError::Store(StoreError::Database(e))) if is_lock_timeout(&e) => {
                 return Ok(Outcome::Interrupted {
-                    why: "the row stayed locked by another transaction; this attempt wrote \
-                          nothing"
-                        .into(),
+                    why: "the row stayed locked past the lock timeout".into(),
                     found: Lookup::RowLocked,
                 });
             }

@@ -177,8 +177,7 @@ pub fn sentence(action: &Action, result: &Result<Outcome, ActionError>) -> (Verd
             Lookup::NotApplied => (
                 Verdict::Failed,
                 format!(
-                    "{target}: not applied — {why}; its request id is not in the audit log and \
-                     nothing holds the row"
+                    "{target}: not applied — {why}; the audit log has no record of request {request}"
                 ),
             ),
             Lookup::StillOpen { backend_pid } => (
@@ -191,8 +190,8 @@ pub fn sentence(action: &Action, result: &Result<Outcome, ActionError>) -> (Verd
             Lookup::RowLocked => (
                 Verdict::Unknown,
                 format!(
-                    "{target}: outcome unknown — {why}; another transaction holds the row \
-                     (request {request})"
+                    "{target}: outcome unknown — {why}; this attempt wrote nothing, but another \
+                     transaction holds the row (an earlier run of request {request}?)"
                 ),
             ),
             Lookup::Unreachable => (

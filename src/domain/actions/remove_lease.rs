@@ -118,7 +118,9 @@ pub(super) async fn apply(
     backend: &BackendSlot,
 ) -> Result<Outcome, ActionError> {
     let mut tx = WriteTx::begin(session.store(), backend).await?;
-    let locked = tx.lock_lease(seen.id).await?;
+    // Deleted first — the row lock comes with it — and decided on the row as it was: anything
+    // refused below rolls the deletion back.
+    let locked = tx.take_lease(seen.id).await?;
     // After the row lock, so a first attempt still committing is waited for, not overtaken.
     if let Some(audit_id) = tx.audit_of_action(action.action_id()).await? {
         tx.rollback().await?;
@@ -137,6 +139,7 @@ pub(super) async fn apply(
     let current = MutationLease::from(locked.row.clone());
     let now = tx.now().await?;
     let evidence = LeaseEvidence::new(current.clone(), None, now, session.thresholds());
+    // Exactly the lease seen (id, tenant, space, acquisition), and the orphan evidence.
     let forced = match check(session, seen, &evidence, force) {
         Ok(forced) => forced,
         Err(refusal) => {
@@ -144,10 +147,6 @@ pub(super) async fn apply(
             return Ok(Outcome::Refused(refusal));
         }
     };
-    if !tx.delete_lease(&locked.row).await? {
-        tx.rollback().await?;
-        return Ok(Outcome::Refused(Refusal::LeaseChanged { lease: seen.id }));
-    }
     let outcome = if forced {
         AuditOutcome::AppliedForced
     } else {

@@ -161,11 +161,8 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         match &app.overlay {
             Overlay::Dialog(d) if d.stage == Stage::Applying && !app.quit_armed => {
                 app.quit_armed = true;
-                let text = format!(
-                    "an action is being applied: Ctrl-C again quits without its answer \
-                     (request {}; Esc stops waiting and looks it up)",
-                    d.request
-                );
+                // The request first: at 80 columns the end of the line is cut.
+                let text = format!("applying {}: Ctrl-C again stops and quits", d.request);
                 app.say(text, true);
             }
             _ => app.should_quit = true,
