@@ -36,6 +36,34 @@ async fn commands_leave_no_lost_connection_in_the_server_log() {
         assert_eq!(output.status.code(), Some(code), "{}", stdout(&output));
         runs += 1;
     }
+    // So does an action whose lock wait ran out, and one sent again while the row is held.
+    let held = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    let mut holder = db.pool.begin().await.expect("begin");
+    sqlx::query("SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE")
+        .bind(held.bootstrap)
+        .execute(&mut *holder)
+        .await
+        .expect("lock");
+    let held_id = held.bootstrap.to_string();
+    let first = on(&db, &["cancel", &held_id, "--reason", "c", "--yes"]);
+    assert_eq!(first.status.code(), Some(4), "{}", stdout(&first));
+    let request = stdout(&first)
+        .lines()
+        .find_map(|l| l.strip_prefix("request ").map(str::to_string))
+        .expect("a request line");
+    let args = [
+        "cancel",
+        &held_id,
+        "--reason",
+        "c",
+        "--yes",
+        "--request-id",
+        &request,
+    ];
+    let again = on(&db, &args);
+    assert_eq!(again.status.code(), Some(6), "{}", stdout(&again));
+    runs += 2;
+    holder.rollback().await.expect("release");
     for round in 0..6 {
         let failed = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
         let running = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;

@@ -576,38 +576,50 @@ async fn an_unknown_outcome_exits_6_and_says_how_to_finish_the_request() {
         .execute(&mut *holder)
         .await
         .expect("a transaction holds the row");
-    let id = job.space.to_string();
-    let args = ["cancel", id.as_str(), "--reason", "stop it", "--yes"];
-    let held = on(&db, &args);
-    assert_eq!(held.status.code(), Some(6), "{}", stdout(&held));
-    let out = stdout(&held);
-    assert!(out.contains("outcome unknown"), "{out}");
-    let request = request_of(&out);
-    let advice = format!(
-        "`bootstrap-console cancel {} --request-id {request} --dry-run`",
-        job.bootstrap
-    );
-    assert!(out.contains(&advice), "{out}");
-    holder.rollback().await.expect("release");
-
-    // The advice, followed: the dry run tells, the run finishes the request once.
     let bootstrap = job.bootstrap.to_string();
-    let redrive = |extra: &[&str]| {
+    let run = |extra: &[&str]| {
         let mut all = vec!["cancel", bootstrap.as_str(), "--reason", "stop it", "--yes"];
-        all.extend(["--request-id", request.as_str()]);
         all.extend(extra);
         on(&db, &all)
     };
-    let told = redrive(&["--dry-run"]);
+
+    // A new request waits out the lock timeout: it alone was tried, and it wrote nothing.
+    let first = run(&[]);
+    assert_eq!(first.status.code(), Some(4), "{}", stdout(&first));
+    assert!(stdout(&first).contains("not applied"), "{}", stdout(&first));
+    let request = request_of(&stdout(&first));
+
+    // Sent again while the row is still held, the request's outcome is unknown: what holds
+    // the row could be its earlier run. The exact command that settles it is printed.
+    let held = run(&["--request-id", &request]);
+    assert_eq!(held.status.code(), Some(6), "{}", stdout(&held));
+    let out = stdout(&held);
+    assert!(out.contains("outcome unknown"), "{out}");
+    let advice = format!(
+        "`bootstrap-console cancel {bootstrap} --request-id {request} --reason 'stop it' --dry-run`"
+    );
+    assert!(out.contains(&advice), "{out}");
+    let told = run(&["--request-id", &request, "--dry-run"]);
+    assert_eq!(told.status.code(), Some(6), "{}", stdout(&told));
+    assert!(
+        stdout(&told).contains("outcome still unknown — another transaction holds the row"),
+        "{}",
+        stdout(&told)
+    );
+    holder.rollback().await.expect("release");
+
+    // The advice, followed once the row is free: the dry run tells, the run finishes the
+    // request once.
+    let told = run(&["--request-id", &request, "--dry-run"]);
     assert_eq!(told.status.code(), Some(0), "{}", stdout(&told));
     assert!(
         stdout(&told).contains("1 would be applied"),
         "{}",
         stdout(&told)
     );
-    let finished = redrive(&[]);
+    let finished = run(&["--request-id", &request]);
     assert_eq!(finished.status.code(), Some(0), "{}", stdout(&finished));
-    let again = redrive(&[]);
+    let again = run(&["--request-id", &request]);
     assert_eq!(again.status.code(), Some(0));
     assert!(
         stdout(&again).contains("request already applied (audit record 1)"),
@@ -615,4 +627,54 @@ async fn an_unknown_outcome_exits_6_and_says_how_to_finish_the_request() {
         stdout(&again)
     );
     assert_eq!(fixture::audit_count(&db.pool).await, 1);
+}
+
+#[tokio::test]
+async fn a_role_with_exactly_the_named_grants_can_take_every_action() {
+    let db = TestDb::migrated().await;
+    let failed = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    let running = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    let lease = fixture::lease(&db.pool, "acme", running.space, 7200).await;
+    let operator = format!("operator_{}", db.name);
+    // What the console names when a grant is missing, and nothing more.
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE ROLE \"{operator}\" LOGIN PASSWORD 'pw'; \
+         GRANT SELECT ON legacy_space_publication_bootstraps, \
+           legacy_space_publication_bootstrap_items, knowledge_space_mutation_leases \
+           TO \"{operator}\"; \
+         GRANT UPDATE ON legacy_space_publication_bootstraps, \
+           legacy_space_publication_bootstrap_items TO \"{operator}\"; \
+         GRANT DELETE ON knowledge_space_mutation_leases TO \"{operator}\"; \
+         GRANT USAGE ON SCHEMA bootstrap_console TO \"{operator}\"; \
+         GRANT SELECT, INSERT ON bootstrap_console.audit_log TO \"{operator}\";"
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("an operator role");
+    let url = db.url_as(&operator);
+    let as_operator = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--reason", "incident 7", "--yes", "--database-url", &url]);
+        common::cli::run(&all)
+    };
+    let (failed, running, lease) = (
+        failed.space.to_string(),
+        running.space.to_string(),
+        lease.to_string(),
+    );
+    for (args, what) in [
+        (vec!["retry", failed.as_str()], "retry"),
+        (vec!["cancel", running.as_str()], "cancel"),
+        (vec!["lease", "remove", lease.as_str()], "lease removal"),
+    ] {
+        let output = as_operator(&args);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{what}: {}{}",
+            stdout(&output),
+            stderr(&output)
+        );
+    }
+    assert_eq!(fixture::audit_count(&db.pool).await, 3);
 }

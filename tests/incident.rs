@@ -260,67 +260,61 @@ async fn a_request_sent_again_is_answered_already_applied_instead_of_a_state_ref
 }
 
 #[tokio::test]
-async fn a_row_held_by_another_transaction_leaves_the_outcome_unknown_not_failed() {
+async fn a_row_held_by_another_transaction_is_not_applied_for_a_new_request_and_unknown_for_a_redriven_one()
+ {
     let db = TestDb::migrated().await;
     let session = db.session(SessionOptions::default()).await;
     let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "running")).await;
-    let action = Action::cancel(
-        fixture::seen(&db.pool, job.bootstrap).await,
-        RequestId::new(),
-    );
-    // An earlier run of the request, say, stalled with the row locked.
+    let seen = fixture::seen(&db.pool, job.bootstrap).await;
+    // Another transaction holds the row: a long write, or a stalled earlier run.
     let mut holder = db.pool.begin().await.expect("begin");
     sqlx::query("SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE")
         .bind(job.bootstrap)
         .execute(&mut *holder)
         .await
         .expect("lock");
-    let outcome = actions::apply_bounded(
-        &session,
-        &action,
-        "operator asked",
-        Duration::from_secs(60),
-        std::future::pending(),
-    )
-    .await
-    .expect("an answer");
-    assert!(
-        matches!(
-            &outcome,
-            Outcome::Interrupted {
-                found: Lookup::RowLocked,
-                ..
-            }
-        ),
-        "{outcome:?}"
-    );
-    let (verdict, sentence) = actions::sentence(&action, &Ok(outcome));
-    assert_eq!(verdict, Verdict::Unknown);
-    assert!(
-        sentence.contains("this attempt wrote nothing; another transaction holds the row"),
-        "{sentence}"
-    );
-    // Given up on while it waits for the lock: its own transaction is ended and over, so
-    // the answer is certain whoever still holds the row.
-    let outcome = actions::apply_bounded(
-        &session,
-        &action,
-        "operator asked",
-        Duration::from_millis(500),
-        std::future::pending(),
-    )
-    .await
-    .expect("an answer");
-    assert!(
-        matches!(
-            &outcome,
-            Outcome::Interrupted {
-                found: Lookup::NotApplied,
-                ..
-            }
-        ),
-        "{outcome:?}"
-    );
+    let apply = |action: Action, deadline: Duration| {
+        let session = session.clone();
+        async move {
+            actions::apply_bounded(
+                &session,
+                &action,
+                "operator asked",
+                deadline,
+                std::future::pending(),
+            )
+            .await
+            .expect("an answer")
+        }
+    };
+    let found = |outcome: &Outcome| match outcome {
+        Outcome::Interrupted { found, .. } => found.clone(),
+        other => panic!("{other:?}"),
+    };
+
+    // A new request: this attempt is the only one, and it wrote nothing — whether the lock
+    // wait ran out (5 s) or the deadline came first and its transaction was ended.
+    let fresh = Action::cancel(seen.clone(), RequestId::new());
+    for deadline in [Duration::from_secs(60), Duration::from_millis(500)] {
+        let outcome = apply(fresh.clone(), deadline).await;
+        assert_eq!(found(&outcome), Lookup::NotApplied, "{outcome:?}");
+        let (verdict, sentence) = actions::sentence(&fresh, &Ok(outcome));
+        assert_eq!(verdict, Verdict::Failed);
+        assert!(sentence.contains("not applied"), "{sentence}");
+    }
+
+    // A re-driven request: what holds the row may be its earlier run, which may still commit.
+    let redriven = Action::cancel(seen, RequestId::from_uuid(uuid::Uuid::now_v7()));
+    for deadline in [Duration::from_secs(60), Duration::from_millis(500)] {
+        let outcome = apply(redriven.clone(), deadline).await;
+        assert_eq!(found(&outcome), Lookup::RowLocked, "{outcome:?}");
+        let (verdict, sentence) = actions::sentence(&redriven, &Ok(outcome));
+        assert_eq!(verdict, Verdict::Unknown);
+        assert!(
+            sentence.contains("this attempt wrote nothing, but another transaction holds the row"),
+            "{sentence}"
+        );
+    }
     holder.rollback().await.expect("rollback");
     assert_eq!(fixture::audit_count(&db.pool).await, 0);
 }

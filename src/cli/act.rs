@@ -30,11 +30,11 @@ fn parse_id(text: &str, what: &str) -> Result<Uuid, Failure> {
     })
 }
 
-/// `text` as one word a POSIX shell reads back unchanged; a reason a shell line cannot carry
-/// (control characters, or too long to read) becomes a placeholder to fill in.
-fn shell_word(text: &str) -> String {
+/// `text` as one word a POSIX shell reads back unchanged; text a shell line cannot carry
+/// (control characters, or too long to read) becomes `placeholder`, to fill in.
+fn shell_word(text: &str, placeholder: &str) -> String {
     if text.chars().any(char::is_control) || text.chars().count() > 200 {
-        return "'<the same reason>'".to_string();
+        return format!("'<{placeholder}>'");
     }
     if !text.is_empty()
         && text
@@ -382,10 +382,16 @@ impl Run {
         outln!("request {}", checked.request);
         let applicable = self.show(&plans);
         if flags.dry_run {
+            let pending = self.still_pending(session, &applicable, checked).await?;
             outln!(
-                "dry run: {} would be applied, {} refused; nothing was written",
-                applicable.len(),
-                self.refused
+                "dry run: {} would be applied, {} refused{}; nothing was written",
+                applicable.len() - pending,
+                self.refused,
+                if pending > 0 {
+                    format!(", {pending} unknown")
+                } else {
+                    String::new()
+                }
             );
             return Ok(self.exit_code());
         }
@@ -431,14 +437,47 @@ impl Run {
             } else {
                 String::new()
             },
-            self.unknown_advice(checked.request, &checked.reason.text)
+            self.unknown_advice(
+                checked.request,
+                &checked.reason.text,
+                session.tenant_scope()
+            )
         );
         Ok(self.exit_code())
     }
 
+    /// A re-driven request's dry run asks more than the plan: an earlier run of it may still
+    /// hold its row and commit. Each action that would apply is looked up under the row lock;
+    /// those whose row is still held are said to be unknown. Returns how many.
+    async fn still_pending(
+        &mut self,
+        session: &Session,
+        applicable: &[&Plan],
+        checked: &Checked,
+    ) -> Result<usize, Failure> {
+        if checked.request.is_fresh() {
+            return Ok(0);
+        }
+        let mut pending = 0;
+        for plan in applicable.iter().filter(|p| p.applied_before.is_none()) {
+            let found = actions::resolve(session, &plan.action, None).await?;
+            if found == actions::Lookup::RowLocked {
+                outln!(
+                    "{}: outcome still unknown — another transaction holds the row (an earlier \
+                     run of request {} may still commit)",
+                    plan.action.target(),
+                    checked.request
+                );
+                self.unknown.push(plan.action.clone());
+                pending += 1;
+            }
+        }
+        Ok(pending)
+    }
+
     /// How to learn what became of the actions whose outcome is unknown: the same request
     /// again, naming exactly their subjects.
-    fn unknown_advice(&self, request: RequestId, reason: &str) -> String {
+    fn unknown_advice(&self, request: RequestId, reason: &str, tenant: Option<&str>) -> String {
         let Some(first) = self.unknown.first() else {
             return String::new();
         };
@@ -447,18 +486,29 @@ impl Run {
             Kind::Cancel => "cancel",
             Kind::RemoveLease => "lease remove",
         };
-        let ids: Vec<String> = self
+        let mut words: Vec<String> = self
             .unknown
             .iter()
             .map(|a| a.subject_id().to_string())
             .collect();
+        if let Some(tenant) = tenant {
+            words.push(format!(
+                "--tenant {}",
+                shell_word(tenant, "the same tenant")
+            ));
+        }
+        let forced =
+            |a: &Action| matches!(a.subject(), actions::Subject::Lease { force: true, .. });
+        if self.unknown.iter().any(forced) {
+            words.push("--force".into());
+        }
         format!(
             ", {} unknown — `bootstrap-console {command} {} --request-id {request} --reason {} \
              --dry-run` (with the same connection) tells what became of them; without --dry-run \
              it finishes the request, applying nothing twice",
             self.unknown.len(),
-            ids.join(" "),
-            shell_word(reason)
+            words.join(" "),
+            shell_word(reason, "the same reason")
         )
     }
 
@@ -550,5 +600,22 @@ async fn confirmed(confirm: &Confirmation, verb: &str, reason: &Reason) -> Resul
         Err(Failure::Refused(
             "not confirmed; nothing was written".to_string(),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    #[test]
+    fn shell_words_read_back_unchanged_or_are_placeholders() {
+        assert_eq!(shell_word("acme-eu", "x"), "acme-eu");
+        assert_eq!(shell_word("stop it", "x"), "'stop it'");
+        assert_eq!(shell_word("it's $HOME", "x"), "'it'\\''s $HOME'");
+        assert_eq!(
+            shell_word("line\nbreak", "the same reason"),
+            "'<the same reason>'"
+        );
+        assert_eq!(shell_word("", "x"), "''");
     }
 }

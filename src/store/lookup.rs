@@ -26,12 +26,15 @@ pub fn is_lock_timeout(error: &sqlx::Error) -> bool {
 /// that is always rolled back.
 pub struct LookupTx {
     conn: PgConnection,
+    /// Whether the row lock's transaction was begun (and must be rolled back).
+    locking: bool,
 }
 
 impl LookupTx {
     pub async fn open(target: &Target) -> Result<Self, ConnectError> {
         Ok(Self {
             conn: target.connect().await?,
+            locking: false,
         })
     }
 
@@ -51,7 +54,8 @@ impl LookupTx {
     }
 
     /// Whether `backend` is still inside the abandoned transaction, after waiting up to `wait`
-    /// for it to end.
+    /// for it to end. A backend whose activity is not tracked (`track_activities` off) cannot
+    /// be told apart from one still in it: it counts as open.
     pub async fn still_open(
         &mut self,
         backend: Backend,
@@ -61,7 +65,7 @@ impl LookupTx {
         loop {
             let open: bool = sqlx::query_scalar(
                 "SELECT EXISTS (SELECT 1 FROM pg_stat_activity \
-                                WHERE pid = $1 AND xact_start = $2)",
+                                WHERE pid = $1 AND (xact_start = $2 OR state = 'disabled'))",
             )
             .bind(backend.pid)
             .bind(backend.xact_start)
@@ -89,6 +93,7 @@ impl LookupTx {
         sqlx::raw_sql(sqlx::AssertSqlSafe(begin))
             .execute(&mut self.conn)
             .await?;
+        self.locking = true;
         let (sql, id) = match subject {
             AuditSubject::Bootstrap(id) => (
                 "SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE",
@@ -114,7 +119,9 @@ impl LookupTx {
     }
 
     pub async fn close(mut self) {
-        let _ = sqlx::raw_sql("ROLLBACK").execute(&mut self.conn).await;
+        if self.locking {
+            let _ = sqlx::raw_sql("ROLLBACK").execute(&mut self.conn).await;
+        }
         let _ = self.conn.close().await;
     }
 }

@@ -143,19 +143,32 @@ pub struct Action {
 /// Each subject of a request gets an id of its own derived from it, so a bulk request applied
 /// twice still applies each space once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct RequestId(Uuid);
+pub struct RequestId {
+    id: Uuid,
+    /// Made by this process, so no other attempt of it can exist anywhere: an answer about
+    /// it needs no row lock (a re-driven request's earlier run may still hold the row).
+    fresh: bool,
+}
 
 impl RequestId {
     pub fn new() -> Self {
-        Self(Uuid::now_v7())
+        Self {
+            id: Uuid::now_v7(),
+            fresh: true,
+        }
     }
 
+    /// A request given again (`--request-id`): an earlier run of it may still be committing.
     pub fn from_uuid(id: Uuid) -> Self {
-        Self(id)
+        Self { id, fresh: false }
     }
 
     pub fn uuid(self) -> Uuid {
-        self.0
+        self.id
+    }
+
+    pub fn is_fresh(self) -> bool {
+        self.fresh
     }
 
     /// The action id this request's action of `kind` on `subject` carries: a UUIDv5 of the three, so
@@ -163,7 +176,7 @@ impl RequestId {
     pub fn for_subject(self, kind: Kind, subject: Uuid) -> Uuid {
         let mut name = kind.name().as_bytes().to_vec();
         name.extend_from_slice(subject.as_bytes());
-        Uuid::new_v5(&self.0, &name)
+        Uuid::new_v5(&self.id, &name)
     }
 }
 
@@ -175,7 +188,7 @@ impl Default for RequestId {
 
 impl fmt::Display for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
+        self.id.fmt(f)
     }
 }
 

@@ -19,6 +19,10 @@ use crate::store::write::{AuditSubject, Backend, BackendSlot};
 /// How long the lookup waits for the row lock, and for an abandoned transaction to end.
 const LOOKUP_WAIT: Duration = Duration::from_secs(3);
 
+/// The whole lookup's bound, connecting included: a server that stops answering mid-lookup
+/// must not keep the operator waiting either.
+const LOOKUP_BOUND: Duration = Duration::from_secs(20);
+
 /// What the lookup by request id found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lookup {
@@ -53,9 +57,16 @@ pub async fn apply_bounded(
             // Its own lock wait ran out: another transaction holds the row, maybe an earlier
             // run of this very request.
             Err(ActionError::Store(StoreError::Database(e))) if is_lock_timeout(&e) => {
+                // Its own transaction wrote nothing. A fresh request has no other attempt;
+                // a re-driven one's earlier run may be what holds the row.
+                let found = if action.request().is_fresh() {
+                    Lookup::NotApplied
+                } else {
+                    Lookup::RowLocked
+                };
                 return Ok(Outcome::Interrupted {
                     why: "the row stayed locked past the lock timeout".into(),
-                    found: Lookup::RowLocked,
+                    found,
                 });
             }
             Err(e) if !e.is_definite() => format!("the connection failed ({e})"),
@@ -72,7 +83,10 @@ pub async fn apply_bounded(
         action.request()
     );
     // A lookup that cannot be made leaves the outcome unknown, never "failed".
-    let found = match resolve(session, action, backend.get()).await {
+    let found = match tokio::time::timeout(LOOKUP_BOUND, resolve(session, action, backend.get()))
+        .await
+        .unwrap_or_else(|_| Ok(Lookup::Unreachable))
+    {
         Ok(found) => found,
         Err(e) => {
             tracing::warn!("looking request {} up failed: {e}", action.request());
@@ -112,12 +126,14 @@ async fn look(
                 backend_pid: backend.pid,
             });
         }
-        // The request's own transaction is over, committed or not: the audit log says which,
-        // whoever holds the row now.
+    }
+    // This attempt's transaction is over (or never began). A fresh request had no other
+    // attempt: the audit log says what became of it, whoever holds the row now.
+    if action.request().is_fresh() {
         return found(lookup, action).await;
     }
-    // It never got as far as a transaction of its own that we know of: take the row lock it
-    // would have taken, so the answer cannot overtake it.
+    // A re-driven request's earlier run may still hold the row and commit: take the row lock
+    // it took, so the answer cannot overtake it.
     let subject = match action.subject() {
         Subject::Bootstrap(seen) => AuditSubject::Bootstrap(seen.id),
         Subject::Lease { seen, .. } => AuditSubject::Lease(seen.id),
