@@ -21,7 +21,10 @@ fn main() -> ExitCode {
     match runtime.block_on(cli::run(cli)) {
         Ok(code) => code,
         Err(failure) => {
-            eprintln!("bootstrap-console: {failure}");
+            // Failures carry server messages and names from the database: defused like any
+            // other text from it.
+            let sentence = bootstrap_console::domain::text::clean(&failure.to_string(), 2000);
+            eprintln!("bootstrap-console: {sentence}");
             failure.exit_code()
         }
     }

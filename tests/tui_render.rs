@@ -131,9 +131,11 @@ fn the_retry_dialog_shows_the_plan_and_asks_for_a_reason() {
             [update::Effect::Plan { dialog, round, .. }] => (*dialog, *round),
             other => panic!("expected a plan request: {other:?}"),
         };
-        let Overlay::Dialog(open) = &app.overlay else {
+        let Overlay::Dialog(open) = &mut app.overlay else {
             panic!("the dialog is open")
         };
+        // A fixed request id, so the picture does not change from run to run.
+        open.request = bootstrap_console::domain::actions::RequestId::from_uuid(id(42));
         let plan = Plan {
             action: open.actions[0].clone(),
             tenant_id: Some("acme".into()),

@@ -426,7 +426,7 @@ impl Run {
                 Verdict::Failed => self.failed += 1,
                 Verdict::Unknown => self.unknown.push(plan.action.clone()),
             }
-            outln!("{}", text::clean(&line, 400));
+            outln!("{}", text::clean(&line, 1000));
         }
         outln!(
             "{} applied, {} refused{}{}",

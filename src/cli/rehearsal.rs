@@ -241,7 +241,10 @@ async fn watch_text(
                 fleet.apply(changes);
                 outln!("{}", summary_line(label, &fleet, simulation.stats()));
             }
-            Err(e) => outln!("{label} poll failed: {e}"),
+            Err(e) => outln!(
+                "{label} poll failed: {}",
+                crate::domain::text::clean(&e.to_string(), 400)
+            ),
         }
     }
 }
@@ -260,8 +263,8 @@ fn summary_line(label: &str, fleet: &Fleet, stats: &Stats) -> String {
         .map(|a| format!("{} {}", a.label(), s.count(*a)))
         .collect();
     format!(
-        "{label} {} | readable {}/{} ({:.0}%) | {} | docs/min {rate} ETA {eta} | \
-         crashes {} fenced-out {}",
+        "{label} {} | readable {}/{} ({:.0}%) | {} | docs/min {rate} ETA {eta} for {} running, \
+         {} need action | crashes {} fenced-out {}",
         fleet
             .now()
             .map_or("--:--:--".into(), |t| t.format("%H:%M:%S").to_string()),
@@ -269,6 +272,8 @@ fn summary_line(label: &str, fleet: &Fleet, stats: &Stats) -> String {
         s.spaces,
         s.readable_share() * 100.0,
         attention.join(", "),
+        s.running_captured(),
+        s.awaiting_action(),
         Stats::get(&stats.worker_crashes),
         Stats::get(&stats.fenced_out),
     )

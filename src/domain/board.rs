@@ -187,6 +187,12 @@ impl Summary {
         self.matrix.iter().map(|row| row[run_state.index()]).sum()
     }
 
+    /// Running jobs whose snapshot is captured: the ones whose documents the ETA counts.
+    pub fn running_captured(&self) -> u32 {
+        self.in_run_state(RunState::Running)
+            - self.in_state(Checkpoint::PendingSnapshot, RunState::Running)
+    }
+
     /// Spaces that will not finish on their own (failed, canceled, blocked by a lease): the
     /// ETA does not cover them.
     pub fn awaiting_action(&self) -> u32 {

@@ -83,12 +83,17 @@ impl Store {
     /// transaction asks otherwise.
     pub async fn connect(target: &Target) -> Result<(Self, Capabilities), ConnectError> {
         let pool = target.observer_pool(POOL_SIZE).await?;
-        let caps = Capabilities::detect(&pool)
-            .await
-            .map_err(|e| ConnectError::Unreachable {
-                target: target.to_string(),
-                reason: e.to_string(),
-            })?;
+        let caps = match Capabilities::detect(&pool).await {
+            Ok(caps) => caps,
+            Err(e) => {
+                // Closed, not dropped: the server sees a goodbye, not a lost client.
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(2), pool.close()).await;
+                return Err(ConnectError::Unreachable {
+                    target: target.to_string(),
+                    reason: e.to_string(),
+                });
+            }
+        };
         let store = Self {
             pool,
             target: target.clone(),

@@ -12,6 +12,10 @@ use crate::domain::model::short_id;
 use crate::poller::{Extra, Focus};
 use crate::tui::app::{App, Dialog, Field, Overlay, REPLAN_EVERY, Stage, View};
 
+/// Ctrl-R plans again at once, but not more often than this while an answer is awaited: each
+/// plan holds a connection the poller and the apply need too.
+const REPLAN_MIN_GAP: std::time::Duration = std::time::Duration::from_secs(1);
+
 const CONFIRM_LIMIT: usize = 40;
 
 /// What the operator sees of each bootstrap the action targets in the current view: the
@@ -206,7 +210,16 @@ pub(super) fn dialog_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
             app.say("nothing was changed", false);
             Vec::new()
         }
-        (Stage::Editing, KeyCode::Char('r')) if control => plan(dialog, now, true),
+        // Not for a dialog that only explains, nor faster than a plan can come back.
+        (Stage::Editing, KeyCode::Char('r'))
+            if control
+                && dialog.blocked.is_none()
+                && dialog
+                    .replanning_since
+                    .is_none_or(|at| now.saturating_duration_since(at) >= REPLAN_MIN_GAP) =>
+        {
+            plan(dialog, now, true)
+        }
         (Stage::Editing, KeyCode::Char('y')) if control && dialog.decision_changed() => {
             dialog.take_new_plan();
             dialog.confirm.clear();

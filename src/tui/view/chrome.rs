@@ -131,7 +131,7 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let rate = s
         .documents_per_minute
         .map_or("-".to_string(), |r| format!("{r:.0}"));
-    let running = s.in_run_state(RunState::Running);
+    let running = s.running_captured();
     // The ETA says what it covers: running jobs, not the ones waiting for an operator.
     let eta = match s.eta {
         Some(eta) if running > 0 => format!("{} for {running} running", format::age(eta)),
@@ -453,12 +453,17 @@ fn dialog_hints(dialog: &Dialog, enter: &str) -> Vec<(String, &'static str)> {
             if dialog.forceable() {
                 keys.push(key("C-f", "force"));
             }
-            keys.push(key(enter, "apply"));
+            // Only what works now: Enter once nothing is missing, plans once there are some.
+            if dialog.not_ready().is_none() {
+                keys.push(key(enter, "apply"));
+            }
             keys.push(key("Esc", "cancel"));
-            if dialog.confirm_expected.is_some() {
+            if dialog.confirm_expected.is_some() && dialog.blocked.is_none() {
                 keys.push(key("Tab", "next field"));
             }
-            keys.push(key("C-r", "plan again"));
+            if dialog.stage == Stage::Editing && dialog.blocked.is_none() {
+                keys.push(key("C-r", "plan again"));
+            }
             keys
         }
     }

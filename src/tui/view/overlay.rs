@@ -246,6 +246,11 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
     }
     tail.push(Line::default());
     tail.push(footer(dialog, theme));
+    // The id to look the request up by, or to re-drive it with from the command line.
+    tail.push(Line::from(Span::styled(
+        format!(" request {}", dialog.request),
+        theme.dim(),
+    )));
     let body = match &dialog.stage {
         Stage::Planning => vec![Line::from(Span::styled(" planning…", theme.dim()))],
         Stage::Broken(error) => vec![Line::from(Span::styled(
