@@ -259,3 +259,39 @@ fn decode_base64(data: &[u8]) -> String {
     }
     String::from_utf8(out).expect("utf-8")
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn quitting_while_an_action_is_applied_waits_for_its_answer_and_says_it() {
+    use common::fixture::{self, JobSpec};
+    let db = TestDb::migrated().await;
+    let job = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    // Another transaction holds the row, so the cancel waits for it.
+    let mut holder = db.pool.begin().await.expect("begin");
+    sqlx::query("SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE")
+        .bind(job.bootstrap)
+        .execute(&mut *holder)
+        .await
+        .expect("lock");
+    let url = db.url();
+    let mut console = Console::start(&["watch", "--database-url", &url], &[], 100, 30);
+    console.wait_for("READ-WRITE", 20);
+    console.send("c");
+    console.wait_for("will change", 10);
+    console.send("maintenance");
+    console.send("\r");
+    console.wait_for("applying", 5);
+    console.send("\x03");
+    console.wait_for("Ctrl-C again stops and quits", 5);
+    console.send("\x03");
+    // The wait is stopped, the request looked up (its own transaction ended), the answer
+    // printed once the terminal is restored.
+    assert_eq!(console.wait_exit(20), 0, "{}", console.screen());
+    assert!(!console.alternate_screen());
+    let after = console.screen();
+    assert!(
+        after.contains("not applied — you stopped waiting"),
+        "{after}"
+    );
+    holder.rollback().await.expect("release");
+    assert_eq!(fixture::audit_count(&db.pool).await, 0);
+}
