@@ -38,12 +38,7 @@ async fn commands_leave_no_lost_connection_in_the_server_log() {
     }
     // So does an action whose lock wait ran out, and one sent again while the row is held.
     let held = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
-    let mut holder = db.pool.begin().await.expect("begin");
-    sqlx::query("SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE")
-        .bind(held.bootstrap)
-        .execute(&mut *holder)
-        .await
-        .expect("lock");
+    let holder = fixture::hold_row(&db.pool, held.bootstrap).await;
     let held_id = held.bootstrap.to_string();
     let first = on(&db, &["cancel", &held_id, "--reason", "c", "--yes"]);
     assert_eq!(first.status.code(), Some(4), "{}", stdout(&first));

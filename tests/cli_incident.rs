@@ -570,12 +570,7 @@ async fn a_lease_removal_sent_again_after_the_lease_is_gone_says_already_applied
 async fn an_unknown_outcome_exits_6_and_says_how_to_finish_the_request() {
     let db = TestDb::migrated().await;
     let job = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
-    let mut holder = db.pool.begin().await.expect("begin");
-    sqlx::query("SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE")
-        .bind(job.bootstrap)
-        .execute(&mut *holder)
-        .await
-        .expect("a transaction holds the row");
+    let holder = fixture::hold_row(&db.pool, job.bootstrap).await;
     let bootstrap = job.bootstrap.to_string();
     let run = |extra: &[&str]| {
         let mut all = vec!["cancel", bootstrap.as_str(), "--reason", "stop it", "--yes"];

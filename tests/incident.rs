@@ -267,12 +267,7 @@ async fn a_row_held_by_another_transaction_is_not_applied_for_a_new_request_and_
     let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "running")).await;
     let seen = fixture::seen(&db.pool, job.bootstrap).await;
     // Another transaction holds the row: a long write, or a stalled earlier run.
-    let mut holder = db.pool.begin().await.expect("begin");
-    sqlx::query("SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE")
-        .bind(job.bootstrap)
-        .execute(&mut *holder)
-        .await
-        .expect("lock");
+    let holder = fixture::hold_row(&db.pool, job.bootstrap).await;
     let apply = |action: Action, deadline: Duration| {
         let session = session.clone();
         async move {
@@ -321,13 +316,7 @@ async fn a_row_held_by_another_transaction_is_not_applied_for_a_new_request_and_
 
 #[tokio::test]
 async fn the_lookup_never_ends_a_connection_that_went_on_to_other_work() {
-    let db = TestDb::migrated().await;
-    let session = db.session(SessionOptions::default()).await;
-    let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "running")).await;
-    let action = Action::cancel(
-        fixture::seen(&db.pool, job.bootstrap).await,
-        RequestId::new(),
-    );
+    let (db, session, _, action) = cancel_of("running").await;
     let mut conn = db.connect().await;
     // The abandoned transaction ended; its connection now serves another one.
     let (pid, xact_start): (i32, chrono::DateTime<chrono::Utc>) =
@@ -368,14 +357,9 @@ async fn stall_commits(db: &TestDb, reason: &str, secs: f64) {
     .expect("a trigger that stalls commits");
 }
 
-/// A job in `state` whose cancel, given `reason`, stalls `secs` at commit.
-async fn stalled_cancel(
-    reason: &str,
-    secs: f64,
-    state: &'static str,
-) -> (TestDb, Session, fixture::Job, Action) {
+/// A job in `state` and a new cancel request for it, as the operator saw it.
+async fn cancel_of(state: &'static str) -> (TestDb, Session, fixture::Job, Action) {
     let db = TestDb::migrated().await;
-    stall_commits(&db, reason, secs).await;
     let session = db.session(SessionOptions::default()).await;
     let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", state)).await;
     let action = Action::cancel(
@@ -383,6 +367,17 @@ async fn stalled_cancel(
         RequestId::new(),
     );
     (db, session, job, action)
+}
+
+/// [`cancel_of`], whose commit, given `reason`, stalls `secs`.
+async fn stalled_cancel(
+    reason: &str,
+    secs: f64,
+    state: &'static str,
+) -> (TestDb, Session, fixture::Job, Action) {
+    let setup = cancel_of(state).await;
+    stall_commits(&setup.0, reason, secs).await;
+    setup
 }
 
 #[tokio::test]

@@ -266,12 +266,7 @@ async fn quitting_while_an_action_is_applied_waits_for_its_answer_and_says_it() 
     let db = TestDb::migrated().await;
     let job = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
     // Another transaction holds the row, so the cancel waits for it.
-    let mut holder = db.pool.begin().await.expect("begin");
-    sqlx::query("SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE")
-        .bind(job.bootstrap)
-        .execute(&mut *holder)
-        .await
-        .expect("lock");
+    let holder = fixture::hold_row(&db.pool, job.bootstrap).await;
     let url = db.url();
     let mut console = Console::start(&["watch", "--database-url", &url], &[], 100, 30);
     console.wait_for("READ-WRITE", 20);

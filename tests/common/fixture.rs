@@ -179,6 +179,21 @@ pub async fn audit_count(pool: &PgPool) -> i64 {
         .expect("audit count")
 }
 
+/// A transaction holding the bootstrap's row lock, as a long write or a stalled action would;
+/// rolling it back (or dropping it) lets go.
+pub async fn hold_row(
+    pool: &PgPool,
+    bootstrap: Uuid,
+) -> sqlx::Transaction<'static, sqlx::Postgres> {
+    let mut holder = pool.begin().await.expect("begin");
+    sqlx::query("SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE")
+        .bind(bootstrap)
+        .execute(&mut *holder)
+        .await
+        .expect("the row lock");
+    holder
+}
+
 /// The outcome column of every audit record, oldest first.
 pub async fn audit_outcomes(pool: &PgPool) -> Vec<String> {
     sqlx::query_scalar("SELECT outcome FROM bootstrap_console.audit_log ORDER BY id")
