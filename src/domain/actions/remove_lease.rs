@@ -48,7 +48,7 @@ fn changes(evidence: &LeaseEvidence, forced: bool) -> Vec<Change> {
     let mut changes = vec![
         Change::new(
             &format!("mutation lease {}", short_id(&lease.id)),
-            format!("held by a {} writer", text::clean(&lease.operation, 32)),
+            format!("held by its {} writer", text::clean(&lease.operation, 32)),
             "deleted",
         ),
         Change::new(
