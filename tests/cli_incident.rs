@@ -169,9 +169,28 @@ async fn a_run_sent_again_with_its_request_id_applies_nothing_twice() {
     );
     assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
     assert!(
-        stdout(&again).contains("retry already applied (audit record 1)"),
+        stdout(&again).contains("retry already applied (audit record 1)")
+            && stdout(&again).contains("0 applied, 1 already applied, 0 refused"),
         "{}",
         stdout(&again)
+    );
+    let told = on(
+        &db,
+        &[
+            "retry",
+            &space,
+            "--reason",
+            "parser fixed",
+            "--dry-run",
+            "--request-id",
+            &request,
+        ],
+    );
+    assert_eq!(told.status.code(), Some(0), "{}", stdout(&told));
+    assert!(
+        stdout(&told).contains("dry run: 0 would be applied, 1 already applied, 0 refused"),
+        "{}",
+        stdout(&told)
     );
     assert_eq!(fixture::audit_count(&db.pool).await, 1);
     let fresh = on(&db, &["retry", &space, "--reason", "again", "--yes"]);
@@ -617,7 +636,7 @@ async fn an_unknown_outcome_exits_6_and_says_how_to_finish_the_request() {
     let again = run(&["--request-id", &request]);
     assert_eq!(again.status.code(), Some(0));
     assert!(
-        stdout(&again).contains("request already applied (audit record 1)"),
+        stdout(&again).contains("cancel already applied (audit record 1)"),
         "{}",
         stdout(&again)
     );

@@ -381,10 +381,19 @@ impl Run {
     ) -> Result<ExitCode, Failure> {
         outln!("request {}", checked.request);
         let applicable = self.show(&plans);
+        // A re-driven request's actions applied before are done: said once, never re-applied.
+        let (done, applicable): (Vec<&Plan>, Vec<&Plan>) = applicable
+            .into_iter()
+            .partition(|p| p.applied_before.is_some());
+        let already = if done.is_empty() {
+            String::new()
+        } else {
+            format!(", {} already applied", done.len())
+        };
         if flags.dry_run {
             let pending = self.still_pending(session, &applicable, checked).await?;
             outln!(
-                "dry run: {} would be applied, {} refused{}; nothing was written",
+                "dry run: {} would be applied{already}, {} refused{}; nothing was written",
                 applicable.len() - pending,
                 self.refused,
                 if pending > 0 {
@@ -396,19 +405,17 @@ impl Run {
             return Ok(self.exit_code());
         }
         if applicable.is_empty() {
-            outln!("0 applied, {} refused", self.refused);
-            self.refused = self.refused.max(1);
+            outln!("0 applied{already}, {} refused", self.refused);
+            // Nothing left to do is done when it was all applied before; otherwise refused.
+            if done.is_empty() {
+                self.refused = self.refused.max(1);
+            }
             return Ok(self.exit_code());
         }
-        // Re-driven requests write nothing more; only new work needs a confirmation.
-        let new: Vec<&Plan> = applicable
-            .iter()
-            .copied()
-            .filter(|p| p.applied_before.is_none())
-            .collect();
-        if !flags.yes && !new.is_empty() {
-            let verb = new[0].action.kind().verb();
-            confirmed(&Confirmation::for_plans(&new), verb, &checked.reason).await?;
+        // Only new work needs a confirmation.
+        if !flags.yes {
+            let verb = applicable[0].action.kind().verb();
+            confirmed(&Confirmation::for_plans(&applicable), verb, &checked.reason).await?;
         }
         for plan in applicable {
             let result = actions::apply_bounded(
@@ -429,7 +436,7 @@ impl Run {
             outln!("{}", text::clean(&line, 1000));
         }
         outln!(
-            "{} applied, {} refused{}{}",
+            "{} applied{already}, {} refused{}{}",
             self.applied,
             self.refused,
             if self.failed > 0 {
@@ -521,7 +528,7 @@ impl Run {
             let target = plan.action.target();
             let verb = plan.action.kind().verb();
             if let Some(audit_id) = plan.applied_before {
-                outln!("{target}: request already applied (audit record {audit_id})");
+                outln!("{target}: {verb} already applied (audit record {audit_id})");
                 applicable.push(plan);
                 continue;
             }

@@ -4,7 +4,7 @@
 
 use super::action::{Action, Kind, SeenBootstrap};
 use super::outcome::{Applied, Change, Outcome, Plan};
-use super::{ActionError, audit_record, cancel, precondition, retry};
+use super::{ActionError, Decided, audit_record, cancel, finish, precondition, retry};
 use crate::domain::model::Bootstrap;
 use crate::domain::refusal::Refusal;
 use crate::domain::session::Session;
@@ -67,23 +67,30 @@ pub(super) async fn apply(
     backend: &BackendSlot,
 ) -> Result<Outcome, ActionError> {
     let mut tx = WriteTx::begin(session.store(), backend).await?;
+    let decided = decide_and_write(session, action, seen, reason, &mut tx).await;
+    finish(tx, decided).await
+}
+
+async fn decide_and_write(
+    session: &Session,
+    action: &Action,
+    seen: &SeenBootstrap,
+    reason: &str,
+    tx: &mut WriteTx,
+) -> Result<Decided, ActionError> {
     let locked = tx.lock_bootstrap(seen.id).await?;
     // After the row lock, so a first attempt still committing is waited for, not overtaken.
     if let Some(audit_id) = tx.audit_of_action(action.action_id()).await? {
-        tx.rollback().await?;
-        return Ok(Outcome::AlreadyApplied { audit_id });
+        return Ok(Decided::RollBack(Outcome::AlreadyApplied { audit_id }));
     }
     let Some(locked) = locked else {
-        tx.rollback().await?;
-        return Ok(Outcome::Refused(Refusal::UnknownBootstrap { id: seen.id }));
+        let refusal = Refusal::UnknownBootstrap { id: seen.id };
+        return Ok(Decided::RollBack(Outcome::Refused(refusal)));
     };
     let before = Bootstrap::try_from(locked.row)?;
     let meanwhile = match check(session, action, seen, &before) {
         Ok(meanwhile) => meanwhile,
-        Err(refusal) => {
-            tx.rollback().await?;
-            return Ok(Outcome::Refused(refusal));
-        }
+        Err(refusal) => return Ok(Decided::RollBack(Outcome::Refused(refusal))),
     };
     let (after, changes): (_, Vec<Change>) = match action.kind() {
         Kind::Retry => {
@@ -109,8 +116,7 @@ pub(super) async fn apply(
             AuditOutcome::Applied,
         ))
         .await?;
-    tx.commit().await?;
-    Ok(Outcome::Applied(Applied {
+    Ok(Decided::Commit(Outcome::Applied(Applied {
         audit_id,
         tenant_id: before.tenant_id.clone(),
         knowledge_space_id: before.knowledge_space_id,
@@ -118,5 +124,5 @@ pub(super) async fn apply(
         before: locked.json,
         after: Some(after.json),
         meanwhile,
-    }))
+    })))
 }

@@ -26,7 +26,7 @@ pub use super::refusal::{MAX_REASON_CHARS, Refusal};
 use super::session::Session;
 /// How the audit log records an applied action (the views name forced ones).
 pub use crate::store::write::AuditOutcome;
-use crate::store::write::{AuditSubject, BackendSlot, NewAudit};
+use crate::store::write::{AuditSubject, BackendSlot, NewAudit, WriteTx};
 use crate::store::{StoreError, read};
 
 /// Why an action could not be planned or applied at all (the database, not the rules).
@@ -139,6 +139,37 @@ async fn apply_recording(
         }
         Subject::Lease { seen, force } => {
             remove_lease::apply(session, action, seen, *force, reason, backend).await
+        }
+    }
+}
+
+/// What an action's transaction decided, and so how it ends.
+enum Decided {
+    /// Written: commit.
+    Commit(Outcome),
+    /// Nothing to write (refused, or applied before): roll back.
+    RollBack(Outcome),
+}
+
+/// Ends an action's transaction as decided — explicitly, an error included, so its
+/// connection goes back to the pool clean and is closed in good order at exit (the server
+/// never sees it vanish mid-reply).
+async fn finish(
+    tx: WriteTx,
+    decided: Result<Decided, ActionError>,
+) -> Result<Outcome, ActionError> {
+    match decided {
+        Ok(Decided::Commit(outcome)) => {
+            tx.commit().await?;
+            Ok(outcome)
+        }
+        Ok(Decided::RollBack(outcome)) => {
+            tx.rollback().await?;
+            Ok(outcome)
+        }
+        Err(error) => {
+            let _ = tx.rollback().await;
+            Err(error)
         }
     }
 }

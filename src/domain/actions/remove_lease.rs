@@ -6,7 +6,7 @@
 
 use super::action::Action;
 use super::outcome::{Applied, Change, Outcome, Plan};
-use super::{ActionError, audit_record};
+use super::{ActionError, Decided, audit_record, finish};
 use crate::domain::leases::{LeaseBoard, LeaseEvidence};
 use crate::domain::model::{LeaseIdentity, MutationLease, short_id};
 use crate::domain::refusal::Refusal;
@@ -118,23 +118,32 @@ pub(super) async fn apply(
     backend: &BackendSlot,
 ) -> Result<Outcome, ActionError> {
     let mut tx = WriteTx::begin(session.store(), backend).await?;
+    let decided = decide_and_write(session, action, (seen, force), reason, &mut tx).await;
+    finish(tx, decided).await
+}
+
+async fn decide_and_write(
+    session: &Session,
+    action: &Action,
+    (seen, force): (&LeaseIdentity, bool),
+    reason: &str,
+    tx: &mut WriteTx,
+) -> Result<Decided, ActionError> {
     // Deleted first — the row lock comes with it — and decided on the row as it was: anything
     // refused below rolls the deletion back.
     let locked = tx.take_lease(seen.id).await?;
     // After the row lock, so a first attempt still committing is waited for, not overtaken.
     if let Some(audit_id) = tx.audit_of_action(action.action_id()).await? {
-        tx.rollback().await?;
-        return Ok(Outcome::AlreadyApplied { audit_id });
+        return Ok(Decided::RollBack(Outcome::AlreadyApplied { audit_id }));
     }
     let Some(locked) = locked else {
         let replacement = tx
             .lease_of_space(&seen.tenant_id, seen.knowledge_space_id)
             .await?;
-        tx.rollback().await?;
-        return Ok(Outcome::Refused(Refusal::LeaseGone {
+        return Ok(Decided::RollBack(Outcome::Refused(Refusal::LeaseGone {
             lease: seen.id,
             replaced_by: replacement.map(|l| (l.id, l.acquired_at)),
-        }));
+        })));
     };
     let current = MutationLease::from(locked.row.clone());
     let now = tx.now().await?;
@@ -142,10 +151,7 @@ pub(super) async fn apply(
     // Exactly the lease seen (id, tenant, space, acquisition), and the orphan evidence.
     let forced = match check(session, seen, &evidence, force) {
         Ok(forced) => forced,
-        Err(refusal) => {
-            tx.rollback().await?;
-            return Ok(Outcome::Refused(refusal));
-        }
+        Err(refusal) => return Ok(Decided::RollBack(Outcome::Refused(refusal))),
     };
     let outcome = if forced {
         AuditOutcome::AppliedForced
@@ -162,8 +168,7 @@ pub(super) async fn apply(
             outcome,
         ))
         .await?;
-    tx.commit().await?;
-    Ok(Outcome::Applied(Applied {
+    Ok(Decided::Commit(Outcome::Applied(Applied {
         audit_id,
         tenant_id: current.tenant_id.clone(),
         knowledge_space_id: current.knowledge_space_id,
@@ -171,5 +176,5 @@ pub(super) async fn apply(
         before: locked.json,
         after: None,
         meanwhile: None,
-    }))
+    })))
 }
