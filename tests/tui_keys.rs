@@ -213,6 +213,12 @@ fn tab_cycles_board_tenants_leases_and_audit() {
     );
     press(&mut app, KeyCode::BackTab);
     assert_eq!(app.app.view, View::Audit);
+    // Shift-Tab as crossterm reports it: BackTab with SHIFT set.
+    app.update(Event::Key(KeyEvent::new(
+        KeyCode::BackTab,
+        KeyModifiers::SHIFT,
+    )));
+    assert_eq!(app.app.view, View::Leases);
 }
 
 #[test]
@@ -794,4 +800,30 @@ fn ctrl_c_while_an_action_is_applied_asks_once_before_quitting() {
         idle.app.should_quit,
         "nothing in flight: Ctrl-C quits at once"
     );
+}
+
+#[test]
+fn detail_scrolling_stops_at_the_last_line() {
+    use bootstrap_console::tui::view::detail::max_scroll;
+    let mut app = Console::new(
+        (80, 24),
+        Extra::Detail(Box::new(Some(screens::detail()))),
+        Focus::Detail(id(1)),
+    );
+    app.app.view = View::Detail(id(1));
+    let last = max_scroll(&app.app, &id(1));
+    assert!(last > 0, "the fixture's detail is longer than 80×24 shows");
+    press(&mut app, KeyCode::Char('G'));
+    assert_eq!(
+        app.app.detail.scroll, last,
+        "G shows the last page, not a blank one"
+    );
+    for _ in 0..5 {
+        press(&mut app, KeyCode::PageDown);
+    }
+    assert_eq!(app.app.detail.scroll, last, "PgDn stops at the end");
+    press(&mut app, KeyCode::PageUp);
+    assert!(app.app.detail.scroll < last, "one PgUp comes back at once");
+    press(&mut app, KeyCode::Char('g'));
+    assert_eq!(app.app.detail.scroll, 0);
 }

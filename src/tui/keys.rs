@@ -253,7 +253,9 @@ pub const BINDINGS: &[Binding] = &[
 /// The command bound to a key, if any. Shift is ignored for characters: terminals differ in
 /// whether they report it for `G` or `?`.
 pub fn command_for(key: &KeyEvent) -> Option<Command> {
-    let modifiers = if matches!(key.code, KeyCode::Char(_)) {
+    // Shift is part of the character (`G`, `*`) and of BackTab itself (crossterm reports
+    // Shift-Tab as BackTab with SHIFT set; some terminals send it without).
+    let modifiers = if matches!(key.code, KeyCode::Char(_) | KeyCode::BackTab) {
         key.modifiers - KeyModifiers::SHIFT
     } else {
         key.modifiers

@@ -83,9 +83,10 @@ pub(super) fn move_cursor(app: &mut App, delta: isize) {
             app.board.cursor = step(app.board.cursor, board_len(app));
             app.board.selected = app.row_at(app.board.cursor).map(|r| r.id);
         }
-        View::Detail(_) => {
+        View::Detail(id) => {
+            let last = i64::from(crate::tui::view::detail::max_scroll(app, &id));
             let scrolled = i64::from(app.detail.scroll) + delta.clamp(-10_000, 10_000) as i64;
-            app.detail.scroll = scrolled.clamp(0, 10_000) as u16;
+            app.detail.scroll = scrolled.clamp(0, last) as u16;
         }
         view => {
             let len = list_len(app, &view);

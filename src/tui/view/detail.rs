@@ -15,11 +15,22 @@ use crate::domain::signals::lease_is_orphan_suspect;
 use crate::domain::text;
 use crate::poller::{Extra, Focus};
 use crate::tui::app::App;
+use crate::tui::layout;
 use crate::tui::theme::Theme;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, id: &Uuid, theme: &Theme) {
     let extra = app.extra_for(&Focus::Detail(*id));
-    let lines = match extra {
+    let Some(paragraph) = paragraph(app, id, theme) else {
+        return super::placeholder(frame, area, extra, "the detail", theme);
+    };
+    // The content may have shrunk since the operator scrolled: never past its end.
+    let scroll = app.detail.scroll.min(last_scroll(&paragraph, area));
+    frame.render_widget(paragraph.scroll((scroll, 0)), area);
+}
+
+/// The detail as one wrapped paragraph, once it is loaded.
+fn paragraph<'a>(app: &'a App, id: &Uuid, theme: &Theme) -> Option<Paragraph<'a>> {
+    let lines = match app.extra_for(&Focus::Detail(*id)) {
         Some(Extra::Detail(detail)) => match detail.as_ref() {
             Some(detail) => detail_lines(detail, app, theme),
             None => vec![Line::from(Span::styled(
@@ -27,12 +38,23 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, id: &Uuid, theme: &Theme) 
                 theme.error(),
             ))],
         },
-        _ => return super::placeholder(frame, area, extra, "the detail", theme),
+        _ => return None,
     };
-    let paragraph = Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .scroll((app.detail.scroll, 0));
-    frame.render_widget(paragraph, area);
+    Some(Paragraph::new(lines).wrap(Wrap { trim: false }))
+}
+
+/// The farthest the paragraph scrolls in `area`: its last line at the bottom.
+fn last_scroll(paragraph: &Paragraph, area: Rect) -> u16 {
+    let lines = paragraph.line_count(area.width);
+    u16::try_from(lines.saturating_sub(usize::from(area.height))).unwrap_or(u16::MAX)
+}
+
+/// How far the detail of `id` scrolls on the terminal as it is now (scrolling stops there).
+pub fn max_scroll(app: &App, id: &Uuid) -> u16 {
+    let screen = Rect::new(0, 0, app.size.0, app.size.1);
+    let body = layout::areas(screen).body;
+    let theme = Theme::new(app.display.color);
+    paragraph(app, id, &theme).map_or(0, |p| last_scroll(&p, body))
 }
 
 fn when(at: DateTime<Utc>, now: DateTime<Utc>) -> String {

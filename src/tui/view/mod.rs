@@ -3,7 +3,7 @@
 
 mod board;
 mod chrome;
-mod detail;
+pub mod detail;
 pub mod format;
 mod lists;
 mod overlay;
