@@ -305,7 +305,7 @@ pub fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         ]
     };
     // One column when it fits, two on short terminals (80×24 included).
-    let one_column = BINDINGS.len() as u16 + 5 <= area.height;
+    let one_column = BINDINGS.len() as u16 + 7 <= area.height;
     let mut lines: Vec<Line> = if one_column {
         BINDINGS.iter().map(|b| Line::from(entry(b))).collect()
     } else {
@@ -320,6 +320,24 @@ pub fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             })
             .collect()
     };
+    // What the board's marks mean, in the glyphs this terminal gets.
+    let ascii = app.display.ascii;
+    let flags: Vec<&str> = crate::domain::signals::Attention::ALL
+        .iter()
+        .map(|a| super::format::flag(*a))
+        .collect();
+    lines.push(Line::from(vec![
+        Span::styled(" flags  ", theme.key()),
+        Span::raw(flags.join(" ")),
+    ]));
+    lines.push(Line::from(vec![
+        Span::styled(" marks  ", theme.key()),
+        Span::raw(format!(
+            "{} done/here/ahead · {} progress · ? orphan suspect · * changed",
+            super::format::pipeline(crate::domain::model::Checkpoint::Rebuilding, ascii),
+            super::format::bar(0.5, 4, ascii),
+        )),
+    ]));
     // The dialog's own keys (they mean something else outside it).
     for (keys, help) in [
         (" dialog: C-r", " plan again · C-y take the new plan"),
