@@ -424,7 +424,22 @@ async fn bad_connections_and_bad_input_get_one_sentence_a_code_and_no_write() {
         "postgres://ops@%2Ftmp%2Fbc-no-such-server:5432/x",
     ]);
     assert_eq!(unreachable.status.code(), Some(4));
-    assert!(assert_one_sentence(&unreachable).contains("cannot reach the database"));
+    let sentence = assert_one_sentence(&unreachable);
+    assert!(
+        sentence.contains("cannot reach the database")
+            && sentence.contains("no such socket")
+            && sentence.contains("--database-url, DATABASE_URL or the PG* variables")
+            && sentence.contains("bootstrap-console demo"),
+        "{sentence}"
+    );
+    // Nothing listens on a TCP port: said with its cause, not "pool timed out" after retries.
+    let refused = run(&["status", "--database-url", "postgres://ops@127.0.0.1:1/x"]);
+    assert_eq!(refused.status.code(), Some(4));
+    assert!(
+        assert_one_sentence(&refused).contains("connection refused"),
+        "{}",
+        stderr(&refused)
+    );
 
     let malformed_url = run(&[
         "status",

@@ -290,3 +290,21 @@ async fn quitting_while_an_action_is_applied_waits_for_its_answer_and_says_it() 
     holder.rollback().await.expect("release");
     assert_eq!(fixture::audit_count(&db.pool).await, 0);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_run_without_a_database_says_how_to_name_one() {
+    // No URL and a PG* environment that points nowhere: a sentence, not a blank screen.
+    let mut console = Console::start(
+        &["watch"],
+        &[("PGHOST", "/tmp/bc-no-such-server"), ("PGPORT", "5432")],
+        80,
+        24,
+    );
+    assert_eq!(console.wait_exit(10), 4, "{}", console.screen());
+    let screen = console.screen();
+    assert!(
+        screen.contains("no such socket") && screen.contains("bootstrap-console demo"),
+        "{screen}"
+    );
+    assert!(!console.alternate_screen());
+}

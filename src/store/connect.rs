@@ -11,7 +11,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::{ConnectOptions, PgConnection, PgPool};
+use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
 
 pub const APPLICATION_NAME: &str = "bootstrap-console";
 /// The simulated platform's sessions, told apart from the console's in `pg_stat_activity`.
@@ -77,7 +77,13 @@ impl Target {
 
     /// One connection (for `migrate` and other one-shot commands).
     pub async fn connect(&self) -> Result<PgConnection, ConnectError> {
-        let options = self.options(DEFAULT_STATEMENT_TIMEOUT);
+        self.connect_with(self.options(DEFAULT_STATEMENT_TIMEOUT))
+            .await
+    }
+
+    /// One connection, tried once: a refused connection or a missing socket is said at once,
+    /// with its cause (a pool would retry it quietly until its timeout).
+    async fn connect_with(&self, options: PgConnectOptions) -> Result<PgConnection, ConnectError> {
         match tokio::time::timeout(CONNECT_TIMEOUT, options.connect()).await {
             Ok(result) => result.map_err(|e| ConnectError::classify(self, e)),
             Err(_) => Err(ConnectError::Unreachable {
@@ -93,6 +99,7 @@ impl Target {
         let options = self
             .session_options(DEFAULT_STATEMENT_TIMEOUT, false)
             .application_name(SIMULATOR_APPLICATION_NAME);
+        self.probe(options.clone()).await?;
         PgPoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(CONNECT_TIMEOUT)
@@ -103,12 +110,22 @@ impl Target {
 
     /// A small pool of observer sessions (see `session_options`).
     pub async fn observer_pool(&self, max_connections: u32) -> Result<PgPool, ConnectError> {
+        let options = self.session_options(DEFAULT_STATEMENT_TIMEOUT, true);
+        self.probe(options.clone()).await?;
         PgPoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(CONNECT_TIMEOUT)
-            .connect_with(self.session_options(DEFAULT_STATEMENT_TIMEOUT, true))
+            .connect_with(options)
             .await
             .map_err(|e| ConnectError::classify(self, e))
+    }
+
+    /// Connects once before a pool is made, so that a database that is not there is said
+    /// within a second, with its cause, instead of "pool timed out" after the pool's retries.
+    async fn probe(&self, options: PgConnectOptions) -> Result<(), ConnectError> {
+        let conn = self.connect_with(options).await?;
+        let _ = conn.close().await;
+        Ok(())
     }
 }
 
@@ -143,7 +160,10 @@ impl fmt::Debug for Target {
 pub enum ConnectError {
     #[error("the database URL is not valid: {reason}")]
     BadUrl { reason: String },
-    #[error("cannot reach the database at {target}: {reason}")]
+    #[error(
+        "cannot reach the database at {target}: {reason} (name the database with \
+         --database-url, DATABASE_URL or the PG* variables; `bootstrap-console demo` needs none)"
+    )]
     Unreachable { target: String, reason: String },
     #[error("the database at {target} refused the login: {reason}")]
     Login { target: String, reason: String },
@@ -173,8 +193,26 @@ impl ConnectError {
         }
         Self::Unreachable {
             target: target_text,
-            reason: error.to_string(),
+            reason: cause(&error),
         }
+    }
+}
+
+/// What went wrong underneath, in words: the operating system's answer for the common cases.
+fn cause(error: &sqlx::Error) -> String {
+    let io = match error {
+        sqlx::Error::Io(io) => Some(io),
+        _ => None,
+    };
+    match io.map(std::io::Error::kind) {
+        Some(std::io::ErrorKind::ConnectionRefused) => {
+            "connection refused (nothing listens there)".into()
+        }
+        Some(std::io::ErrorKind::NotFound) => {
+            "no such socket (is a server running on this host?)".into()
+        }
+        Some(std::io::ErrorKind::TimedOut) => "the connection timed out".into(),
+        _ => error.to_string(),
     }
 }
 
