@@ -194,3 +194,44 @@ async fn rows_the_console_cannot_read_are_counted_and_named() {
             .contains(&job.bootstrap.to_string())
     );
 }
+
+#[tokio::test]
+async fn the_status_table_aligns_wide_and_combining_tenant_names() {
+    use unicode_width::UnicodeWidthStr;
+    let db = TestDb::migrated().await;
+    let mut spaces = Vec::new();
+    for tenant in ["acme", "株式会社アクメ商事", "e\u{301}cole-normale", "x"] {
+        spaces.push(
+            fixture::job(&db.pool, &JobSpec::new(tenant, "failed"))
+                .await
+                .space,
+        );
+    }
+    for wide in [false, true] {
+        let mut args = vec!["status"];
+        if wide {
+            args.push("--wide");
+        }
+        let output = common::cli::on(&db, &args);
+        let text = common::cli::stdout(&output);
+        // Where each row's space id starts, in terminal cells: the same on every row.
+        let starts: Vec<usize> = text
+            .lines()
+            .filter_map(|line| {
+                spaces.iter().find_map(|space| {
+                    let shown = if wide {
+                        space.to_string()
+                    } else {
+                        bootstrap_console::domain::model::short_id(space)
+                    };
+                    line.find(&shown).map(|at| line[..at].width())
+                })
+            })
+            .collect();
+        assert_eq!(starts.len(), spaces.len(), "{text}");
+        assert!(
+            starts.iter().all(|s| *s == starts[0]),
+            "wide={wide}: {starts:?}\n{text}"
+        );
+    }
+}

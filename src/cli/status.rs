@@ -113,7 +113,7 @@ impl TableOutput {
     fn begin(wide: bool) -> Self {
         let header = if wide {
             format!(
-                "{:<14} {:<24} {:<36} {:<17} {:<9} {:>11} {:<16} {:<22} {}\n",
+                "{:<14} {:<24} {:<36} {:<17} {:<9} {:>11} {:<16} {:<22} {:<24} {}\n",
                 "FLAG",
                 "TENANT",
                 "SPACE",
@@ -122,7 +122,8 @@ impl TableOutput {
                 "DOCS",
                 "WORKER",
                 "LEASE",
-                "ERROR"
+                "ERROR",
+                "MESSAGE"
             )
         } else {
             format!(
@@ -161,24 +162,26 @@ impl TableOutput {
                 .as_deref()
                 .map(|m| text::clean(m, 80))
                 .unwrap_or_default();
+            // Text from the database is fitted by display width, so columns stay aligned
+            // whatever characters a tenant or worker id holds.
             out.push_str(&format!(
-                "{:<14} {:<24} {:<36} {:<17} {:<9} {:>11} {:<16} {:<22} {} {}\n",
+                "{:<14} {} {:<36} {:<17} {:<9} {:>11} {} {:<22} {} {}\n",
                 s.attention.label(),
-                text::clean(&row.tenant, 24),
+                text::fit(&row.tenant, 24),
                 row.space,
                 row.checkpoint,
                 row.run_state,
                 docs,
-                worker,
+                text::fit(&worker, 16),
                 lease,
-                error,
+                text::fit(&error, 24),
                 message
             ));
         } else {
             out.push_str(&format!(
-                "{:<7} {:<10} {:<8} {:<17} {:<9} {:>9} {}\n",
+                "{:<7} {} {:<8} {:<17} {:<9} {:>9} {}\n",
                 crate::tui::view::format::flag(s.attention),
-                text::clean(&row.tenant, 10),
+                text::fit(&row.tenant, 10),
                 short_id(&row.space),
                 row.checkpoint,
                 row.run_state,

@@ -53,6 +53,35 @@ pub fn clean_lines(text: &str, max_lines: usize, max_chars: usize) -> Vec<String
     lines
 }
 
+/// [`clean`] text in a column of exactly `width` terminal cells: cut with an ellipsis where
+/// it is wider, padded with spaces where narrower — by display width, so wide (CJK) and
+/// combining characters keep a table's columns aligned.
+pub fn fit(text: &str, width: usize) -> String {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    let cleaned = clean(text, width.max(1) * 4);
+    let mut out = String::new();
+    if cleaned.width() <= width {
+        out.push_str(&cleaned);
+    } else {
+        let room = width.saturating_sub(1);
+        let mut used = 0;
+        for ch in cleaned.chars() {
+            let w = ch.width().unwrap_or(0);
+            if used + w > room {
+                break;
+            }
+            used += w;
+            out.push(ch);
+        }
+        if width > 0 {
+            out.push(ELLIPSIS);
+        }
+    }
+    let pad = width.saturating_sub(out.width());
+    out.extend(std::iter::repeat_n(' ', pad));
+    out
+}
+
 /// A short, quoted-safe excerpt for error messages (`Debug` formatting escapes the rest).
 pub fn clip(text: &str, max_chars: usize) -> String {
     bound(text.chars().take(max_chars + 1).collect(), max_chars)
@@ -184,6 +213,19 @@ pub fn age(duration: chrono::Duration) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn fit_aligns_by_display_width() {
+        use unicode_width::UnicodeWidthStr;
+        for value in ["acme", "株式会社アクメ", "e\u{301}cole", "a\u{1b}[2Jb", "x"] {
+            for width in [1, 4, 10] {
+                let fitted = fit(value, width);
+                assert_eq!(fitted.width(), width, "{value:?} in {width}: {fitted:?}");
+            }
+        }
+        assert_eq!(fit("株式会社アクメ", 6), "株式… ");
+        assert_eq!(fit("école", 6), "école ");
+    }
+
     use super::*;
 
     #[test]
