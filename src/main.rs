@@ -24,7 +24,9 @@ fn main() -> ExitCode {
             // Failures carry server messages and names from the database: defused like any
             // other text from it.
             let sentence = bootstrap_console::domain::text::clean(&failure.to_string(), 2000);
-            eprintln!("bootstrap-console: {sentence}");
+            // Never a panic for a terminal that went away: a panic there aborts.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "bootstrap-console: {sentence}");
             failure.exit_code()
         }
     }

@@ -148,6 +148,13 @@ pub(crate) fn emit(text: &str) {
     }
 }
 
+/// Writes a line to standard error, tolerating a terminal that went away (a dropped ssh
+/// session): `eprintln!` would panic there, and a panic with no terminal aborts.
+pub(crate) fn say(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
 /// `println!` through [`emit`].
 macro_rules! outln {
     ($($arg:tt)*) => {
@@ -161,13 +168,15 @@ pub fn parse() -> Cli {
     Cli::parse()
 }
 
-/// Ctrl-C, SIGTERM or SIGHUP (a dropped ssh session). Installed before anything is announced,
-/// so a signal that arrives right after the announcement is never missed (the default action
-/// would kill the process without cleaning up).
+/// Ctrl-C, SIGTERM, SIGQUIT or SIGHUP (a dropped ssh session). Installed before anything is
+/// announced, so a signal that arrives right after the announcement is never missed (the
+/// default action would kill the process without cleaning up — SIGQUIT's would leave the
+/// terminal in the console's screen and dump core).
 pub(crate) struct StopSignals {
     term: tokio::signal::unix::Signal,
     hangup: tokio::signal::unix::Signal,
     interrupt: tokio::signal::unix::Signal,
+    quit: tokio::signal::unix::Signal,
 }
 
 impl StopSignals {
@@ -177,14 +186,17 @@ impl StopSignals {
             term: signal(SignalKind::terminate())?,
             hangup: signal(SignalKind::hangup())?,
             interrupt: signal(SignalKind::interrupt())?,
+            quit: signal(SignalKind::quit())?,
         })
     }
 
-    pub(crate) async fn wait(&mut self) {
+    /// The next stop signal, by name (the log says why the console ended).
+    pub(crate) async fn wait(&mut self) -> &'static str {
         tokio::select! {
-            _ = self.term.recv() => {}
-            _ = self.hangup.recv() => {}
-            _ = self.interrupt.recv() => {}
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.hangup.recv() => "SIGHUP",
+            _ = self.interrupt.recv() => "SIGINT",
+            _ = self.quit.recv() => "SIGQUIT",
         }
     }
 }

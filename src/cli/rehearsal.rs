@@ -27,7 +27,7 @@ pub(super) async fn demo(args: &RolloutArgs) -> Result<ExitCode, Failure> {
     let stopped = sandbox.stop();
     let code = outcome?;
     stopped.map_err(|e| Failure::Sandbox(e.into()))?;
-    eprintln!("sandbox stopped and deleted.");
+    super::say("sandbox stopped and deleted.");
     Ok(code)
 }
 

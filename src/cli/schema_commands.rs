@@ -41,6 +41,6 @@ pub(super) async fn sandbox(platform_only: bool) -> Result<ExitCode, Failure> {
         .stop()
         .map_err(|e| Failure::Sandbox(SandboxFailure::Sandbox(e)))?;
     // stderr: the reader of stdout (a script that took the URL) may be gone by now.
-    eprintln!("private PostgreSQL stopped and deleted.");
+    super::say("private PostgreSQL stopped and deleted.");
     Ok(ExitCode::SUCCESS)
 }

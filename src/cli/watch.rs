@@ -37,13 +37,13 @@ pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
 pub(super) async fn run_console(
     session: Session,
     options: tui::Options,
-    stop: impl std::future::Future<Output = ()>,
+    stop: impl std::future::Future<Output = &'static str>,
 ) -> Result<ExitCode, Failure> {
     let ended = tui::run(session.clone(), options, stop).await;
     session.close().await;
     let ended = ended?;
     for line in &ended.unfinished {
-        eprintln!("bootstrap-console: {}", text::clean(line, 400));
+        super::say(&format!("bootstrap-console: {}", text::clean(line, 400)));
     }
     Ok(ExitCode::from(if ended.unknown {
         exit::OUTCOME_UNKNOWN

@@ -245,7 +245,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Char('q'), NONE), (KeyCode::Char('c'), CTRL)],
         shown: "q",
         command: Command::Quit,
-        help: "quit (also Ctrl-C)",
+        help: "quit (Ctrl-C); C-z suspends",
         hint: Some("quit"),
     },
 ];

@@ -59,6 +59,8 @@ pub struct Ended {
     pub unfinished: Vec<String>,
     /// Some of them have no known outcome.
     pub unknown: bool,
+    /// Why the console ended, for the log: `q`, a signal, or the terminal going away.
+    pub why: String,
 }
 
 /// Runs the console until `q`, Ctrl-C or a stop signal. The terminal is restored on every
@@ -66,7 +68,7 @@ pub struct Ended {
 pub async fn run(
     session: Session,
     options: Options,
-    stop: impl std::future::Future<Output = ()>,
+    stop: impl std::future::Future<Output = &'static str>,
 ) -> std::io::Result<Ended> {
     let poller = poller::start(
         session.clone(),
@@ -77,17 +79,43 @@ pub async fn run(
         },
     );
     let mut screen = terminal::enter()?;
-    let outcome = event_loop(&mut screen, &session, &options, &poller, stop).await;
-    terminal::leave()?;
-    outcome
+    let mut ended = event_loop(&mut screen, &session, &options, &poller, stop).await;
+    // A terminal that went away (a dropped ssh session) is not written to again once that is
+    // known: restoring it only fails, and ratatui's clean-up would report that on the dead
+    // terminal and abort. A SIGHUP alone (`kill -HUP`) still restores a live terminal.
+    let mut gone = matches!(&ended, Err(e) if terminal::is_gone(e));
+    if !gone {
+        match terminal::leave() {
+            Ok(()) => {}
+            Err(e) if terminal::is_gone(&e) => gone = true,
+            Err(e) => return Err(e),
+        }
+    }
+    if gone {
+        screen.backend_mut().forget_terminal();
+        if let Err(e) = &ended {
+            tracing::warn!("the terminal went away ({e}): ending");
+        }
+        ended = Ok(Ended {
+            why: HANG_UP.to_string(),
+            ..ended.unwrap_or_default()
+        });
+    }
+    if let Ok(ended) = &ended {
+        tracing::info!("console ended: {}", ended.why);
+    }
+    ended
 }
+
+/// Why a console ended when its terminal went away.
+const HANG_UP: &str = "hang-up (the terminal went away)";
 
 async fn event_loop(
     terminal: &mut terminal::Screen,
     session: &Session,
     options: &Options,
     poller: &PollerHandle,
-    stop: impl std::future::Future<Output = ()>,
+    stop: impl std::future::Future<Output = &'static str>,
 ) -> std::io::Result<Ended> {
     let size = terminal.size()?;
     let header = Header {
@@ -113,33 +141,62 @@ async fn event_loop(
     let mut waiting = Waiting::new();
     poller.send(poller::Command::Focus(Focus::Board));
     tokio::pin!(stop);
-    loop {
+    let mut suspend =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::from_raw(libc::SIGTSTP))?;
+    let why = loop {
         // Unchanged frames write nothing (see `terminal::QuietBackend`).
-        terminal.draw(|frame| view::draw(frame, &app))?;
+        if let Err(e) = terminal.draw(|frame| view::draw(frame, &app)) {
+            break gone_or(e)?;
+        }
         let event = tokio::select! {
             term = input.next() => match term {
                 Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => Event::Key(key),
                 Some(Ok(TermEvent::Resize(width, height))) => Event::Resize(width, height),
                 Some(Ok(_)) => continue,
-                Some(Err(e)) => return Err(e),
-                None => break,
+                Some(Err(e)) => break gone_or(e)?,
+                None => break HANG_UP.to_string(),
             },
             changed = status.changed() => match changed {
                 Ok(()) => Event::Poll(status.borrow_and_update().clone()),
-                Err(_) => break,
+                Err(_) => break "the poller ended".to_string(),
             },
             Some(event) = inbox.recv() => event,
             _ = tick.tick() => Event::Tick(Instant::now()),
-            _ = &mut stop => break,
+            _ = suspend.recv() => {
+                app.suspend = true;
+                Event::Tick(Instant::now())
+            }
+            signal = &mut stop => break signal.to_string(),
         };
         for effect in update::update(&mut app, event) {
             perform(effect, session, poller, &results, &mut waiting);
         }
-        if app.should_quit {
-            break;
+        if app.suspend {
+            app.suspend = false;
+            // Ctrl-Z (a key in raw mode) or SIGTSTP: give the shell its terminal back, stop,
+            // and take the screen again when continued.
+            if let Err(e) = terminal::suspend(terminal) {
+                break gone_or(e)?;
+            }
         }
+        if app.should_quit {
+            break "quit".to_string();
+        }
+    };
+    let mut ended = finish_applying(&app, &mut waiting, &mut inbox).await;
+    ended.why = why;
+    Ok(ended)
+}
+
+/// A terminal error ends the console as a hang-up when the terminal went away; any other is
+/// an error.
+fn gone_or(e: std::io::Error) -> std::io::Result<String> {
+    if terminal::is_gone(&e) {
+        tracing::warn!("the terminal went away ({e})");
+        Ok(HANG_UP.to_string())
+    } else {
+        Err(e)
     }
-    Ok(finish_applying(&app, &mut waiting, &mut inbox).await)
 }
 
 /// Quitting while an action is being applied: stop waiting for it as Esc would, and wait a
@@ -178,6 +235,7 @@ async fn finish_applying(
         Some(results) => Ended {
             unknown: results.iter().any(|(v, _)| *v == Verdict::Unknown),
             unfinished: results.into_iter().map(|(_, line)| line).collect(),
+            why: String::new(),
         },
         None => Ended {
             unfinished: vec![format!(
@@ -185,6 +243,7 @@ async fn finish_applying(
                  unknown: `--request-id {request} --dry-run` on the same command tells"
             )],
             unknown: true,
+            why: String::new(),
         },
     }
 }

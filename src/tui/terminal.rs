@@ -35,11 +35,46 @@ pub fn leave() -> io::Result<()> {
     ratatui::try_restore()
 }
 
+/// Whether an error says the terminal itself is gone (a hung-up pseudo-terminal answers EIO,
+/// a closed pipe EPIPE), so nothing more can be shown on it.
+pub fn is_gone(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::BrokenPipe | io::ErrorKind::UnexpectedEof | io::ErrorKind::NotConnected
+    ) || matches!(
+        e.raw_os_error(),
+        Some(libc::EIO | libc::ENXIO | libc::ENOTTY | libc::EBADF)
+    )
+}
+
+/// Job control: the shell gets its terminal back as it was, the process stops (SIGSTOP, since
+/// the console handles SIGTSTP itself), and when continued (`fg`) the console takes raw mode and
+/// its screen again and redraws everything.
+pub fn suspend(screen: &mut Screen) -> io::Result<()> {
+    leave()?;
+    tracing::info!("suspended");
+    let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP);
+    tracing::info!("continued");
+    enable_raw_mode()?;
+    execute!(
+        io::stdout(),
+        EnterAlternateScreen,
+        crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+    )?;
+    // A fresh terminal forgets the last frame, so the next draw sends every cell. (Its
+    // `clear` would ask the terminal where the cursor is and wait for the answer.)
+    *screen = Terminal::new(QuietBackend::new(CrosstermBackend::new(io::stdout())))?;
+    Ok(())
+}
+
 /// A backend that skips empty draws and cursor changes that change nothing.
 pub struct QuietBackend<B> {
     inner: B,
     /// What the cursor was last set to (`None`: unknown, so the next change is sent).
     cursor_hidden: Option<bool>,
+    /// The terminal went away: nothing is written any more (ratatui's own clean-up on drop
+    /// would fail and report it on the dead terminal, which aborts the process).
+    gone: bool,
 }
 
 impl<B> QuietBackend<B> {
@@ -47,11 +82,17 @@ impl<B> QuietBackend<B> {
         Self {
             inner,
             cursor_hidden: None,
+            gone: false,
         }
     }
 
     pub fn inner(&self) -> &B {
         &self.inner
+    }
+
+    /// From now on, write nothing: the terminal is gone.
+    pub fn forget_terminal(&mut self) {
+        self.gone = true;
     }
 }
 
@@ -63,13 +104,16 @@ impl<B: Backend> Backend for QuietBackend<B> {
         I: Iterator<Item = (u16, u16, &'a Cell)>,
     {
         let mut content = content.peekable();
-        if content.peek().is_none() {
+        if self.gone || content.peek().is_none() {
             return Ok(());
         }
         self.inner.draw(content)
     }
 
     fn hide_cursor(&mut self) -> Result<(), Self::Error> {
+        if self.gone {
+            return Ok(());
+        }
         if self.cursor_hidden != Some(true) {
             self.inner.hide_cursor()?;
             self.cursor_hidden = Some(true);
@@ -78,6 +122,9 @@ impl<B: Backend> Backend for QuietBackend<B> {
     }
 
     fn show_cursor(&mut self) -> Result<(), Self::Error> {
+        if self.gone {
+            return Ok(());
+        }
         if self.cursor_hidden != Some(false) {
             self.inner.show_cursor()?;
             self.cursor_hidden = Some(false);
@@ -90,14 +137,23 @@ impl<B: Backend> Backend for QuietBackend<B> {
     }
 
     fn set_cursor_position<P: Into<Position>>(&mut self, position: P) -> Result<(), Self::Error> {
+        if self.gone {
+            return Ok(());
+        }
         self.inner.set_cursor_position(position)
     }
 
     fn clear(&mut self) -> Result<(), Self::Error> {
+        if self.gone {
+            return Ok(());
+        }
         self.inner.clear()
     }
 
     fn clear_region(&mut self, clear_type: ClearType) -> Result<(), Self::Error> {
+        if self.gone {
+            return Ok(());
+        }
         self.inner.clear_region(clear_type)
     }
 
@@ -110,6 +166,9 @@ impl<B: Backend> Backend for QuietBackend<B> {
     }
 
     fn flush(&mut self) -> Result<(), Self::Error> {
+        if self.gone {
+            return Ok(());
+        }
         self.inner.flush()
     }
 }

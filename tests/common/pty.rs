@@ -1,8 +1,9 @@
 //! The real binary in a real pseudo-terminal, read through a terminal emulator (vt100), so a
 //! test sees exactly what an operator would see.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::num::NonZeroU16;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,6 +16,21 @@ pub fn console_log_dir() -> std::path::PathBuf {
 }
 
 const BINARY: &str = env!("CARGO_BIN_EXE_bootstrap-console");
+
+/// An owned copy of the pseudo-terminal's master descriptor (the library hands out only its
+/// number), closed on exec: a process another test starts meanwhile must not inherit it, or
+/// the master side never fully closes and a hang-up never happens.
+#[allow(unsafe_code)]
+fn own_copy(master: std::os::fd::RawFd) -> std::os::fd::OwnedFd {
+    use std::os::fd::FromRawFd;
+    // SAFETY: `master` is the open descriptor of a `MasterPty` the caller holds for the whole
+    // call; it is only borrowed to be duplicated.
+    let borrowed = unsafe { std::os::fd::BorrowedFd::borrow_raw(master) };
+    let copy = nix::fcntl::fcntl(borrowed, nix::fcntl::FcntlArg::F_DUPFD_CLOEXEC(0))
+        .expect("dup the master side");
+    // SAFETY: `copy` is a new descriptor that nothing else owns.
+    unsafe { std::os::fd::OwnedFd::from_raw_fd(copy) }
+}
 
 /// What the emulator saw besides the screen: titles set and clipboard writes (OSC 52).
 #[derive(Default)]
@@ -40,9 +56,12 @@ pub struct Console {
     parser: Arc<Mutex<vt100::Parser<Recorder>>>,
     pub seen: Arc<Mutex<Seen>>,
     raw: Arc<Mutex<Vec<u8>>>,
-    writer: Box<dyn Write + Send>,
+    writer: Option<Box<dyn Write + Send>>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
-    _master: Box<dyn MasterPty + Send>,
+    master: Option<Box<dyn MasterPty + Send>>,
+    /// Tells the reader to close its copy of the master side (see [`Console::hang_up`]).
+    stop_reading: Arc<AtomicBool>,
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Console {
@@ -77,26 +96,43 @@ impl Console {
             Recorder(seen.clone()),
         )));
         let raw = Arc::new(Mutex::new(Vec::new()));
-        let mut reader = pair.master.try_clone_reader().expect("reader");
-        let (feed, bytes) = (parser.clone(), raw.clone());
-        std::thread::spawn(move || {
+        // The reader reads its own copy of the master side, without blocking, so that it can
+        // close it when told: a hang-up needs every copy closed.
+        let fd = own_copy(pair.master.as_raw_fd().expect("a master fd"));
+        nix::fcntl::fcntl(
+            &fd,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+        )
+        .expect("non-blocking reads");
+        let stop_reading = Arc::new(AtomicBool::new(false));
+        let (feed, bytes, stop) = (parser.clone(), raw.clone(), stop_reading.clone());
+        let reader = std::thread::spawn(move || {
             let mut buffer = [0u8; 8192];
-            while let Ok(n) = reader.read(&mut buffer) {
-                if n == 0 {
-                    break;
+            while !stop.load(Ordering::Relaxed) {
+                match nix::unistd::read(&fd, &mut buffer) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        feed.lock().expect("parser").process(&buffer[..n]);
+                        bytes.lock().expect("raw").extend_from_slice(&buffer[..n]);
+                    }
+                    Err(nix::errno::Errno::EAGAIN) => {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    Err(_) => break,
                 }
-                feed.lock().expect("parser").process(&buffer[..n]);
-                bytes.lock().expect("raw").extend_from_slice(&buffer[..n]);
             }
+            // `fd` is dropped here: this copy of the master side is closed.
         });
         let writer = pair.master.take_writer().expect("writer");
         Self {
             parser,
             seen,
             raw,
-            writer,
+            writer: Some(writer),
             child,
-            _master: pair.master,
+            master: Some(pair.master),
+            stop_reading,
+            reader: Some(reader),
         }
     }
 
@@ -144,31 +180,48 @@ impl Console {
 
     /// Types keys (a pause after each batch lets the console read them as separate keys).
     pub fn send(&mut self, keys: &str) {
-        self.writer.write_all(keys.as_bytes()).expect("write keys");
-        self.writer.flush().expect("flush keys");
+        let writer = self.writer.as_mut().expect("the terminal is open");
+        writer.write_all(keys.as_bytes()).expect("write keys");
+        writer.flush().expect("flush keys");
         std::thread::sleep(Duration::from_millis(150));
     }
 
     /// Types keys without pausing (for timing how fast the screen answers).
     pub fn send_now(&mut self, keys: &str) {
-        self.writer.write_all(keys.as_bytes()).expect("write keys");
-        self.writer.flush().expect("flush keys");
+        let writer = self.writer.as_mut().expect("the terminal is open");
+        writer.write_all(keys.as_bytes()).expect("write keys");
+        writer.flush().expect("flush keys");
+    }
+
+    /// Closes the terminal's master side, every copy of it, as sshd does when the client
+    /// vanishes: the console gets SIGHUP, and reads and writes on its terminal fail.
+    pub fn hang_up(&mut self) {
+        self.stop_reading.store(true, Ordering::Relaxed);
+        if let Some(reader) = self.reader.take() {
+            reader.join().expect("the reader ends");
+        }
+        self.writer = None;
+        self.master = None;
     }
 
     /// Waits for the process to exit; returns its exit code.
     pub fn wait_exit(&mut self, secs: u64) -> u32 {
+        self.wait_status(secs).exit_code()
+    }
+
+    /// Waits for the process to exit; returns how it ended (a signal included).
+    pub fn wait_status(&mut self, secs: u64) -> portable_pty::ExitStatus {
         let deadline = Instant::now() + Duration::from_secs(secs);
         loop {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
                 // Let the reader drain the last bytes (the terminal restore).
                 std::thread::sleep(Duration::from_millis(200));
-                return status.exit_code();
+                return status;
             }
-            assert!(
-                Instant::now() < deadline,
-                "the console did not exit:\n{}",
-                self.screen()
-            );
+            if Instant::now() >= deadline {
+                let _ = self.child.kill();
+                panic!("the console did not exit:\n{}", self.screen());
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
     }

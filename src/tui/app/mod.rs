@@ -145,6 +145,8 @@ pub struct App {
     pub should_quit: bool,
     /// Ctrl-C was pressed once while an action was being applied: a second one quits.
     pub quit_armed: bool,
+    /// Ctrl-Z: the event loop gives the terminal back and stops the process.
+    pub suspend: bool,
 }
 
 impl App {
@@ -176,6 +178,7 @@ impl App {
             next_dialog_id: 1,
             should_quit: false,
             quit_armed: false,
+            suspend: false,
         }
     }
 

@@ -170,6 +170,19 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         return Vec::new();
     }
     app.quit_armed = false;
+    // Ctrl-Z: in raw mode the terminal sends it as a key; job control is done by hand.
+    if key.code == KeyCode::Char('z') && key.modifiers.contains(KeyModifiers::CONTROL) {
+        match &app.overlay {
+            Overlay::Dialog(d) if d.stage == Stage::Applying => {
+                app.say(
+                    "an action is being applied: wait for it (or Esc) first",
+                    true,
+                );
+            }
+            _ => app.suspend = true,
+        }
+        return Vec::new();
+    }
     if matches!(app.overlay, Overlay::Dialog(_)) {
         return dialog::dialog_key(app, key);
     }

@@ -1,0 +1,145 @@
+//! The console's terminal over its life, in a real pseudo-terminal: a dropped connection
+//! (the master side closed, as sshd does), SIGQUIT, and job control with Ctrl-Z or SIGTSTP
+//! then SIGCONT.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::TestDb;
+use common::pty::Console;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+fn signal(console: &Console, signal: Signal) {
+    let pid = Pid::from_raw(console.pid().expect("pid") as i32);
+    kill(pid, signal).expect("signal");
+}
+
+/// The process state letter from /proc (`T` when stopped).
+fn state(console: &Console) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", console.pid().expect("pid")))
+        .expect("stat");
+    let after = stat.rsplit_once(") ").expect("stat format").1;
+    after.chars().next().expect("state")
+}
+
+fn wait_for_state(console: &Console, wanted: char) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while state(console) != wanted {
+        assert!(
+            Instant::now() < deadline,
+            "state {} not {wanted}",
+            state(console)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn log_of(dir: &std::path::Path) -> String {
+    std::fs::read_to_string(dir.join("console.log")).unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_terminal_ends_the_console_cleanly_and_says_so_in_the_log() {
+    let db = TestDb::migrated().await;
+    let logs = tempfile::tempdir().expect("log dir");
+    let log_dir = logs.path().to_str().expect("utf-8");
+    let mut console = Console::start(
+        &["watch", "--database-url", &db.url()],
+        &[("BOOTSTRAP_CONSOLE_LOG_DIR", log_dir)],
+        80,
+        24,
+    );
+    console.wait_for("READ-WRITE", 20);
+    console.hang_up();
+    // No panic, no abort: an ordinary exit.
+    let status = console.wait_status(20);
+    assert_eq!(
+        (status.exit_code(), status.signal()),
+        (0, None),
+        "{}",
+        log_of(logs.path())
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !log_of(logs.path()).contains("console ended: hang-up") {
+        assert!(Instant::now() < deadline, "{}", log_of(logs.path()));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = log_of(logs.path());
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_terminal_under_demo_stops_and_deletes_the_private_cluster() {
+    let logs = tempfile::tempdir().expect("log dir");
+    let log_dir = logs.path().to_str().expect("utf-8");
+    let mut console = Console::start(
+        &["demo", "--tenants", "1", "--spaces", "3", "--workers", "1"],
+        &[("BOOTSTRAP_CONSOLE_LOG_DIR", log_dir)],
+        80,
+        24,
+    );
+    console.wait_for("SANDBOX", 60);
+    let raw = String::from_utf8_lossy(&console.raw_output()).into_owned();
+    let dir = raw
+        .split("%2F")
+        .nth(2)
+        .and_then(|rest| rest.split(':').next())
+        .map(|name| format!("/tmp/{name}"))
+        .expect("the private cluster's socket directory in the announcement");
+    assert!(std::path::Path::new(&dir).exists(), "{dir} while running");
+    console.hang_up();
+    let status = console.wait_status(60);
+    assert_eq!(
+        (status.exit_code(), status.signal()),
+        (0, None),
+        "{}",
+        log_of(logs.path())
+    );
+    assert!(!std::path::Path::new(&dir).exists(), "{dir} is deleted");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigquit_restores_the_terminal() {
+    let db = TestDb::migrated().await;
+    let mut console = Console::start(&["watch", "--database-url", &db.url()], &[], 80, 24);
+    console.wait_for("READ-WRITE", 20);
+    signal(&console, Signal::SIGQUIT);
+    assert_eq!(console.wait_exit(10), 0);
+    assert!(!console.alternate_screen(), "the terminal is restored");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_z_and_sigtstp_suspend_and_sigcont_takes_the_screen_again() {
+    let db = TestDb::migrated().await;
+    let mut console = Console::start(&["watch", "--database-url", &db.url()], &[], 80, 24);
+    console.wait_for("READ-WRITE", 20);
+    for stop in ["ctrl-z", "sigtstp"] {
+        match stop {
+            "ctrl-z" => console.send("\x1a"),
+            _ => signal(&console, Signal::SIGTSTP),
+        }
+        wait_for_state(&console, 'T');
+        // The screen it left before stopping reaches the emulator a moment later.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while console.alternate_screen() {
+            assert!(
+                Instant::now() < deadline,
+                "{stop}: the shell's screen is back"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        signal(&console, Signal::SIGCONT);
+        console.wait_until("the console's screen again", 10, |s| {
+            s.contains("READ-WRITE")
+        });
+        assert!(
+            console.alternate_screen(),
+            "{stop}: raw mode and the screen are back"
+        );
+    }
+    // Raw mode is back: a single key acts, no Enter needed.
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+}
