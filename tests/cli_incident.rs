@@ -144,6 +144,15 @@ async fn a_run_sent_again_with_its_request_id_applies_nothing_twice() {
     let first = on(&db, &["retry", &space, "--reason", "parser fixed", "--yes"]);
     assert_eq!(first.status.code(), Some(0), "{}", stdout(&first));
     let request = request_of(&stdout(&first));
+    // Every action is in the console's log, by its request.
+    let log = std::fs::read_to_string(common::pty::console_log_dir().join("console.log"))
+        .expect("the console's log");
+    assert!(
+        log.lines().any(
+            |l| l.contains(&format!("action retry of request {request}")) && l.contains("Applied")
+        ),
+        "no log line for request {request}"
+    );
     // The id printed is the one the audit log can be searched by.
     let logged: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM bootstrap_console.audit_log WHERE request_id = $1::uuid",

@@ -68,6 +68,12 @@ async fn a_dropped_terminal_ends_the_console_cleanly_and_says_so_in_the_log() {
     }
     let log = log_of(logs.path());
     assert!(!log.contains("panicked"), "{log}");
+    assert!(
+        log.contains("console started: version")
+            && log.contains("terminal 80x24")
+            && log.contains("TERM=\"xterm-256color\""),
+        "{log}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -222,9 +222,13 @@ async fn the_screen_goes_stale_while_the_database_is_down_and_live_again_after()
         .expect("schema");
     conn.close().await.expect("close");
     let url = cluster.url("console");
+    let logs = tempfile::tempdir().expect("log dir");
     let mut console = Console::start(
         &["watch", "--database-url", &url, "--interval", "0.5"],
-        &[],
+        &[(
+            "BOOTSTRAP_CONSOLE_LOG_DIR",
+            logs.path().to_str().expect("utf-8"),
+        )],
         100,
         30,
     );
@@ -240,6 +244,15 @@ async fn the_screen_goes_stale_while_the_database_is_down_and_live_again_after()
     });
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);
+    // The log tells the outage and the recovery, and why the console ended.
+    let log = std::fs::read_to_string(logs.path().join("console.log")).expect("the log");
+    for line in [
+        "poll failed",
+        "polls recovered after",
+        "console ended: quit",
+    ] {
+        assert!(log.contains(line), "{line:?} missing from:\n{log}");
+    }
 }
 
 fn decode_base64(data: &[u8]) -> String {

@@ -137,7 +137,12 @@ impl Fetcher {
                 h.poll_time = self.cadence.shown_poll_time();
                 h.slowed = self.cadence.slowed();
                 h.polled_at = Some(started);
-                h.failing_since = None;
+                if let Some(since) = h.failing_since.take() {
+                    tracing::info!(
+                        "polls recovered after {}s of failures",
+                        since.elapsed().as_secs()
+                    );
+                }
                 h.last_error = None;
                 let focused = extra.map(|extra| Focused {
                     focus: self.focus.clone(),

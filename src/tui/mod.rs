@@ -79,6 +79,22 @@ pub async fn run(
         },
     );
     let mut screen = terminal::enter()?;
+    let size = screen.size().unwrap_or_default();
+    let env = |name: &str| std::env::var(name).unwrap_or_default();
+    tracing::info!(
+        "console started: version {}, {} ({}), terminal {}x{}, TERM={:?}, locale={:?}",
+        env!("CARGO_PKG_VERSION"),
+        session.store().target(),
+        session.access().read_only_reason().unwrap_or("read-write"),
+        size.width,
+        size.height,
+        env("TERM"),
+        ["LC_ALL", "LC_CTYPE", "LANG"]
+            .iter()
+            .map(|name| env(name))
+            .find(|value| !value.is_empty())
+            .unwrap_or_default(),
+    );
     let mut ended = event_loop(&mut screen, &session, &options, &poller, stop).await;
     // A terminal that went away (a dropped ssh session) is not written to again once that is
     // known: restoring it only fails, and ratatui's clean-up would report that on the dead

@@ -51,6 +51,26 @@ pub async fn apply_bounded(
     deadline: Duration,
     give_up: impl Future<Output = ()>,
 ) -> Result<Outcome, ActionError> {
+    let result = apply_or_look_up(session, action, reason, deadline, give_up).await;
+    // Every action in the log, with its request: an incident can be told again from it.
+    let (verdict, line) = super::sentence(action, &result);
+    tracing::info!(
+        "action {} of request {} by {}: {verdict:?}: {}",
+        action.kind().name(),
+        action.request(),
+        crate::domain::text::clean(&session.actor().user, 64),
+        crate::domain::text::clean(&line, 1000),
+    );
+    result
+}
+
+async fn apply_or_look_up(
+    session: &Session,
+    action: &Action,
+    reason: &str,
+    deadline: Duration,
+    give_up: impl Future<Output = ()>,
+) -> Result<Outcome, ActionError> {
     let backend = BackendSlot::default();
     let why = tokio::select! {
         result = apply_recording(session, action, reason, &backend) => match result {
