@@ -97,3 +97,53 @@ async fn simulate_refuses_a_database_without_platform_tables() {
     .expect("tables");
     assert_eq!(tables, 0, "nothing created");
 }
+
+#[tokio::test]
+async fn simulate_says_when_its_workers_keep_failing_and_exits_non_zero() {
+    let db = TestDb::empty().await;
+    let mut conn = db.connect().await;
+    schema::apply_unit(&mut conn, &schema::PLATFORM_STANDIN)
+        .await
+        .expect("stand-in");
+    let seeded = simulate(
+        &db,
+        &["--duration-secs", "1", "--no-faults", "--workers", "1"],
+    );
+    assert!(seeded.status.success());
+    // The platform's schema is not what the simulated workers expect: every write fails.
+    sqlx::raw_sql(
+        "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+           IF current_setting('application_name') = 'bootstrap-console-simulator' THEN \
+             RAISE EXCEPTION 'column a.tenant_id does not exist'; \
+           END IF; RETURN NEW; END $$; \
+         CREATE TRIGGER refuse BEFORE UPDATE ON legacy_space_publication_bootstraps \
+           FOR EACH ROW EXECUTE FUNCTION refuse();",
+    )
+    .execute(&db.pool)
+    .await
+    .expect("a schema the simulator does not expect");
+
+    let output = simulate(
+        &db,
+        &[
+            "--no-seed",
+            "--no-faults",
+            "--workers",
+            "2",
+            "--duration-secs",
+            "60",
+        ],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(4), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("every simulated worker keeps failing")
+            && stderr.contains("column a.tenant_id does not exist"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("errors workers "),
+        "the summaries count them: {stdout}"
+    );
+}

@@ -39,6 +39,9 @@ pub enum Failure {
     Seed(#[from] SeedError),
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// The simulated platform cannot work on this database.
+    #[error("{0}")]
+    Simulation(String),
     /// The console's own schema is missing or older than this console.
     #[error("{0}")]
     ConsoleSchema(String),
@@ -83,9 +86,10 @@ impl Failure {
             Self::Store(e) if e.sqlstate().as_deref() == Some(INSUFFICIENT_PRIVILEGE) => {
                 exit::MISSING_PRIVILEGE
             }
-            Self::Connect(_) | Self::Open(OpenError::Connect(_)) | Self::Store(_) => {
-                exit::UNREACHABLE
-            }
+            Self::Connect(_)
+            | Self::Open(OpenError::Connect(_))
+            | Self::Store(_)
+            | Self::Simulation(_) => exit::UNREACHABLE,
             Self::Open(OpenError::MissingPrivilege { .. }) => exit::MISSING_PRIVILEGE,
             Self::Schema(_)
             | Self::ConsoleSchema(_)

@@ -236,6 +236,14 @@ async fn watch_text(
             _ = until_deadline => return Ok(()),
             _ = ticker.tick() => {}
         }
+        if simulation.every_worker_failing() {
+            let last = simulation.stats().last_error().unwrap_or_default();
+            return Err(Failure::Simulation(format!(
+                "every simulated worker keeps failing on the database ({} errors); the last: {}",
+                Stats::get(&simulation.stats().worker_errors),
+                crate::domain::text::clean(&last, 300)
+            )));
+        }
         match session.sync(&mut sync, period).await {
             Ok(changes) => {
                 fleet.apply(changes);
@@ -264,7 +272,7 @@ fn summary_line(label: &str, fleet: &Fleet, stats: &Stats) -> String {
         .collect();
     format!(
         "{label} {} | readable {}/{} ({:.0}%) | {} | docs/min {rate} ETA {eta} for {} running, \
-         {} need action | crashes {} fenced-out {}",
+         {} need action | crashes {} fenced-out {} | errors workers {} writers {}{}",
         fleet
             .now()
             .map_or("--:--:--".into(), |t| t.format("%H:%M:%S").to_string()),
@@ -276,5 +284,11 @@ fn summary_line(label: &str, fleet: &Fleet, stats: &Stats) -> String {
         s.awaiting_action(),
         Stats::get(&stats.worker_crashes),
         Stats::get(&stats.fenced_out),
+        Stats::get(&stats.worker_errors),
+        Stats::get(&stats.writer_errors),
+        stats
+            .last_error()
+            .map(|e| format!(" (last: {})", crate::domain::text::clean(&e, 160)))
+            .unwrap_or_default(),
     )
 }

@@ -35,11 +35,31 @@ pub struct Stats {
     pub fenced_out: AtomicU64,
     pub writer_releases: AtomicU64,
     pub writer_crashes: AtomicU64,
+    /// Database errors of workers and writers (never hidden: a schema the simulator does not
+    /// expect shows here, not as jobs that quietly stop).
+    pub worker_errors: AtomicU64,
+    pub writer_errors: AtomicU64,
+    /// Workers whose last attempts all failed.
+    pub workers_failing: AtomicU64,
+    /// The most recent error, as the database said it.
+    last_error: std::sync::Mutex<Option<String>>,
 }
 
 impl Stats {
     pub fn get(counter: &AtomicU64) -> u64 {
         counter.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn record_error(&self, counter: &AtomicU64, error: String) {
+        counter.fetch_add(1, Ordering::Relaxed);
+        *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+    }
+
+    pub fn last_error(&self) -> Option<String> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 }
 
@@ -48,6 +68,7 @@ pub struct Simulation {
     shutdown: watch::Sender<bool>,
     tasks: JoinSet<()>,
     stats: Arc<Stats>,
+    workers: u32,
 }
 
 impl Simulation {
@@ -81,11 +102,18 @@ impl Simulation {
             shutdown,
             tasks,
             stats,
+            workers: config.workers,
         }
     }
 
     pub fn stats(&self) -> &Stats {
         &self.stats
+    }
+
+    /// Every worker keeps failing (each of its last attempts was a database error): the
+    /// rollout cannot move, and saying so beats a summary that only stops changing.
+    pub fn every_worker_failing(&self) -> bool {
+        self.workers > 0 && Stats::get(&self.stats.workers_failing) >= u64::from(self.workers)
     }
 
     /// Signals every task and waits for them (a worker mid-step finishes that step).

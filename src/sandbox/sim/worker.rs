@@ -60,14 +60,55 @@ enum JobEnd {
     Crashed,
 }
 
+/// A worker's run of failed attempts: past a few in a row it counts as failing, until an
+/// attempt succeeds again.
+#[derive(Default)]
+struct Failing {
+    in_a_row: u32,
+}
+
+impl Failing {
+    /// Attempts in a row that make a worker count as failing.
+    const AFTER: u32 = 3;
+
+    fn failed(&mut self, stats: &Stats) {
+        self.in_a_row += 1;
+        if self.in_a_row == Self::AFTER {
+            stats.workers_failing.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    fn succeeded(&mut self, stats: &Stats) {
+        if self.in_a_row >= Self::AFTER {
+            stats.workers_failing.fetch_sub(1, Ordering::Relaxed);
+        }
+        self.in_a_row = 0;
+    }
+}
+
 impl Worker {
     pub async fn run(mut self) {
         let mut incarnation = 0u32;
         let mut claims = 0u64;
+        let mut failing = Failing::default();
         while !*self.shutdown.borrow() {
             let name = format!("worker-{}.{}", self.index, incarnation);
-            let claimed = protocol::claim(&self.pool, &name, self.config.lease_ttl, 1).await;
-            let Some(mut claim) = claimed.ok().and_then(|mut c| c.pop()) else {
+            let claimed = match protocol::claim(&self.pool, &name, self.config.lease_ttl, 1).await {
+                Ok(claimed) => claimed,
+                Err(e) => {
+                    tracing::warn!("simulated worker {name}: claim: {e}");
+                    self.stats
+                        .record_error(&self.stats.worker_errors, format!("claim: {e}"));
+                    failing.failed(&self.stats);
+                    if !pause(&mut self.shutdown, Duration::from_millis(500)).await {
+                        return;
+                    }
+                    continue;
+                }
+            };
+            let Some(mut claim) = claimed.into_iter().next() else {
+                // Nothing to claim is not a failure.
+                failing.succeeded(&self.stats);
                 let idle = self.config.scaled(Duration::from_millis(300));
                 if !pause(&mut self.shutdown, idle).await {
                     return;
@@ -84,7 +125,11 @@ impl Worker {
                 rng.chance(self.config.worker_crash_rate)
                     .then(|| rng.between(0, 12))
             };
-            match self.work(&mut claim, crash_after).await {
+            let worked = self.work(&mut claim, crash_after).await;
+            if !matches!(worked, Err(StepError::Database(_))) {
+                failing.succeeded(&self.stats);
+            }
+            match worked {
                 Ok(JobEnd::Done) => {}
                 Ok(JobEnd::Crashed) => {
                     self.stats.worker_crashes.fetch_add(1, Ordering::Relaxed);
@@ -104,6 +149,9 @@ impl Worker {
                 }
                 Err(StepError::Database(e)) => {
                     tracing::warn!("simulated worker {name}: {e}");
+                    self.stats
+                        .record_error(&self.stats.worker_errors, e.to_string());
+                    failing.failed(&self.stats);
                     if !pause(&mut self.shutdown, Duration::from_millis(500)).await {
                         return;
                     }

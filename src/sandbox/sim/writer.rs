@@ -39,6 +39,9 @@ pub(super) async fn run_writer(
         Ok(_) => {
             stats.writer_releases.fetch_add(1, Ordering::Relaxed);
         }
-        Err(e) => tracing::warn!("simulated writer on {}: {e}", writer.knowledge_space_id),
+        Err(e) => {
+            tracing::warn!("simulated writer on {}: {e}", writer.knowledge_space_id);
+            stats.record_error(&stats.writer_errors, e.to_string());
+        }
     }
 }
