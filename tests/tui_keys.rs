@@ -827,3 +827,64 @@ fn detail_scrolling_stops_at_the_last_line() {
     press(&mut app, KeyCode::Char('g'));
     assert_eq!(app.app.detail.scroll, 0);
 }
+
+/// The fixture as the next poll delivers it, with space `n` failed long ago: the most urgent.
+fn deliver_with_new_failure(app: &mut Console, n: u8) {
+    let now = screens::db_now() + chrono::Duration::seconds(1);
+    let mut changes = screens::changes(now, 0);
+    let row = changes
+        .upserts
+        .iter_mut()
+        .find(|r| r.id == id(n))
+        .expect("row");
+    row.run_state = "failed".into();
+    row.last_error_code = Some("parser_crash".into());
+    row.worker_id = None;
+    row.has_lease_token = false;
+    row.lease_expires_at = None;
+    row.heartbeat_at = None;
+    row.updated_at = now - chrono::Duration::days(2);
+    row.completed_at = Some(now - chrono::Duration::days(2));
+    app.fleet.apply(changes);
+    app.deliver();
+}
+
+#[test]
+fn the_selection_keeps_the_most_urgent_row_until_the_operator_moves() {
+    let mut app = app();
+    assert_eq!(app.app.board.selected, Some(id(1)), "the most urgent row");
+    deliver_with_new_failure(&mut app, 7);
+    assert_eq!(
+        app.app.board.selected,
+        Some(id(7)),
+        "a new, older failure took the top: the selection is there"
+    );
+    // Moving: the selection follows the chosen space from then on.
+    press(&mut app, KeyCode::Char('j'));
+    let chosen = app.app.board.selected.expect("a selection");
+    deliver_with_new_failure(&mut app, 6);
+    assert_eq!(
+        app.app.board.selected,
+        Some(chosen),
+        "it stays on the chosen space"
+    );
+    // `g` follows the top again.
+    press(&mut app, KeyCode::Char('g'));
+    assert_eq!(app.app.board.selected, visible(&app).first().map(|r| r.id));
+    deliver_with_new_failure(&mut app, 5);
+    assert_eq!(app.app.board.selected, Some(visible(&app)[0].id));
+}
+
+#[test]
+fn following_the_top_never_changes_an_open_dialogs_target() {
+    let mut app = app();
+    let effects = press(&mut app, KeyCode::Char('c'));
+    let (_, _, before) = plan_request(&effects);
+    deliver_with_new_failure(&mut app, 7);
+    assert_eq!(app.app.board.selected, Some(id(7)));
+    assert_eq!(
+        open(&app).actions,
+        before,
+        "the dialog still acts on what it showed"
+    );
+}

@@ -83,6 +83,9 @@ pub struct BoardState {
     pub offset: usize,
     /// The space under the cursor, so it stays selected as rows move.
     pub selected: Option<Uuid>,
+    /// The selection is on the top row, the most urgent one, whatever space that is, until
+    /// the operator moves (then it follows the chosen space); `g` follows the top again.
+    pub following_top: bool,
     pub marked: BTreeSet<Uuid>,
 }
 
@@ -164,7 +167,10 @@ impl App {
                 ..PollStatus::default()
             },
             now: Instant::now(),
-            board: BoardState::default(),
+            board: BoardState {
+                following_top: true,
+                ..BoardState::default()
+            },
             tenants: ListState::default(),
             leases: ListState::default(),
             audit: ListState::default(),

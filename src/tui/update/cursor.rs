@@ -10,6 +10,12 @@ pub(super) fn follow_selection(app: &mut App) {
     let Some(view) = app.board_view() else {
         return;
     };
+    // Until the operator moves, trouble stays in view: the most urgent row is selected.
+    if app.board.following_top {
+        app.board.cursor = 0;
+        app.board.selected = app.row_at(0).map(|r| r.id);
+        return;
+    }
     let position = app.selected_row().and_then(|row| view.position_of(row));
     let len = view.len();
     match position {
@@ -82,6 +88,9 @@ pub(super) fn move_cursor(app: &mut App, delta: isize) {
         View::Board => {
             app.board.cursor = step(app.board.cursor, board_len(app));
             app.board.selected = app.row_at(app.board.cursor).map(|r| r.id);
+            // A move of the operator's own: the chosen space is followed from now on (`g`
+            // follows the top again, see `on_command`).
+            app.board.following_top = false;
         }
         View::Detail(id) => {
             let last = i64::from(crate::tui::view::detail::max_scroll(app, &id));

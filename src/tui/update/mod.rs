@@ -258,7 +258,10 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Down => move_cursor(app, 1),
         Command::PageUp => move_cursor(app, -(page as isize)),
         Command::PageDown => move_cursor(app, page as isize),
-        Command::Top => move_cursor(app, isize::MIN / 2),
+        Command::Top => {
+            move_cursor(app, isize::MIN / 2);
+            app.board.following_top = true;
+        }
         Command::Bottom => move_cursor(app, isize::MAX / 2),
         Command::Open => return open(app),
         Command::Back => return back(app),
