@@ -320,3 +320,31 @@ fn a_forced_lease_removal_stands_out_in_the_audit_view_at_80_columns() {
         "{text}"
     );
 }
+
+#[test]
+fn eighty_columns_keep_whole_error_codes_help_and_an_ellipsis_for_long_messages() {
+    let mut app = screens::app((80, 24), Extra::None, Focus::Board);
+    let text = screen_text(&render(&app));
+    assert!(
+        text.contains("compile_timeout") && text.contains("operator_canceled"),
+        "{text}"
+    );
+    assert!(
+        hint_line(&app).starts_with(" ? help"),
+        "{}",
+        hint_line(&app)
+    );
+    app.say(
+        "a sentence far longer than the eighty columns of the status line, which must end in an \
+         ellipsis",
+        true,
+    );
+    let lines: Vec<String> = text_lines(&render(&app), 80);
+    let status = &lines[lines.len() - 2];
+    assert!(status.trim_end().ends_with('…'), "{status}");
+}
+
+fn text_lines(terminal: &Terminal<TestBackend>, width: usize) -> Vec<String> {
+    let chars: Vec<char> = screen_text(terminal).chars().collect();
+    chars.chunks(width).map(|c| c.iter().collect()).collect()
+}

@@ -113,8 +113,12 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         widths.push(Constraint::Fill(1));
         header.extend(["error", "message"]);
     } else {
+        // Narrow: one column for the worker or lease and the error code, which rows never
+        // have together (a failed or canceled job has no worker): the code stays whole.
+        widths.pop();
+        header.pop();
         widths.push(Constraint::Fill(1));
-        header.push("error");
+        header.push("worker/lease/error");
     }
     let page = layout::table_rows(app.size);
     let offset = app.board.offset;
@@ -195,6 +199,7 @@ fn board_row<'a>(
         RunState::Failed => theme.attention(s.attention),
         _ => theme.plain(),
     };
+    let error = Cell::from(Line::from(Span::styled(error_code.clone(), theme.error())));
     let mut cells = vec![
         Cell::from(mark).style(theme.marked()),
         Cell::from(format::flag(s.attention)).style(theme.attention(s.attention)),
@@ -203,9 +208,14 @@ fn board_row<'a>(
         Cell::from(format::pipeline(b.checkpoint, ascii)),
         Cell::from(b.run_state.as_str()).style(state_style),
         Cell::from(progress),
-        Cell::from(worker),
-        Cell::from(Line::from(Span::styled(error_code, theme.error()))),
     ];
+    if c.message {
+        cells.extend([Cell::from(worker), error]);
+    } else if error_code.is_empty() {
+        cells.push(Cell::from(worker));
+    } else {
+        cells.push(error);
+    }
     if c.message {
         let message = b
             .error_message

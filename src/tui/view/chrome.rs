@@ -369,17 +369,19 @@ pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 }
 
 pub fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    // A sentence longer than the line ends in an ellipsis, not mid-word with no sign.
+    let fit = |text: String| text::fit(&text, usize::from(area.width));
     let line =
         if let (Some(failing), Some(error)) = (app.failing_for(), &app.status.health.last_error) {
             let age = app
                 .snapshot_age()
                 .map_or("no data yet".to_string(), human_secs);
             Line::from(Span::styled(
-                format!(
+                fit(format!(
                     " stale for {age} — reconnecting (failing {}): {}",
                     human_secs(failing),
                     text::clean(error, 200)
-                ),
+                )),
                 theme.stale(),
             ))
         } else if let Some(message) = &app.message {
@@ -389,7 +391,7 @@ pub fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 theme.ok()
             };
             Line::from(Span::styled(
-                format!(" {}", text::clean(&message.text, 300)),
+                fit(format!(" {}", text::clean(&message.text, 300))),
                 style,
             ))
         } else if app.status.health.paused {
