@@ -321,3 +321,59 @@ async fn the_first_run_without_a_database_says_how_to_name_one() {
     );
     assert!(!console.alternate_screen());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dumb_terminal_is_pointed_at_status_and_a_c_locale_gets_ascii() {
+    let db = TestDb::migrated().await;
+    let url = db.url();
+    for term in ["dumb", ""] {
+        let mut console = Console::start(
+            &["watch", "--database-url", &url],
+            &[("TERM", term)],
+            80,
+            24,
+        );
+        assert_eq!(console.wait_exit(10), 2, "{}", console.screen());
+        let screen = console.screen();
+        assert!(screen.contains("bootstrap-console status"), "{screen}");
+    }
+    // `--ascii`, or a locale whose character set is not UTF-8: nothing but ASCII reaches the
+    // terminal in a whole session — board, detail, tenants, leases, audit, help, a dialog —
+    // even with text from the database that is not ASCII.
+    let job = common::fixture::job(
+        &db.pool,
+        &common::fixture::JobSpec::new("株式会社\u{202e}", "failed"),
+    )
+    .await;
+    common::fixture::lease(&db.pool, "株式会社\u{202e}", job.space, 7200).await;
+    for (flags, env) in [(&["--ascii"][..], "C.UTF-8"), (&[][..], "C")] {
+        let mut args = vec!["watch", "--database-url", &url];
+        args.extend(flags);
+        let mut console = Console::start(&args, &[("LANG", env)], 80, 24);
+        console.wait_for("READ-WRITE", 20);
+        console.wait_for("FAILED", 20);
+        for (keys, shows) in [
+            ("\r", "bootstrap"),
+            ("\x1b", "FAILED"),
+            ("\t", "tenant"),
+            ("\t", "lease"),
+            ("\t", "no operator actions"),
+            ("\t", "FAILED"),
+            ("?", "any key closes"),
+            ("?", "FAILED"),
+            ("r", "reason"),
+        ] {
+            console.send(keys);
+            console.wait_for(shows, 10);
+        }
+        console.send("\x1b");
+        console.send("q");
+        assert_eq!(console.wait_exit(10), 0);
+        let raw = console.raw_output();
+        let foreign: String = String::from_utf8_lossy(&raw)
+            .chars()
+            .filter(|c| !c.is_ascii())
+            .collect();
+        assert!(foreign.is_empty(), "{flags:?} LANG={env}: {foreign:?}");
+    }
+}

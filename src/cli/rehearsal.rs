@@ -185,10 +185,15 @@ pub(super) async fn fixture(args: &FixtureArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The demo opens the live console on a terminal, and prints text summaries otherwise.
+/// The demo opens the live console on a terminal that can draw it, and prints text summaries
+/// otherwise (a pipe, `TERM=dumb`).
 fn interactive(args: &RolloutArgs) -> bool {
     use std::io::IsTerminal;
-    !args.text && std::io::stdout().is_terminal() && std::io::stdin().is_terminal()
+    let term = std::env::var("TERM").ok();
+    !args.text
+        && crate::tui::terminal::term_can_draw(term.as_deref())
+        && std::io::stdout().is_terminal()
+        && std::io::stdin().is_terminal()
 }
 
 fn store_error(e: sqlx::Error) -> Failure {

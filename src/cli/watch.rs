@@ -54,6 +54,14 @@ pub(super) async fn run_console(
 
 /// The console draws on a terminal; anything else gets a sentence instead of garbage.
 pub(super) fn require_terminal() -> Result<(), Failure> {
+    let term = std::env::var("TERM").ok();
+    if !tui::terminal::term_can_draw(term.as_deref()) {
+        return Err(Failure::Usage(format!(
+            "TERM is {}: this terminal cannot draw the live console; `bootstrap-console status` \
+             prints the board as text (or set TERM to your terminal's type)",
+            term.map_or("not set".to_string(), |t| format!("{t:?}"))
+        )));
+    }
     if std::io::stdout().is_terminal() && std::io::stdin().is_terminal() {
         Ok(())
     } else {
@@ -87,7 +95,9 @@ pub(super) fn tui_options(
     Ok(tui::Options {
         label,
         sandbox,
-        ascii: display.ascii,
+        // ASCII when asked, and whenever the locale is not UTF-8 (the terminal would show the
+        // console's glyphs as garbage).
+        ascii: display.ascii || !tui::terminal::locale_is_utf8(|name| std::env::var(name).ok()),
         color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         interval,
         bulk_cap: display.bulk_cap,

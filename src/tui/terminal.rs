@@ -35,6 +35,24 @@ pub fn leave() -> io::Result<()> {
     ratatui::try_restore()
 }
 
+/// Whether the locale's character set is UTF-8, deciding as the C library does: the first of
+/// `LC_ALL`, `LC_CTYPE`, `LANG` that is set; none (the "C" locale) is not UTF-8. `var` reads
+/// one variable.
+pub fn locale_is_utf8(var: impl Fn(&str) -> Option<String>) -> bool {
+    ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|name| var(name).filter(|value| !value.is_empty()))
+        .is_some_and(|locale| {
+            let codeset = locale.to_ascii_lowercase();
+            codeset.contains("utf-8") || codeset.contains("utf8")
+        })
+}
+
+/// Whether `TERM` names a terminal that can draw the console (not unset, not `dumb`).
+pub fn term_can_draw(term: Option<&str>) -> bool {
+    term.is_some_and(|t| !t.is_empty() && t != "dumb")
+}
+
 /// Whether an error says the terminal itself is gone (a hung-up pseudo-terminal answers EIO,
 /// a closed pipe EPIPE), so nothing more can be shown on it.
 pub fn is_gone(e: &io::Error) -> bool {
@@ -175,6 +193,32 @@ impl<B: Backend> Backend for QuietBackend<B> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_locale_decides_utf8_as_the_c_library_does() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        assert!(locale_is_utf8(env(&[("LANG", "en_US.UTF-8")])));
+        assert!(locale_is_utf8(env(&[
+            ("LC_CTYPE", "C.utf8"),
+            ("LANG", "C")
+        ])));
+        assert!(!locale_is_utf8(env(&[
+            ("LC_ALL", "C"),
+            ("LANG", "en_US.UTF-8")
+        ])));
+        assert!(!locale_is_utf8(env(&[("LANG", "de_DE.ISO-8859-1")])));
+        assert!(!locale_is_utf8(env(&[])), "no locale is the C locale");
+        assert!(locale_is_utf8(env(&[("LC_ALL", ""), ("LANG", "C.UTF-8")])));
+        assert!(!term_can_draw(None) && !term_can_draw(Some("dumb")));
+        assert!(term_can_draw(Some("xterm-256color")));
+    }
+
     use super::*;
     use ratatui::backend::TestBackend;
     use ratatui::widgets::Paragraph;

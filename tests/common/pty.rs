@@ -78,6 +78,10 @@ impl Console {
         let mut command = CommandBuilder::new(BINARY);
         command.args(args);
         command.env("TERM", "xterm-256color");
+        // A UTF-8 locale, whatever the machine running the tests has (a test may override).
+        command.env("LANG", "C.UTF-8");
+        command.env_remove("LC_ALL");
+        command.env_remove("LC_CTYPE");
         command.env_remove("DATABASE_URL");
         command.env("BOOTSTRAP_CONSOLE_LOG_DIR", console_log_dir());
         for (key, value) in envs {

@@ -20,6 +20,39 @@ use super::theme::Theme;
 use crate::poller::Extra;
 
 pub fn draw(frame: &mut Frame, app: &App) {
+    draw_views(frame, app);
+    if app.display.ascii {
+        asciify(frame.buffer_mut());
+    }
+}
+
+/// Under `--ascii` (or a locale that is not UTF-8) nothing but ASCII reaches the terminal:
+/// the console's glyphs become their ASCII forms, and any other character — text from the
+/// database included — a `?`.
+fn asciify(buffer: &mut ratatui::buffer::Buffer) {
+    for cell in buffer.content.iter_mut() {
+        let symbol = cell.symbol();
+        if symbol.is_ascii() {
+            continue;
+        }
+        let ascii = match symbol {
+            "…" => "~",
+            "·" | "•" => ".",
+            "—" | "–" | "─" => "-",
+            "→" | "›" => ">",
+            "←" => "<",
+            "↑" => "^",
+            "↓" => "v",
+            "│" => "|",
+            "␛" => "^",
+            "×" => "x",
+            _ => "?",
+        };
+        cell.set_symbol(ascii);
+    }
+}
+
+fn draw_views(frame: &mut Frame, app: &App) {
     let theme = Theme::new(app.display.color);
     let area = frame.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {

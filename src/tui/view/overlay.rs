@@ -299,8 +299,14 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
 
 pub fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let entry = |b: &crate::tui::keys::Binding| {
+        // The keys in the glyphs this terminal gets.
+        let shown = match (app.display.ascii, b.shown) {
+            (true, "⏎") => "Enter",
+            (true, other) => other,
+            (false, other) => other,
+        };
         vec![
-            Span::styled(format!(" {:<6}", b.shown), theme.key()),
+            Span::styled(format!(" {shown:<6}"), theme.key()),
             Span::raw(format!("{:<32}", b.help)),
         ]
     };
