@@ -88,7 +88,10 @@ impl Target {
             Ok(result) => result.map_err(|e| ConnectError::classify(self, e)),
             Err(_) => Err(ConnectError::Unreachable {
                 target: self.to_string(),
-                reason: format!("no answer within {}s", CONNECT_TIMEOUT.as_secs()),
+                reason: format!(
+                    "no answer within {}s{NAME_A_DATABASE}",
+                    CONNECT_TIMEOUT.as_secs()
+                ),
             }),
         }
     }
@@ -160,10 +163,7 @@ impl fmt::Debug for Target {
 pub enum ConnectError {
     #[error("the database URL is not valid: {reason}")]
     BadUrl { reason: String },
-    #[error(
-        "cannot reach the database at {target}: {reason} (name the database with \
-         --database-url, DATABASE_URL or the PG* variables; `bootstrap-console demo` needs none)"
-    )]
+    #[error("cannot reach the database at {target}: {reason}")]
     Unreachable { target: String, reason: String },
     #[error("the database at {target} refused the login: {reason}")]
     Login { target: String, reason: String },
@@ -198,23 +198,25 @@ impl ConnectError {
     }
 }
 
-/// What went wrong underneath, in words: the operating system's answer for the common cases.
+/// What went wrong underneath, in words: the operating system's answer for the common cases,
+/// with how to name another database when nothing answered at all.
 fn cause(error: &sqlx::Error) -> String {
     let io = match error {
         sqlx::Error::Io(io) => Some(io),
         _ => None,
     };
-    match io.map(std::io::Error::kind) {
-        Some(std::io::ErrorKind::ConnectionRefused) => {
-            "connection refused (nothing listens there)".into()
-        }
-        Some(std::io::ErrorKind::NotFound) => {
-            "no such socket (is a server running on this host?)".into()
-        }
-        Some(std::io::ErrorKind::TimedOut) => "the connection timed out".into(),
-        _ => error.to_string(),
-    }
+    let nothing_there = match io.map(std::io::Error::kind) {
+        Some(std::io::ErrorKind::ConnectionRefused) => "connection refused (nothing listens there)",
+        Some(std::io::ErrorKind::NotFound) => "no such socket (is a server running on this host?)",
+        Some(std::io::ErrorKind::TimedOut) => "the connection timed out",
+        _ => return error.to_string(),
+    };
+    format!("{nothing_there}{NAME_A_DATABASE}")
 }
+
+/// Said when no database answered: where the console looks for one.
+const NAME_A_DATABASE: &str = " — name the database with --database-url, DATABASE_URL or the \
+     PG* variables; `bootstrap-console demo` needs none";
 
 /// Parser errors may quote the URL; never echo its password.
 fn redact_reason(reason: &str, url: &str) -> String {

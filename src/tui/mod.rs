@@ -99,7 +99,10 @@ pub async fn run(
     // A terminal that went away (a dropped ssh session) is not written to again once that is
     // known: restoring it only fails, and ratatui's clean-up would report that on the dead
     // terminal and abort. A SIGHUP alone (`kill -HUP`) still restores a live terminal.
-    let mut gone = matches!(&ended, Err(e) if terminal::is_gone(e));
+    let mut gone = match &ended {
+        Err(e) => terminal::is_gone(e),
+        Ok(ended) => ended.why == HANG_UP,
+    };
     if !gone {
         match terminal::leave() {
             Ok(()) => {}
@@ -153,6 +156,8 @@ async fn event_loop(
     let (results, mut inbox) = mpsc::unbounded_channel::<Event>();
     let mut input = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
+    // After a long suspend (or a sleeping laptop) one tick, not a burst of them.
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut status = poller.status.clone();
     let mut waiting = Waiting::new();
     poller.send(poller::Command::Focus(Focus::Board));
@@ -177,9 +182,14 @@ async fn event_loop(
                 Err(_) => break "the poller ended".to_string(),
             },
             Some(event) = inbox.recv() => event,
-            _ = tick.tick() => Event::Tick(Instant::now()),
+            _ = tick.tick() => {
+                if !terminal::still_there() {
+                    break HANG_UP.to_string();
+                }
+                Event::Tick(Instant::now())
+            }
             _ = suspend.recv() => {
-                app.suspend = true;
+                app.request_suspend();
                 Event::Tick(Instant::now())
             }
             signal = &mut stop => break signal.to_string(),
@@ -190,9 +200,20 @@ async fn event_loop(
         if app.suspend {
             app.suspend = false;
             // Ctrl-Z (a key in raw mode) or SIGTSTP: give the shell its terminal back, stop,
-            // and take the screen again when continued.
-            if let Err(e) = terminal::suspend(terminal) {
+            // and take the screen again when continued — where a shell can continue it.
+            if !terminal::job_control() {
+                app.say(
+                    "cannot suspend: no shell with job control here (q quits)",
+                    true,
+                );
+            } else if let Err(e) = terminal::suspend(terminal) {
                 break gone_or(e)?;
+            } else if let Ok(size) = terminal.size() {
+                // The terminal may have been resized while the console was stopped.
+                let resized = Event::Resize(size.width, size.height);
+                for effect in update::update(&mut app, resized) {
+                    perform(effect, session, poller, &results, &mut waiting);
+                }
             }
         }
         if app.should_quit {

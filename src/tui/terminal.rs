@@ -22,6 +22,11 @@ pub type Screen = Terminal<QuietBackend<CrosstermBackend<Stdout>>>;
 pub fn enter() -> io::Result<Screen> {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        // With the terminal gone, a report written to it would fail inside this hook, and a
+        // panic there aborts: say nothing (the process still ends by unwinding).
+        if TERMINAL_GONE.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
         let _ = ratatui::try_restore();
         previous(info);
     }));
@@ -30,9 +35,30 @@ pub fn enter() -> io::Result<Screen> {
     Terminal::new(QuietBackend::new(CrosstermBackend::new(io::stdout())))
 }
 
-/// Leaves the alternate screen and raw mode, and shows the cursor.
+/// Set once the terminal went away: nothing may be written to it any more.
+static TERMINAL_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Leaves the alternate screen and raw mode, and shows the cursor (hidden cursors are
+/// terminal-wide, not per screen).
 pub fn leave() -> io::Result<()> {
+    execute!(io::stdout(), crossterm::cursor::Show)?;
     ratatui::try_restore()
+}
+
+/// Whether the terminal on standard input is still there (after a hang-up it answers EIO,
+/// and the console may not get SIGHUP — a relay, an orphaned process group).
+pub fn still_there() -> bool {
+    use std::io::IsTerminal;
+    io::stdin().is_terminal()
+}
+
+/// Whether a shell with job control can bring a stopped console back: not when the console
+/// leads its own session (`ssh -t host bootstrap-console`), where nothing could `fg` it.
+pub fn job_control() -> bool {
+    match (nix::unistd::getsid(None), nix::unistd::getpgrp()) {
+        (Ok(session), group) => session != group,
+        _ => false,
+    }
 }
 
 /// Whether the locale's character set is UTF-8, deciding as the C library does: the first of
@@ -111,6 +137,7 @@ impl<B> QuietBackend<B> {
     /// From now on, write nothing: the terminal is gone.
     pub fn forget_terminal(&mut self) {
         self.gone = true;
+        TERMINAL_GONE.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
 

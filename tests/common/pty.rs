@@ -67,6 +67,23 @@ pub struct Console {
 impl Console {
     /// Starts `bootstrap-console <args>` in a `cols`×`rows` terminal.
     pub fn start(args: &[&str], envs: &[(&str, &str)], cols: u16, rows: u16) -> Self {
+        Self::start_program(BINARY, args, envs, cols, rows)
+    }
+
+    /// The console's binary path, for a shell started with [`Console::start_program`].
+    pub fn binary() -> &'static str {
+        BINARY
+    }
+
+    /// Starts `program <args>` in a `cols`×`rows` terminal (an interactive shell, say, to
+    /// run the console under job control as an operator does).
+    pub fn start_program(
+        program: &str,
+        args: &[&str],
+        envs: &[(&str, &str)],
+        cols: u16,
+        rows: u16,
+    ) -> Self {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -75,7 +92,7 @@ impl Console {
                 pixel_height: 0,
             })
             .expect("open a pty");
-        let mut command = CommandBuilder::new(BINARY);
+        let mut command = CommandBuilder::new(program);
         command.args(args);
         command.env("TERM", "xterm-256color");
         // A UTF-8 locale, whatever the machine running the tests has (a test may override).
@@ -155,6 +172,10 @@ impl Console {
             .expect("parser")
             .screen()
             .alternate_screen()
+    }
+
+    pub fn cursor_hidden(&self) -> bool {
+        self.parser.lock().expect("parser").screen().hide_cursor()
     }
 
     /// Everything the console wrote to the terminal so far.

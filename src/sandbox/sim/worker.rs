@@ -107,8 +107,8 @@ impl Worker {
                 }
             };
             let Some(mut claim) = claimed.into_iter().next() else {
-                // Nothing to claim is not a failure.
-                failing.succeeded(&self.stats);
+                // Nothing to claim is no sign of health either: jobs that failed on the
+                // database stay claimed, so a worker that keeps failing soon finds no work.
                 let idle = self.config.scaled(Duration::from_millis(300));
                 if !pause(&mut self.shutdown, idle).await {
                     return;

@@ -153,6 +153,20 @@ pub struct App {
 }
 
 impl App {
+    /// Ctrl-Z or SIGTSTP: the event loop suspends — unless an action is being applied, whose
+    /// transaction would hold its row while the process is stopped.
+    pub fn request_suspend(&mut self) {
+        match &self.overlay {
+            Overlay::Dialog(d) if d.stage == Stage::Applying => {
+                self.say(
+                    "an action is being applied: wait for it (or Esc) first",
+                    true,
+                );
+            }
+            _ => self.suspend = true,
+        }
+    }
+
     pub fn new(header: Header, display: Display, interval: Duration, size: (u16, u16)) -> Self {
         Self {
             header,

@@ -172,15 +172,7 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     app.quit_armed = false;
     // Ctrl-Z: in raw mode the terminal sends it as a key; job control is done by hand.
     if key.code == KeyCode::Char('z') && key.modifiers.contains(KeyModifiers::CONTROL) {
-        match &app.overlay {
-            Overlay::Dialog(d) if d.stage == Stage::Applying => {
-                app.say(
-                    "an action is being applied: wait for it (or Esc) first",
-                    true,
-                );
-            }
-            _ => app.suspend = true,
-        }
+        app.request_suspend();
         return Vec::new();
     }
     if matches!(app.overlay, Overlay::Dialog(_)) {
@@ -260,7 +252,10 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::PageDown => move_cursor(app, page as isize),
         Command::Top => {
             move_cursor(app, isize::MIN / 2);
-            app.board.following_top = true;
+            // On the board, `g` follows the most urgent row again (elsewhere it only scrolls).
+            if app.view == View::Board {
+                app.board.following_top = true;
+            }
         }
         Command::Bottom => move_cursor(app, isize::MAX / 2),
         Command::Open => return open(app),
