@@ -377,3 +377,33 @@ async fn a_dumb_terminal_is_pointed_at_status_and_a_c_locale_gets_ascii() {
         assert!(foreign.is_empty(), "{flags:?} LANG={env}: {foreign:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn colours_are_written_at_the_terminals_depth() {
+    let db = TestDb::migrated().await;
+    common::fixture::job(&db.pool, &common::fixture::JobSpec::new("acme", "failed")).await;
+    let url = db.url();
+    // (TERM, COLORTERM, what must not be written)
+    for (term, colorterm, never) in [
+        ("xterm", "", &["38;5;", "48;5;", "38;2;", "48;2;"][..]),
+        ("vt100", "", &["38;5;", "48;5;", "38;2;", "48;2;"][..]),
+        ("xterm-256color", "", &["38;2;", "48;2;"][..]),
+    ] {
+        let mut console = Console::start(
+            &["watch", "--database-url", &url],
+            &[("TERM", term), ("COLORTERM", colorterm)],
+            80,
+            24,
+        );
+        console.wait_for("FAILED", 20);
+        console.send("q");
+        assert_eq!(console.wait_exit(10), 0);
+        let raw = String::from_utf8_lossy(&console.raw_output()).into_owned();
+        for code in never {
+            assert!(!raw.contains(code), "TERM={term}: {code:?} written");
+        }
+        if term == "xterm" {
+            assert!(raw.contains("\x1b[0;"), "basic colour codes are written");
+        }
+    }
+}

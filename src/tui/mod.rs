@@ -5,6 +5,7 @@
 pub mod app;
 pub mod keys;
 pub mod layout;
+pub mod palette;
 pub mod terminal;
 pub mod theme;
 pub mod update;

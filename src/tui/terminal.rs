@@ -6,17 +6,19 @@
 //! steady trickle of bytes for nothing. [`QuietBackend`] drops those: an idle console whose
 //! screen does not change writes nothing at all.
 
-use std::io::{self, Stdout};
+use std::io;
 
 use crossterm::execute;
 use crossterm::terminal::{EnterAlternateScreen, enable_raw_mode};
 use ratatui::Terminal;
-use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
+
+use super::palette::{Depth, DepthBackend};
+use ratatui::backend::{Backend, ClearType, WindowSize};
 use ratatui::buffer::Cell;
 use ratatui::layout::{Position, Size};
 
 /// The console's terminal.
-pub type Screen = Terminal<QuietBackend<CrosstermBackend<Stdout>>>;
+pub type Screen = Terminal<QuietBackend<DepthBackend>>;
 
 /// Raw mode and the alternate screen; a panic restores the terminal before its report prints.
 pub fn enter() -> io::Result<Screen> {
@@ -32,7 +34,13 @@ pub fn enter() -> io::Result<Screen> {
     }));
     enable_raw_mode()?;
     execute!(io::stdout(), EnterAlternateScreen)?;
-    Terminal::new(QuietBackend::new(CrosstermBackend::new(io::stdout())))
+    Terminal::new(QuietBackend::new(DepthBackend::new(depth())))
+}
+
+/// The terminal's colour depth, from the environment.
+fn depth() -> Depth {
+    let var = |name: &str| std::env::var(name).ok();
+    Depth::detect(var("TERM").as_deref(), var("COLORTERM").as_deref())
 }
 
 /// Set once the terminal went away: nothing may be written to it any more.
@@ -107,7 +115,7 @@ pub fn suspend(screen: &mut Screen) -> io::Result<()> {
     )?;
     // A fresh terminal forgets the last frame, so the next draw sends every cell. (Its
     // `clear` would ask the terminal where the cursor is and wait for the answer.)
-    *screen = Terminal::new(QuietBackend::new(CrosstermBackend::new(io::stdout())))?;
+    *screen = Terminal::new(QuietBackend::new(DepthBackend::new(depth())))?;
     Ok(())
 }
 
