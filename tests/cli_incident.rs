@@ -701,3 +701,82 @@ async fn a_role_with_exactly_the_named_grants_can_take_every_action() {
     }
     assert_eq!(fixture::audit_count(&db.pool).await, 3);
 }
+
+#[tokio::test]
+async fn ids_are_taken_by_a_unique_prefix_and_an_ambiguous_one_lists_candidates() {
+    let db = TestDb::migrated().await;
+    // Time-ordered ids share their first digits, as UUIDv7 ids do.
+    let ids = [
+        "01a22fde-0000-7000-8000-00000000000a",
+        "01a22fde-0000-7000-8000-00000000000b",
+        "01a22fe0-0000-7000-8000-00000000000c",
+    ]
+    .map(|id| uuid::Uuid::parse_str(id).expect("uuid"));
+    for id in ids {
+        let spec = JobSpec {
+            id: Some(id),
+            ..JobSpec::new("acme", "failed")
+        };
+        fixture::job(&db.pool, &spec).await;
+    }
+    let retry = |id: &str| {
+        on(
+            &db,
+            &[
+                "retry",
+                id,
+                "--reason",
+                "parser fixed",
+                "--yes",
+                "--dry-run",
+            ],
+        )
+    };
+    let ambiguous = retry("01a22fde");
+    assert_eq!(ambiguous.status.code(), Some(2), "{}", stdout(&ambiguous));
+    let sentence = assert_one_sentence(&ambiguous);
+    assert!(
+        sentence.contains("01a22fde names more than one bootstrap id")
+            && sentence.contains(&ids[0].to_string())
+            && sentence.contains(&ids[1].to_string()),
+        "{sentence}"
+    );
+    // Hyphens and case do not matter; enough digits name one id.
+    let unique = retry("01A22FE0-0000");
+    assert_eq!(unique.status.code(), Some(0), "{}", stderr(&unique));
+    assert!(
+        stdout(&unique).contains("1 would be applied"),
+        "{}",
+        stdout(&unique)
+    );
+    let tail = retry("01a22fde00007000800000000000000b");
+    assert_eq!(tail.status.code(), Some(0), "a whole id without hyphens");
+    let none = retry("ffff0000");
+    assert_eq!(none.status.code(), Some(3));
+    assert!(stdout(&none).contains("no bootstrap or space id starts with it"));
+    let short = retry("01a");
+    assert_eq!(short.status.code(), Some(2));
+    assert!(assert_one_sentence(&short).contains("at least 4 hex digits"));
+
+    // Leases too, through their own primary key.
+    let lease = fixture::lease(&db.pool, "acme", ids[2], 7200).await;
+    let prefix = &lease.simple().to_string()[..10];
+    let removed = on(
+        &db,
+        &[
+            "lease",
+            "remove",
+            prefix,
+            "--reason",
+            "gone",
+            "--yes",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(removed.status.code(), Some(0), "{}", stderr(&removed));
+    assert!(
+        stdout(&removed).contains("1 would be applied"),
+        "{}",
+        stdout(&removed)
+    );
+}

@@ -16,18 +16,47 @@ use super::{Failure, exit, outln, scope};
 use crate::domain::actions::{
     self, Action, BootstrapKind, Kind, Plan, Refusal, RequestId, SeenBootstrap, Verdict, sentence,
 };
+use crate::domain::ids::{IdArg, parse_id_arg};
 use crate::domain::model::short_id;
 use crate::domain::report::Rows;
 use crate::domain::session::{OpenError, Session, SessionOptions};
 use crate::domain::text;
+use crate::store::read::IdTable;
 
-fn parse_id(text: &str, what: &str) -> Result<Uuid, Failure> {
-    Uuid::parse_str(text.trim()).map_err(|_| {
+/// An id argument, checked before anything is connected: a whole UUID or its first hex digits.
+fn parse_id(text: &str, what: &str) -> Result<IdArg, Failure> {
+    parse_id_arg(text).map_err(|why| {
         Failure::Usage(format!(
-            "{:?} is not a {what} id (expected a UUID such as 1f0c…-…)",
+            "{:?} is not a {what} id: {why} (a UUID such as 1f0c…-…, or its first digits)",
             text::clip(text, 60)
         ))
     })
+}
+
+/// The one id an argument names in `table`: a whole id as given, a prefix through the
+/// primary key — refused, listing candidates, when it names several.
+async fn resolve_id(
+    session: &Session,
+    arg: &IdArg,
+    table: IdTable,
+    what: &str,
+) -> Result<Option<Uuid>, Failure> {
+    let prefix = match arg {
+        IdArg::Whole(id) => return Ok(Some(*id)),
+        IdArg::Prefix(prefix) => prefix,
+    };
+    match session.id_with_prefix(table, prefix).await? {
+        Ok(found) => Ok(found),
+        Err(candidates) => {
+            let shown: Vec<String> = candidates.iter().take(5).map(Uuid::to_string).collect();
+            let more = if candidates.len() > 5 { ", …" } else { "" };
+            Err(Failure::Usage(format!(
+                "{} names more than one {what} id ({}{more}): give more digits",
+                prefix.digits,
+                shown.join(", ")
+            )))
+        }
+    }
 }
 
 /// `text` as one word a POSIX shell reads back unchanged; text a shell line cannot carry
@@ -204,8 +233,18 @@ async fn bootstrap_action_on(
             }
         }
     } else {
-        for id in &args.ids {
-            let id = parse_id(id, "space or bootstrap")?;
+        for text in &args.ids {
+            let arg = parse_id(text, "space or bootstrap")?;
+            let id = match resolve_id(session, &arg, IdTable::Bootstraps, "bootstrap").await? {
+                Some(id) => id,
+                None => {
+                    outln!(
+                        "{}: refused — no bootstrap or space id starts with it",
+                        text::clean(text, 60)
+                    );
+                    return Ok(ExitCode::from(exit::REFUSED));
+                }
+            };
             match session.find_bootstrap(id).await? {
                 Some(b) => {
                     let action = make(SeenBootstrap::from(&b), checked.request);
@@ -242,7 +281,7 @@ async fn bootstrap_action_on(
 }
 
 pub(super) async fn remove_lease(args: &LeaseRemoveArgs) -> Result<ExitCode, Failure> {
-    let id = parse_id(&args.lease_id, "lease")?;
+    let arg = parse_id(&args.lease_id, "lease")?;
     let checked = check_flags(&args.confirm)?;
     let thresholds = args.thresholds.thresholds().map_err(Failure::Usage)?;
     let target = args.connect.target()?;
@@ -255,7 +294,17 @@ pub(super) async fn remove_lease(args: &LeaseRemoveArgs) -> Result<ExitCode, Fai
         },
     )
     .await?;
-    let result = remove_lease_on(&session, args, id, &checked).await;
+    let result = match resolve_id(&session, &arg, IdTable::Leases, "lease").await {
+        Ok(Some(id)) => remove_lease_on(&session, args, id, &checked).await,
+        Ok(None) => {
+            outln!(
+                "lease {}: refused — no lease id starts with it (already gone?)",
+                text::clean(&args.lease_id, 60)
+            );
+            Ok(ExitCode::from(exit::REFUSED))
+        }
+        Err(failure) => Err(failure),
+    };
     session.close().await;
     result
 }

@@ -260,6 +260,28 @@ impl Session {
             .map_err(DetailError::from)
     }
 
+    /// The one id of `table` that starts with `prefix`: `Ok(None)` when none does; `Err` lists
+    /// (some of) the ids it could mean when several do.
+    pub async fn id_with_prefix(
+        &self,
+        table: read::IdTable,
+        prefix: &super::ids::IdPrefix,
+    ) -> Result<Result<Option<Uuid>, Vec<Uuid>>, StoreError> {
+        const SHOWN: i64 = 5;
+        let found = read::ids_in_range(
+            self.store.pool(),
+            table,
+            (prefix.first, prefix.last),
+            SHOWN + 1,
+        )
+        .await?;
+        Ok(match found.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(*one)),
+            _ => Err(found),
+        })
+    }
+
     /// What the tenant scope matches (`None` without a scope).
     pub async fn scope_match(&self) -> Result<Option<ScopeMatch>, StoreError> {
         let Some(tenant) = self.tenant_scope() else {

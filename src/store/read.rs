@@ -266,6 +266,38 @@ pub async fn bootstrap(pool: &PgPool, id: Uuid) -> Result<Option<BootstrapRow>, 
         .await?)
 }
 
+/// Which table's primary key an id prefix is looked up in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdTable {
+    Bootstraps,
+    Leases,
+}
+
+/// Up to `limit` ids between `first` and `last`, in order: a primary-key range, never a scan.
+pub async fn ids_in_range(
+    pool: &PgPool,
+    table: IdTable,
+    (first, last): (Uuid, Uuid),
+    limit: i64,
+) -> Result<Vec<Uuid>, StoreError> {
+    let sql = match table {
+        IdTable::Bootstraps => {
+            "SELECT id FROM legacy_space_publication_bootstraps \
+             WHERE id BETWEEN $1 AND $2 ORDER BY id LIMIT $3"
+        }
+        IdTable::Leases => {
+            "SELECT id FROM knowledge_space_mutation_leases \
+             WHERE id BETWEEN $1 AND $2 ORDER BY id LIMIT $3"
+        }
+    };
+    Ok(sqlx::query_scalar(sql)
+        .bind(first)
+        .bind(last)
+        .bind(limit)
+        .fetch_all(pool)
+        .await?)
+}
+
 /// The bootstrap named by `id` as a bootstrap id, else as a space id (commands accept either),
 /// in one round trip.
 pub async fn bootstrap_by_id_or_space(

@@ -20,6 +20,8 @@ pub struct JobSpec {
     pub heartbeat_ago_secs: i64,
     pub row_version: i32,
     pub error_message: &'static str,
+    /// The space's (and so the bootstrap's) id; a new random one when `None`.
+    pub id: Option<Uuid>,
 }
 
 impl JobSpec {
@@ -46,6 +48,7 @@ impl JobSpec {
             heartbeat_ago_secs: 5,
             row_version: 7,
             error_message: "document 3 failed to compile",
+            id: None,
         }
     }
 }
@@ -62,7 +65,11 @@ pub struct Job {
 
 /// A knowledge space with one publication (so succeeded jobs can reference it).
 pub async fn space(pool: &PgPool, tenant: &str) -> (Uuid, Uuid) {
-    let space = Uuid::new_v4();
+    space_with_id(pool, tenant, Uuid::new_v4()).await
+}
+
+/// [`space`] with the id given.
+pub async fn space_with_id(pool: &PgPool, tenant: &str, space: Uuid) -> (Uuid, Uuid) {
     let publication = Uuid::new_v4();
     sqlx::query("INSERT INTO knowledge_spaces (id, tenant_id, name) VALUES ($1, $2, 'fixture')")
         .bind(space)
@@ -85,7 +92,8 @@ pub async fn space(pool: &PgPool, tenant: &str) -> (Uuid, Uuid) {
 
 /// Creates a space, its bootstrap in the given state, and its items.
 pub async fn job(pool: &PgPool, spec: &JobSpec) -> Job {
-    let (space, publication) = space(pool, &spec.tenant).await;
+    let id = spec.id.unwrap_or_else(Uuid::new_v4);
+    let (space, publication) = space_with_id(pool, &spec.tenant, id).await;
     let bootstrap = space;
     let total = spec.items.len() as i32;
     let completed = spec.items.iter().filter(|s| **s == "succeeded").count() as i32;
