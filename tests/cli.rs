@@ -465,7 +465,10 @@ async fn bad_connections_and_bad_input_get_one_sentence_a_code_and_no_write() {
     let migrated = TestDb::migrated().await;
     fixture::job(&migrated.pool, &JobSpec::new("tenant-a", "failed")).await;
     let image = fixture::ledger_image(&migrated.pool).await;
-    let malformed_id = on(&migrated, &["retry", "12345", "--reason", "x", "--yes"]);
+    let malformed_id = on(
+        &migrated,
+        &["retry", "12345-not-an-id", "--reason", "x", "--yes"],
+    );
     assert_eq!(malformed_id.status.code(), Some(2));
     assert!(assert_one_sentence(&malformed_id).contains("is not a space or bootstrap id"));
     let no_reason = on(
