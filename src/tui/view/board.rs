@@ -45,11 +45,13 @@ fn columns(width: u16) -> Columns {
             message: true,
         }
     } else {
+        // 80 columns: the numbers without the bar, so whole error codes fit beside them.
         Columns {
             tenant: 8,
-            worker: 12,
-            bar: 4,
-            progress: 12,
+            // The width a worker's name gets in the shared column (see `draw`).
+            worker: 20,
+            bar: 0,
+            progress: 9,
             error_code: 0,
             message: false,
         }
@@ -153,7 +155,9 @@ fn board_row<'a>(
     } else {
         " "
     };
-    let progress = if b.total > 0 || b.checkpoint.index() > 0 {
+    let progress = if (b.total > 0 || b.checkpoint.index() > 0) && c.bar == 0 {
+        format!("{}/{}", b.completed, b.total)
+    } else if b.total > 0 || b.checkpoint.index() > 0 {
         format!(
             "{} {}/{}",
             format::bar(row.fraction(), c.bar, ascii),
