@@ -205,16 +205,24 @@ impl Console {
 
     /// Types keys (a pause after each batch lets the console read them as separate keys).
     pub fn send(&mut self, keys: &str) {
-        let writer = self.writer.as_mut().expect("the terminal is open");
-        writer.write_all(keys.as_bytes()).expect("write keys");
-        writer.flush().expect("flush keys");
+        self.send_now(keys);
         std::thread::sleep(Duration::from_millis(150));
     }
 
     /// Types keys without pausing (for timing how fast the screen answers).
     pub fn send_now(&mut self, keys: &str) {
         let writer = self.writer.as_mut().expect("the terminal is open");
-        writer.write_all(keys.as_bytes()).expect("write keys");
+        // The master side is non-blocking (see the reader): a full input buffer waits.
+        let mut rest = keys.as_bytes();
+        while !rest.is_empty() {
+            match writer.write(rest) {
+                Ok(n) => rest = &rest[n..],
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => panic!("write keys: {e}"),
+            }
+        }
         writer.flush().expect("flush keys");
     }
 
