@@ -180,7 +180,7 @@ pub(super) async fn bootstrap_action(
         },
     )
     .await?;
-    let result = bootstrap_action_on(&session, args, kind, &checked).await;
+    let result = bootstrap_action_on(&session, args, &ids, kind, &checked).await;
     session.close().await;
     result
 }
@@ -189,15 +189,7 @@ pub(super) async fn bootstrap_action(
 /// missing or outdated (exit 5), or grants this role lacks (exit 8).
 fn require_writable(session: &Session) -> Result<(), Failure> {
     let capabilities = session.capabilities();
-    if !capabilities.has_audit_table {
-        return Err(Failure::ConsoleSchema(Refusal::NoAuditTable.to_string()));
-    }
-    if capabilities.console_schema_usage && !capabilities.audit_request_ids {
-        let refusal = Refusal::AuditOutdated {
-            missing: "request ids",
-        };
-        return Err(Failure::ConsoleSchema(refusal.to_string()));
-    }
+    actions::audit_ready(capabilities).map_err(|r| Failure::ConsoleSchema(r.to_string()))?;
     let missing = capabilities.missing_write_grants();
     if capabilities.in_recovery || missing.is_empty() {
         return Ok(());
@@ -211,6 +203,7 @@ fn require_writable(session: &Session) -> Result<(), Failure> {
 async fn bootstrap_action_on(
     session: &Session,
     args: &ActionArgs,
+    ids: &[IdArg],
     kind: BootstrapKind,
     checked: &Checked,
 ) -> Result<ExitCode, Failure> {
@@ -219,7 +212,7 @@ async fn bootstrap_action_on(
     let make = |seen, request| kind.action(seen, request);
     let mut unknown = Vec::new();
     let mut to_plan = Vec::new();
-    if args.ids.is_empty() {
+    if ids.is_empty() {
         let now = session.database_now().await?;
         let filter = args.filter.report_filter();
         let mut rows =
@@ -233,9 +226,8 @@ async fn bootstrap_action_on(
             }
         }
     } else {
-        for text in &args.ids {
-            let arg = parse_id(text, "space or bootstrap")?;
-            let id = match resolve_id(session, &arg, IdTable::Bootstraps, "bootstrap").await? {
+        for (text, arg) in args.ids.iter().zip(ids) {
+            let id = match resolve_id(session, arg, IdTable::Bootstraps, "bootstrap").await? {
                 Some(id) => id,
                 None => {
                     outln!(

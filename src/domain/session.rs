@@ -113,7 +113,7 @@ impl Session {
         };
         if let Some(refusal) = refusal {
             // Closed, not dropped: the server log stays free of lost connections.
-            close_pool(&store).await;
+            store.close().await;
             return Err(refusal);
         }
         let access = if options.read_only {
@@ -301,7 +301,7 @@ impl Session {
     /// Closes the pool, so the server sees every session end cleanly (no "connection to
     /// client lost" in its log). Bounded: a session stuck on a stalled server is abandoned.
     pub async fn close(&self) {
-        close_pool(&self.store).await;
+        self.store.close().await;
     }
 
     /// The mutation lease with this id, whatever its tenant (the actions enforce the scope).
@@ -373,10 +373,4 @@ impl TryFrom<read::DetailRows> for Detail {
             bootstrap,
         })
     }
-}
-
-/// Closes the pool's connections (at most 2 s), so the server sees a goodbye, not a lost
-/// client.
-async fn close_pool(store: &Store) {
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), store.pool().close()).await;
 }

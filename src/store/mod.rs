@@ -86,8 +86,7 @@ impl Store {
         let caps = match Capabilities::detect(&pool).await {
             Ok(caps) => caps,
             Err(e) => {
-                // Closed, not dropped: the server sees a goodbye, not a lost client.
-                let _ = tokio::time::timeout(std::time::Duration::from_secs(2), pool.close()).await;
+                close_pool(&pool).await;
                 return Err(ConnectError::Unreachable {
                     target: target.to_string(),
                     reason: e.to_string(),
@@ -106,6 +105,11 @@ impl Store {
         &self.pool
     }
 
+    /// Closes the pool's connections (see [`close_pool`]).
+    pub async fn close(&self) {
+        close_pool(&self.pool).await;
+    }
+
     pub fn target(&self) -> &Target {
         &self.target
     }
@@ -113,4 +117,10 @@ impl Store {
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
+}
+
+/// Closes a pool's connections — closed, not dropped, so the server sees a goodbye and not a
+/// lost client — within 2 s: a pool stuck on a stalled server is abandoned.
+pub async fn close_pool(pool: &PgPool) {
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(2), pool.close()).await;
 }

@@ -73,7 +73,11 @@ fn gate(session: &Session) -> Result<(), Refusal> {
             reason: reason.to_string(),
         });
     }
-    let capabilities = session.capabilities();
+    audit_ready(session.capabilities())
+}
+
+/// Whether the console's audit log can take actions' records: it exists, with request ids.
+pub fn audit_ready(capabilities: &crate::store::Capabilities) -> Result<(), Refusal> {
     if !capabilities.has_audit_table {
         return Err(Refusal::NoAuditTable);
     }
