@@ -90,11 +90,7 @@ pub async fn run(
         size.width,
         size.height,
         env("TERM"),
-        ["LC_ALL", "LC_CTYPE", "LANG"]
-            .iter()
-            .map(|name| env(name))
-            .find(|value| !value.is_empty())
-            .unwrap_or_default(),
+        terminal::locale(|name| std::env::var(name).ok()).unwrap_or_default(),
     );
     let mut ended = event_loop(&mut screen, &session, &options, &poller, stop).await;
     // A terminal that went away (a dropped ssh session) is not written to again once that is

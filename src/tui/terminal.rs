@@ -69,17 +69,22 @@ pub fn job_control() -> bool {
     }
 }
 
+/// The locale that decides the character set: the first of `LC_ALL`, `LC_CTYPE`, `LANG` that
+/// is set (`None`: the "C" locale). `var` reads one variable.
+pub fn locale(var: impl Fn(&str) -> Option<String>) -> Option<String> {
+    ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|name| var(name).filter(|value| !value.is_empty()))
+}
+
 /// Whether the locale's character set is UTF-8, deciding as the C library does: the first of
 /// `LC_ALL`, `LC_CTYPE`, `LANG` that is set; none (the "C" locale) is not UTF-8. `var` reads
 /// one variable.
 pub fn locale_is_utf8(var: impl Fn(&str) -> Option<String>) -> bool {
-    ["LC_ALL", "LC_CTYPE", "LANG"]
-        .iter()
-        .find_map(|name| var(name).filter(|value| !value.is_empty()))
-        .is_some_and(|locale| {
-            let codeset = locale.to_ascii_lowercase();
-            codeset.contains("utf-8") || codeset.contains("utf8")
-        })
+    locale(var).is_some_and(|locale| {
+        let codeset = locale.to_ascii_lowercase();
+        codeset.contains("utf-8") || codeset.contains("utf8")
+    })
 }
 
 /// Whether `TERM` names a terminal that can draw the console (not unset, not `dumb`).
