@@ -415,7 +415,9 @@ async fn removing_a_lease_that_was_replaced_by_a_new_one_is_refused() {
     let Outcome::Refused(refusal) = outcome else {
         panic!("must be refused")
     };
-    assert!(matches!(refusal, Refusal::LeaseGone { replaced_by: Some((id, _)), .. } if id == new));
+    assert!(
+        matches!(&refusal, Refusal::LeaseGone { replaced_by: Some((id, _)), .. } if id.id == new)
+    );
     assert!(
         refusal
             .to_string()

@@ -234,7 +234,7 @@ async fn a_request_sent_again_is_answered_already_applied_instead_of_a_state_ref
             audit_id: first.audit_id
         }
     );
-    let (verdict, sentence) = actions::sentence(&action, &Ok(again));
+    let (verdict, sentence) = actions::sentence(&action, &Ok(again), &session.names());
     assert_eq!(verdict, Verdict::Applied);
     assert!(sentence.ends_with(&format!(
         "retry already applied (audit record {})",
@@ -293,7 +293,7 @@ async fn a_row_held_by_another_transaction_is_not_applied_for_a_new_request_and_
     for deadline in [Duration::from_secs(60), Duration::from_millis(500)] {
         let outcome = apply(fresh.clone(), deadline).await;
         assert_eq!(found(&outcome), Lookup::NotApplied, "{outcome:?}");
-        let (verdict, sentence) = actions::sentence(&fresh, &Ok(outcome));
+        let (verdict, sentence) = actions::sentence(&fresh, &Ok(outcome), &session.names());
         assert_eq!(verdict, Verdict::Failed);
         assert!(sentence.contains("not applied"), "{sentence}");
     }
@@ -303,7 +303,7 @@ async fn a_row_held_by_another_transaction_is_not_applied_for_a_new_request_and_
     for deadline in [Duration::from_secs(60), Duration::from_millis(500)] {
         let outcome = apply(redriven.clone(), deadline).await;
         assert_eq!(found(&outcome), Lookup::RowLocked, "{outcome:?}");
-        let (verdict, sentence) = actions::sentence(&redriven, &Ok(outcome));
+        let (verdict, sentence) = actions::sentence(&redriven, &Ok(outcome), &session.names());
         assert_eq!(verdict, Verdict::Unknown);
         assert!(
             sentence.contains("this attempt wrote nothing, but another transaction holds the row"),
@@ -406,7 +406,7 @@ async fn an_apply_stalled_at_commit_ends_at_its_deadline_and_is_resolved_by_requ
         started.elapsed() < Duration::from_secs(8),
         "the operator was not kept waiting for the stalled commit"
     );
-    let (verdict, sentence) = actions::sentence(&action, &Ok(outcome.clone()));
+    let (verdict, sentence) = actions::sentence(&action, &Ok(outcome.clone()), &session.names());
     assert_eq!(verdict, Verdict::Failed);
     assert!(sentence.contains("not applied"), "{sentence}");
     assert_eq!(fixture::ledger_image(&db.pool).await, image);
@@ -510,7 +510,7 @@ async fn a_frozen_server_is_reported_unknown_with_its_backend_and_resolved_once_
             found: Lookup::StillOpen { backend_pid: pid },
         }
     );
-    let (verdict, sentence) = actions::sentence(&action, &Ok(outcome));
+    let (verdict, sentence) = actions::sentence(&action, &Ok(outcome), &session.names());
     assert_eq!(verdict, Verdict::Unknown);
     assert!(
         sentence.contains(&format!(

@@ -222,7 +222,7 @@ async fn the_status_table_aligns_wide_and_combining_tenant_names() {
                     let shown = if wide {
                         space.to_string()
                     } else {
-                        bootstrap_console::domain::model::short_id(space)
+                        bootstrap_console::domain::ids::IdNames::EMPTY.short(space)
                     };
                     line.find(&shown).map(|at| line[..at].width())
                 })

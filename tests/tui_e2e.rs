@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Duration;
 
-use bootstrap_console::domain::model::short_id;
+use bootstrap_console::domain::ids::IdNames;
 use bootstrap_console::sandbox::PrivateCluster;
 use bootstrap_console::sandbox::sim::{self, RunConfig, SeedConfig, Simulation};
 use bootstrap_console::store::schema;
@@ -83,7 +83,7 @@ async fn an_operator_filters_to_a_failed_space_opens_it_and_retries_it() {
 
     console.wait_for("READ-WRITE", 20);
     console.wait_for("FAILED", 20);
-    let code = short_id(&space);
+    let code = IdNames::EMPTY.short(&space);
     console.send("/");
     console.send(&code);
     console.send("\r");
@@ -147,7 +147,7 @@ async fn y_copies_the_selected_space_with_osc_52_and_ctrl_c_restores_the_termina
     let mut console = Console::start(&["watch", "--database-url", &db.url()], &[], 80, 24);
     console.wait_for("FAILED", 20);
     console.send("/");
-    console.send(&short_id(&space));
+    console.send(&IdNames::EMPTY.short(&space));
     console.send("\r");
     console.wait_until("one row", 10, |s| s.contains(" 1 of "));
     console.send("y");

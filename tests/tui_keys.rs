@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use bootstrap_console::domain::actions::{Action, Change, Kind, Plan, Subject, Verdict};
 use bootstrap_console::domain::board::{BoardRow, Quick, SortKey};
-use bootstrap_console::domain::model::{RunState, short_id};
+use bootstrap_console::domain::ids::IdNames;
+use bootstrap_console::domain::model::RunState;
 use bootstrap_console::domain::signals::Attention;
 use bootstrap_console::poller::{self, Extra, Focus};
 use bootstrap_console::tui::app::{Overlay, Stage, View};
@@ -664,7 +665,7 @@ fn a_changed_decision_must_be_taken_with_ctrl_y_before_enter_applies() {
         now: Some(now.clone()),
         meanwhile: Some("retried by someone else and failed again".into()),
         verdict: Err(Refusal::NewEpisode {
-            space: seen_before.space,
+            space: IdNames::EMPTY.shown(&seen_before.space),
             now: RunState::Failed,
             ended_at: Some(ended),
         }),
@@ -708,7 +709,7 @@ fn forcing_a_young_lease_asks_for_the_whole_lease_id() {
     let refused = |action| Plan {
         evidence: vec!["held 2m by upload; orphan suspect after 15m".into()],
         verdict: Err(Refusal::LeaseNotOrphan {
-            lease: lease.id,
+            lease: IdNames::EMPTY.shown(&lease.id),
             evidence: "held 2m by upload".into(),
         }),
         ..ok_plan(action)
@@ -716,7 +717,7 @@ fn forcing_a_young_lease_asks_for_the_whole_lease_id() {
     answer(&mut app, &effects, refused);
     typed(&mut app, "writer is wedged");
     press(&mut app, KeyCode::Tab);
-    typed(&mut app, &short_id(&lease.id));
+    typed(&mut app, &IdNames::EMPTY.short(&lease.id));
     assert!(
         press(&mut app, KeyCode::Enter).is_empty(),
         "refused unless forced"
@@ -746,7 +747,7 @@ fn forcing_a_young_lease_asks_for_the_whole_lease_id() {
         forced: true,
         ..ok_plan(action)
     });
-    typed(&mut app, &short_id(&lease.id));
+    typed(&mut app, &IdNames::EMPTY.short(&lease.id));
     assert!(
         press(&mut app, KeyCode::Enter).is_empty(),
         "eight characters no longer confirm a forced removal"

@@ -16,8 +16,7 @@ use super::{Failure, exit, outln, scope};
 use crate::domain::actions::{
     self, Action, BootstrapKind, Kind, Plan, Refusal, RequestId, SeenBootstrap, Verdict, sentence,
 };
-use crate::domain::ids::{IdArg, parse_id_arg};
-use crate::domain::model::short_id;
+use crate::domain::ids::{self, IdArg, IdNames, parse_id_arg};
 use crate::domain::report::Rows;
 use crate::domain::session::{OpenError, Session, SessionOptions};
 use crate::domain::text;
@@ -41,18 +40,18 @@ async fn resolve_id(
     table: IdTable,
     what: &str,
 ) -> Result<Option<Uuid>, Failure> {
-    let prefix = match arg {
+    let digits = match arg {
         IdArg::Whole(id) => return Ok(Some(*id)),
-        IdArg::Prefix(prefix) => prefix,
+        IdArg::Prefix(prefix) => prefix.digits.clone(),
+        IdArg::Suffix(digits) => format!("{}{digits}", ids::SUFFIX_MARK),
     };
-    match session.id_with_prefix(table, prefix).await? {
+    match session.id_named(table, arg).await? {
         Ok(found) => Ok(found),
         Err(candidates) => {
             let shown: Vec<String> = candidates.iter().take(5).map(Uuid::to_string).collect();
             let more = if candidates.len() > 5 { ", …" } else { "" };
             Err(Failure::Usage(format!(
-                "{} names more than one {what} id ({}{more}): give more digits",
-                prefix.digits,
+                "{digits} names more than one {what} id ({}{more}): give more digits",
                 shown.join(", ")
             )))
         }
@@ -209,6 +208,8 @@ async fn bootstrap_action_on(
 ) -> Result<ExitCode, Failure> {
     require_writable(session)?;
     scope::require_known_tenant(session).await?;
+    // Every id printed from here on is told apart from the others in scope.
+    session.read_names().await?;
     let make = |seen, request| kind.action(seen, request);
     let mut unknown = Vec::new();
     let mut to_plan = Vec::new();
@@ -309,6 +310,7 @@ async fn remove_lease_on(
 ) -> Result<ExitCode, Failure> {
     require_writable(session)?;
     scope::require_known_tenant(session).await?;
+    let names = session.read_names().await?;
     let Some(lease) = session.find_lease(id).await? else {
         // A re-driven removal finds its lease gone: its own doing, if the audit says so.
         let done = actions::applied_before(session, Kind::RemoveLease, checked.request, id);
@@ -316,7 +318,7 @@ async fn remove_lease_on(
             outln!("request {}", checked.request);
             outln!(
                 "lease {}: remove lease already applied (audit record {audit_id})",
-                short_id(&id)
+                names.short(&id)
             );
             return Ok(ExitCode::from(exit::DONE));
         }
@@ -342,18 +344,18 @@ async fn plan_all(session: &Session, actions: &[Action]) -> Result<Vec<Plan>, Fa
 enum Confirmation {
     /// `yes` for one space, the number of spaces for several.
     Count(usize),
-    /// The first 8 characters of a lease id.
+    /// A lease id as shown (the form that tells it from the other ids in scope).
     LeaseCode(String),
     /// The whole lease id: removing a lease that is not an orphan suspect.
     WholeLeaseId(Uuid),
 }
 
 impl Confirmation {
-    fn for_plans(plans: &[&Plan]) -> Self {
+    fn for_plans(plans: &[&Plan], names: &IdNames) -> Self {
         match plans {
             [plan] => match plan.action.subject() {
                 actions::Subject::Lease { seen, .. } if plan.forced => Self::WholeLeaseId(seen.id),
-                actions::Subject::Lease { seen, .. } => Self::LeaseCode(short_id(&seen.id)),
+                actions::Subject::Lease { seen, .. } => Self::LeaseCode(names.short(&seen.id)),
                 actions::Subject::Bootstrap(_) => Self::Count(1),
             },
             _ => Self::Count(plans.len()),
@@ -368,7 +370,7 @@ impl Confirmation {
                 n.to_string(),
             ),
             Self::LeaseCode(code) => (
-                format!("type the lease id's first 8 characters ({code}) to confirm: "),
+                format!("type the lease id as shown ({code}) to confirm: "),
                 code.clone(),
             ),
             Self::WholeLeaseId(id) => (
@@ -421,7 +423,7 @@ impl Run {
         checked: &Checked,
     ) -> Result<ExitCode, Failure> {
         outln!("request {}", checked.request);
-        let applicable = self.show(&plans);
+        let applicable = self.show(&plans, &session.names());
         // A re-driven request's actions applied before are done: said once, never re-applied.
         let (done, applicable): (Vec<&Plan>, Vec<&Plan>) = applicable
             .into_iter()
@@ -456,7 +458,8 @@ impl Run {
         // Only new work needs a confirmation.
         if !flags.yes {
             let verb = applicable[0].action.kind().verb();
-            confirmed(&Confirmation::for_plans(&applicable), verb, &checked.reason).await?;
+            let confirmation = Confirmation::for_plans(&applicable, &session.names());
+            confirmed(&confirmation, verb, &checked.reason).await?;
         }
         for plan in applicable {
             let result = actions::apply_bounded(
@@ -467,7 +470,7 @@ impl Run {
                 std::future::pending(),
             )
             .await;
-            let (verdict, line) = sentence(&plan.action, &result);
+            let (verdict, line) = sentence(&plan.action, &result, &session.names());
             match verdict {
                 Verdict::Applied => self.applied += 1,
                 Verdict::Refused => self.refused += 1,
@@ -513,7 +516,7 @@ impl Run {
                 outln!(
                     "{}: outcome still unknown — another transaction holds the row (an earlier \
                      run of request {} may still commit)",
-                    plan.action.target(),
+                    plan.action.target(&session.names()),
                     checked.request
                 );
                 self.unknown.push(plan.action.clone());
@@ -561,12 +564,12 @@ impl Run {
     }
 
     /// Prints every plan; returns the ones that would apply.
-    fn show<'p>(&mut self, plans: &'p [Plan]) -> Vec<&'p Plan> {
+    fn show<'p>(&mut self, plans: &'p [Plan], names: &IdNames) -> Vec<&'p Plan> {
         // One line per space for bulk actions; the whole plan for a single one.
         let detailed = plans.len() == 1;
         let mut applicable = Vec::new();
         for plan in plans {
-            let target = plan.action.target();
+            let target = plan.action.target(names);
             let verb = plan.action.kind().verb();
             if let Some(audit_id) = plan.applied_before {
                 outln!("{target}: {verb} already applied (audit record {audit_id})");
@@ -642,7 +645,13 @@ async fn confirmed(confirm: &Confirmation, verb: &str, reason: &Reason) -> Resul
     .await
     .map_err(|e| Failure::Io(std::io::Error::other(e)))?
     .map_err(|_| no_terminal())?;
-    if answer.trim() == expected {
+    let accepted = match confirm {
+        Confirmation::Count(_) => answer.trim() == expected,
+        Confirmation::LeaseCode(_) | Confirmation::WholeLeaseId(_) => {
+            ids::same_id_form(&answer, &expected)
+        }
+    };
+    if accepted {
         Ok(())
     } else {
         Err(Failure::Refused(

@@ -13,7 +13,8 @@ use chrono::{DateTime, Utc};
 use super::Failure;
 use super::args::StatusArgs;
 use crate::domain::board::{BoardRow, Summary};
-use crate::domain::model::{Checkpoint, RunState, short_id};
+use crate::domain::ids::{IdNames, MAX_SHOWN_PREFIX, SHOWN_DIGITS, SUFFIX_MARK};
+use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::report::{self, Report, Rows};
 use crate::domain::session::{Session, SessionOptions};
 use crate::domain::signals::Attention;
@@ -60,7 +61,10 @@ async fn report_on(
             session.tenant_scope(),
         ))
     } else {
-        Output::Table(TableOutput::begin(args.wide))
+        // Ids are shown in the form that tells them from every other in scope — the same on
+        // every page, since the form comes from the ids alone.
+        let names = session.read_names().await?;
+        Output::Table(TableOutput::begin(args.wide, names))
     };
     let mut shown = 0usize;
     let mut attention = !report.unreadable.is_empty();
@@ -107,10 +111,19 @@ impl Output {
 
 struct TableOutput {
     wide: bool,
+    names: std::sync::Arc<IdNames>,
+    /// Narrow columns: tenant, space and error, within 80 columns together.
+    narrow: (usize, usize, usize),
 }
 
 impl TableOutput {
-    fn begin(wide: bool) -> Self {
+    fn begin(wide: bool, names: std::sync::Arc<IdNames>) -> Self {
+        // A space column wider than 8 (ids that share a prefix) takes from the tenant, then
+        // from the error code.
+        let space = names.widest().min(MAX_SHOWN_PREFIX + SUFFIX_MARK.len());
+        let extra = space - SHOWN_DIGITS;
+        let from_tenant = extra.min(2);
+        let narrow = (10 - from_tenant, space, 14 - (extra - from_tenant));
         let header = if wide {
             format!(
                 "{:<14} {:<24} {:<36} {:<17} {:<9} {:>11} {:<16} {:<22} {:<24} {}\n",
@@ -126,13 +139,18 @@ impl TableOutput {
                 "MESSAGE"
             )
         } else {
+            let (tenant, space, _) = narrow;
             format!(
-                "{:<7} {:<10} {:<8} {:<17} {:<9} {:>9} {}\n",
+                "{:<7} {:<tenant$} {:<space$} {:<17} {:<9} {:>9} {}\n",
                 "FLAG", "TENANT", "SPACE", "CHECKPOINT", "STATE", "DOCS", "ERROR"
             )
         };
         super::emit(&header);
-        Self { wide }
+        Self {
+            wide,
+            names,
+            narrow,
+        }
     }
 
     fn row(&self, out: &mut String, row: &BoardRow, now: DateTime<Utc>) {
@@ -155,7 +173,7 @@ impl TableOutput {
                 } else {
                     ""
                 };
-                format!("{} {age}m{suspect}", short_id(&l.id))
+                format!("{} {age}m{suspect}", self.names.short(&l.id))
             });
             let message = row
                 .error_message
@@ -178,15 +196,16 @@ impl TableOutput {
                 message
             ));
         } else {
+            let (tenant, space, error_width) = self.narrow;
             out.push_str(&format!(
-                "{:<7} {} {:<8} {:<17} {:<9} {:>9} {}\n",
+                "{:<7} {} {:<space$} {:<17} {:<9} {:>9} {}\n",
                 crate::tui::view::format::flag(s.attention),
-                text::fit(&row.tenant, 10),
-                short_id(&row.space),
+                text::fit(&row.tenant, tenant),
+                text::clean(&self.names.short(&row.space), space),
                 row.checkpoint,
                 row.run_state,
                 text::clean(&docs, 9),
-                text::clean(&error, 14)
+                text::clean(&error, error_width)
             ));
         }
     }

@@ -1,16 +1,32 @@
-//! Ids as operators type them: a whole UUID, or the first hex digits of one (hyphens
-//! ignored), resolved to the one id they name — the way git takes abbreviated hashes.
+//! Ids as operators read and type them. Shown: the shortest prefix of the 32-hex form that no
+//! other id in scope shares (at least 8 digits, like git's abbreviated hashes), or — when ids
+//! share more than 12 leading digits, as ids minted from a clock or a sequence do — the
+//! shortest distinguishing suffix, marked `..`. Typed: a whole UUID, the first hex digits of
+//! one, or `..` and its last digits (hyphens ignored), resolved to the one id they name.
+
+use std::sync::Arc;
 
 use uuid::Uuid;
 
-/// The fewest digits a prefix may have: shorter ones name too many ids to be useful.
+/// The fewest digits a typed prefix or suffix may have: shorter ones name too many ids.
 pub const MIN_PREFIX_DIGITS: usize = 4;
+
+/// The fewest digits an id is shown with.
+pub const SHOWN_DIGITS: usize = 8;
+
+/// The most leading digits an id is shown with before a suffix says more.
+pub const MAX_SHOWN_PREFIX: usize = 12;
+
+/// What marks a suffix: ASCII, so that it reads the same on every terminal and in scripts.
+pub const SUFFIX_MARK: &str = "..";
 
 /// An id argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum IdArg {
     Whole(Uuid),
     Prefix(IdPrefix),
+    /// The last hex digits of an id, as shown with [`SUFFIX_MARK`].
+    Suffix(String),
 }
 
 /// The first hex digits of an id, and the range of ids that start with them (so that they are
@@ -24,14 +40,14 @@ pub struct IdPrefix {
 
 /// Reads an id argument; `Err` says why it is not one.
 pub fn parse_id_arg(text: &str) -> Result<IdArg, String> {
-    let digits: String = text
-        .trim()
-        .chars()
-        .filter(|c| *c != '-')
-        .map(|c| c.to_ascii_lowercase())
-        .collect();
+    let text = text.trim();
+    let (suffix, text) = match text.strip_prefix(SUFFIX_MARK) {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let digits = hex_digits(text);
     if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_hexdigit()) || digits.len() > 32 {
-        return Err("not a UUID or the first hex digits of one".into());
+        return Err("not a UUID, its first hex digits, or `..` and its last ones".into());
     }
     let range = |fill: char| {
         let mut whole = digits.clone();
@@ -46,11 +62,254 @@ pub fn parse_id_arg(text: &str) -> Result<IdArg, String> {
             "too short to name an id: give at least {MIN_PREFIX_DIGITS} hex digits"
         ));
     }
+    if suffix {
+        return Ok(IdArg::Suffix(digits));
+    }
     Ok(IdArg::Prefix(IdPrefix {
         first: range('0'),
         last: range('f'),
         digits,
     }))
+}
+
+/// Whether `typed` is `expected` as an operator would type it: around spaces, case, hyphens
+/// and the suffix mark aside (a count or an id, shown or whole).
+pub fn same_id_form(typed: &str, expected: &str) -> bool {
+    let bare = |text: &str| {
+        let text = text.trim();
+        hex_digits(text.strip_prefix(SUFFIX_MARK).unwrap_or(text))
+    };
+    bare(typed) == bare(expected)
+}
+
+/// `text` without hyphens and in lower case: how ids are compared as typed.
+fn hex_digits(text: &str) -> String {
+    text.chars()
+        .filter(|c| *c != '-')
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// How the ids in scope are shown: each by the shortest form no other id in scope shares.
+/// Built once per change of the set (sorting it), asked per id in O(log n), so the same id
+/// reads the same on every page of a report and every frame of the board.
+///
+/// The set may come in layers: a large one that seldom changes (the bootstraps) shared as
+/// is, and small ones rebuilt often (the leases writers take and release), so a lease coming
+/// or going costs a sort of the leases, not of 100,000 bootstraps.
+#[derive(Debug, Clone, Default)]
+pub struct IdNames {
+    layers: Vec<Arc<Layer>>,
+    /// The widest form any id in scope is shown with.
+    widest: usize,
+}
+
+/// One layer of ids, sorted both ways.
+#[derive(Debug, Default)]
+struct Layer {
+    /// The ids, sorted.
+    forward: Vec<u128>,
+    /// The ids with their hex digits reversed, sorted: suffixes are prefixes here.
+    backward: Vec<u128>,
+}
+
+impl Layer {
+    fn new(ids: impl IntoIterator<Item = Uuid>) -> Self {
+        let mut forward: Vec<u128> = ids.into_iter().map(|id| id.as_u128()).collect();
+        forward.sort_unstable();
+        forward.dedup();
+        let mut backward: Vec<u128> = forward.iter().map(|id| reverse_digits(*id)).collect();
+        backward.sort_unstable();
+        Self { forward, backward }
+    }
+
+    /// The ids next to `id` in either order: the only ones whose forms `id` can lengthen.
+    fn neighbours(&self, id: u128) -> impl Iterator<Item = u128> + '_ {
+        let around = |sorted: &[u128], key: u128| {
+            let at = sorted.partition_point(|other| *other < key);
+            [at.checked_sub(1), Some(at), Some(at + 1)]
+                .into_iter()
+                .flatten()
+                .filter_map(|i| sorted.get(i).copied())
+                .collect::<Vec<_>>()
+        };
+        let forward = around(&self.forward, id);
+        let backward = around(&self.backward, reverse_digits(id));
+        forward
+            .into_iter()
+            .chain(backward.into_iter().map(reverse_digits))
+    }
+}
+
+impl PartialEq for IdNames {
+    fn eq(&self, other: &Self) -> bool {
+        self.layers.len() == other.layers.len()
+            && self
+                .layers
+                .iter()
+                .zip(&other.layers)
+                .all(|(a, b)| a.forward == b.forward)
+    }
+}
+
+impl Eq for IdNames {}
+
+impl IdNames {
+    /// No ids in scope: every id is shown by its first [`SHOWN_DIGITS`] digits.
+    pub const EMPTY: Self = Self {
+        layers: Vec::new(),
+        widest: SHOWN_DIGITS,
+    };
+
+    pub fn new(ids: impl IntoIterator<Item = Uuid>) -> Self {
+        let layer = Arc::new(Layer::new(ids));
+        let mut names = Self {
+            layers: vec![layer.clone()],
+            widest: SHOWN_DIGITS,
+        };
+        names.widest = names.widest_of(layer.forward.iter().copied());
+        names
+    }
+
+    /// These names and `ids` besides, sharing (not copying) the layers already built.
+    pub fn with(&self, ids: impl IntoIterator<Item = Uuid>) -> Self {
+        let layer = Arc::new(Layer::new(ids));
+        let mut names = Self {
+            layers: self.layers.iter().cloned().chain([layer.clone()]).collect(),
+            widest: self.widest,
+        };
+        // The new ids, and the old ones they sit next to (whose forms they may lengthen).
+        let touched: Vec<u128> = layer
+            .forward
+            .iter()
+            .flat_map(|id| {
+                self.layers
+                    .iter()
+                    .flat_map(|old| old.neighbours(*id).collect::<Vec<_>>())
+                    .chain([*id])
+            })
+            .collect();
+        names.widest = names.widest.max(names.widest_of(touched));
+        names
+    }
+
+    fn widest_of(&self, ids: impl IntoIterator<Item = u128>) -> usize {
+        ids.into_iter()
+            .map(|id| self.form(id).width())
+            .max()
+            .unwrap_or(SHOWN_DIGITS)
+            .max(SHOWN_DIGITS)
+    }
+
+    /// `id` as shown: unique among the ids in scope (an id outside the scope gets the form
+    /// that tells it from all of them).
+    pub fn short(&self, id: &Uuid) -> String {
+        self.form(id.as_u128()).to_string()
+    }
+
+    /// `id` with its shown form.
+    pub fn shown(&self, id: &Uuid) -> ShownId {
+        ShownId {
+            id: *id,
+            text: self.short(id),
+        }
+    }
+
+    /// The widest form of an id in scope: a column that holds them all.
+    pub fn widest(&self) -> usize {
+        self.widest
+    }
+
+    /// Whether `typed` names `id` in its shown form (with or without the suffix mark) or
+    /// whole; case and hyphens do not matter.
+    pub fn accepts(&self, id: &Uuid, typed: &str) -> bool {
+        same_id_form(typed, &self.short(id)) || same_id_form(typed, &id.to_string())
+    }
+
+    fn form(&self, id: u128) -> Form {
+        let digits = |sorted: fn(&Layer) -> &[u128], key: u128| {
+            self.layers
+                .iter()
+                .map(|layer| distinguishing_digits(sorted(layer), key))
+                .max()
+                .unwrap_or(SHOWN_DIGITS)
+        };
+        let prefix = digits(|layer| &layer.forward, id);
+        if prefix <= MAX_SHOWN_PREFIX {
+            return Form::Prefix(id, prefix);
+        }
+        let suffix = digits(|layer| &layer.backward, reverse_digits(id));
+        if suffix <= MAX_SHOWN_PREFIX || suffix < prefix {
+            Form::Suffix(id, suffix)
+        } else {
+            Form::Prefix(id, prefix)
+        }
+    }
+}
+
+/// An id and the form it is shown in, for sentences made before they are read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShownId {
+    pub id: Uuid,
+    pub text: String,
+}
+
+impl std::fmt::Display for ShownId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// A shown form: the id and how many leading or trailing digits tell it apart.
+#[derive(Debug, Clone, Copy)]
+enum Form {
+    Prefix(u128, usize),
+    Suffix(u128, usize),
+}
+
+impl Form {
+    fn width(self) -> usize {
+        match self {
+            Self::Prefix(_, n) => n,
+            Self::Suffix(_, n) => SUFFIX_MARK.len() + n,
+        }
+    }
+}
+
+impl std::fmt::Display for Form {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Self::Prefix(id, n) => f.write_str(&format!("{id:032x}")[..n]),
+            Self::Suffix(id, n) => write!(f, "{SUFFIX_MARK}{}", &format!("{id:032x}")[32 - n..]),
+        }
+    }
+}
+
+/// How many leading hex digits tell `id` from its neighbours in `sorted` (itself excepted):
+/// one more than it shares with the closer of them, at least [`SHOWN_DIGITS`].
+fn distinguishing_digits(sorted: &[u128], id: u128) -> usize {
+    let at = sorted.partition_point(|other| *other < id);
+    let before = at.checked_sub(1).map(|i| sorted[i]);
+    let after = sorted[at..].iter().find(|other| **other != id).copied();
+    let shared = [before, after]
+        .into_iter()
+        .flatten()
+        .map(|other| shared_digits(id, other))
+        .max()
+        .unwrap_or(0);
+    (shared + 1).clamp(SHOWN_DIGITS, 32)
+}
+
+/// How many leading hex digits two ids have in common.
+fn shared_digits(a: u128, b: u128) -> usize {
+    ((a ^ b).leading_zeros() / 4) as usize
+}
+
+/// The id with its 32 hex digits in reverse order.
+fn reverse_digits(id: u128) -> u128 {
+    (0..32).fold(0u128, |reversed, i| {
+        (reversed << 4) | ((id >> (4 * i)) & 0xf)
+    })
 }
 
 #[cfg(test)]
@@ -78,8 +337,150 @@ mod tests {
             "01a22fde-e6ff-ffff-ffff-ffffffffffff"
         );
         assert!(prefix.first <= id || !id.to_string().starts_with("01a22fde-e6"));
+        assert_eq!(
+            parse_id_arg("..C2CE809DCE28"),
+            Ok(IdArg::Suffix("c2ce809dce28".into()))
+        );
+        assert!(parse_id_arg("..c2c").is_err(), "too short a suffix");
         assert!(parse_id_arg("01a").is_err(), "too short");
         assert!(parse_id_arg("not-hex").is_err());
         assert!(parse_id_arg("").is_err());
+    }
+
+    fn ids(texts: &[&str]) -> Vec<Uuid> {
+        texts
+            .iter()
+            .map(|t| Uuid::parse_str(t).expect("uuid"))
+            .collect()
+    }
+
+    #[test]
+    fn ids_that_differ_early_are_shown_by_eight_digits() {
+        let set = ids(&[
+            "3f2a9c10-0000-4000-8000-000000000001",
+            "a0b1c2d3-0000-4000-8000-000000000002",
+        ]);
+        let names = IdNames::new(set.clone());
+        assert_eq!(names.short(&set[0]), "3f2a9c10");
+        assert_eq!(names.short(&set[1]), "a0b1c2d3");
+        assert_eq!(names.widest(), 8);
+    }
+
+    #[test]
+    fn a_shared_prefix_lengthens_only_the_ids_that_share_it() {
+        let set = ids(&[
+            "019e7044-5a10-7000-8000-0000000000aa",
+            "019e7044-5a1f-7000-8000-0000000000bb",
+            "019e7045-0000-7000-8000-0000000000cc",
+            "b0000000-0000-4000-8000-000000000000",
+        ]);
+        let names = IdNames::new(set.clone());
+        assert_eq!(names.short(&set[0]), "019e70445a10");
+        assert_eq!(names.short(&set[1]), "019e70445a1f");
+        assert_eq!(names.short(&set[2]), "019e7045");
+        assert_eq!(names.short(&set[3]), "b0000000");
+        assert_eq!(names.widest(), 12);
+        // Every form names exactly one id of the set.
+        for id in &set {
+            let shown = names.short(id);
+            let named: Vec<_> = set
+                .iter()
+                .filter(|other| other.simple().to_string().starts_with(&shown))
+                .collect();
+            assert_eq!(named, vec![id], "{shown}");
+        }
+    }
+
+    #[test]
+    fn ids_sharing_more_than_twelve_digits_are_shown_by_a_marked_suffix() {
+        // Minted from a sequence: they share 31 digits.
+        let set = ids(&[
+            "00000000-0000-0000-0000-000000000001",
+            "00000000-0000-0000-0000-000000000002",
+            "00000000-0000-0000-0000-000000000011",
+        ]);
+        let names = IdNames::new(set.clone());
+        assert_eq!(names.short(&set[0]), "..00000001");
+        assert_eq!(names.short(&set[1]), "..00000002");
+        assert_eq!(names.short(&set[2]), "..00000011");
+        assert_eq!(names.widest(), 10);
+        // Minted in the same millisecond (UUIDv7): the random tail tells them apart.
+        let v7 = ids(&[
+            "019e7044-5a10-7abc-8000-00000000a001",
+            "019e7044-5a10-7abd-9000-00000000b002",
+        ]);
+        let names = IdNames::new(v7.clone());
+        assert_eq!(names.short(&v7[0]), "..0000a001");
+        assert!(names.accepts(&v7[0], "..0000A001"));
+        assert!(names.accepts(&v7[0], "0000a001"));
+        assert!(names.accepts(&v7[0], &v7[0].to_string()));
+        assert!(!names.accepts(&v7[0], "..0000b002"));
+        assert!(!names.accepts(&v7[0], "019e7044"));
+    }
+
+    #[test]
+    fn ids_outside_the_scope_are_told_from_every_id_in_it() {
+        let set = ids(&["019e7044-5a10-7000-8000-0000000000aa"]);
+        let names = IdNames::new(set.clone());
+        let outsider = ids(&["019e7044-5a1f-7000-8000-0000000000bb"])[0];
+        assert_eq!(names.short(&outsider), "019e70445a1f");
+        assert_eq!(names.short(&set[0]), "019e7044", "alone in its scope");
+        assert_eq!(IdNames::default().short(&set[0]), "019e7044");
+    }
+
+    #[test]
+    fn ids_alike_at_both_ends_keep_the_shorter_telling_form() {
+        let set = ids(&[
+            "aaaaaaaa-aaaa-aaa0-aaaa-aaaaaaaaaaaa",
+            "aaaaaaaa-aaaa-aaa1-aaaa-aaaaaaaaaaaa",
+        ]);
+        let names = IdNames::new(set.clone());
+        // 16 leading digits against 17 trailing ones: the prefix form.
+        assert_eq!(names.short(&set[0]), "aaaaaaaaaaaaaaa0");
+        assert_eq!(names.short(&set[1]), "aaaaaaaaaaaaaaa1");
+        let set = ids(&[
+            "aaaaaaaa-aaaa-aaaa-aaa0-aaaaaaaaaaaa",
+            "aaaaaaaa-aaaa-aaaa-aaa1-aaaaaaaaaaaa",
+        ]);
+        let names = IdNames::new(set.clone());
+        // 20 leading digits against 13 trailing ones: the suffix form.
+        assert_eq!(names.short(&set[0]), "..0aaaaaaaaaaaa");
+    }
+
+    #[test]
+    fn layers_add_up_to_the_whole_set() {
+        // Random ids, some sharing long prefixes or suffixes, split into two layers: every
+        // form and the widest are those of one set holding them all.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut all = Vec::new();
+        for i in 0..400u64 {
+            let high = u128::from(next() & 0xfff0_0000_0000_0000) << 64;
+            let low = u128::from(if i % 3 == 0 { next() & 0xfff } else { next() });
+            all.push(Uuid::from_u128(high | low));
+        }
+        let (big, small) = all.split_at(350);
+        let whole = IdNames::new(all.iter().copied());
+        let layered = IdNames::new(big.iter().copied()).with(small.iter().copied());
+        for id in &all {
+            assert_eq!(layered.short(id), whole.short(id), "{id}");
+        }
+        assert_eq!(layered.widest(), whole.widest());
+        assert!(whole.widest() > SHOWN_DIGITS, "the ids share long prefixes");
+    }
+
+    #[test]
+    fn digits_reverse_exactly() {
+        let id = 0x0123_4567_89ab_cdef_0011_2233_4455_6677u128;
+        assert_eq!(
+            reverse_digits(id),
+            0x7766_5544_3322_1100_fedc_ba98_7654_3210u128
+        );
+        assert_eq!(reverse_digits(reverse_digits(id)), id);
     }
 }

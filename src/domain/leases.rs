@@ -5,7 +5,8 @@
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
-use super::model::{Checkpoint, MutationLease, RowError, RunState, short_id};
+use super::ids::IdNames;
+use super::model::{Checkpoint, MutationLease, RowError, RunState};
 use super::signals::{self, Thresholds};
 use super::text;
 use crate::store::read::{LeaseLine, LeaseRows};
@@ -91,7 +92,7 @@ impl LeaseEvidence {
     }
 
     /// The lines a removal plan shows before its changes.
-    pub fn lines(&self) -> Vec<String> {
+    pub fn lines(&self, names: &IdNames) -> Vec<String> {
         let verdict = if self.orphan_suspect() {
             "orphan suspect"
         } else {
@@ -108,20 +109,20 @@ impl LeaseEvidence {
         lines.push(match &self.job {
             Some(job) if job.is_blocked() => format!(
                 "blocks space {}: its bootstrap {} is {} at {}",
-                short_id(&self.lease.knowledge_space_id),
-                short_id(&job.bootstrap_id),
+                names.short(&self.lease.knowledge_space_id),
+                names.short(&job.bootstrap_id),
                 job.run_state,
                 job.checkpoint
             ),
             Some(job) => format!(
                 "space {} is not blocked by it (bootstrap {} at {})",
-                short_id(&self.lease.knowledge_space_id),
+                names.short(&self.lease.knowledge_space_id),
                 job.run_state,
                 job.checkpoint
             ),
             None => format!(
                 "space {} has no bootstrap",
-                short_id(&self.lease.knowledge_space_id)
+                names.short(&self.lease.knowledge_space_id)
             ),
         });
         lines
@@ -235,7 +236,8 @@ mod tests {
             run_state: RunState::Queued,
             checkpoint: Checkpoint::PendingSnapshot,
         };
-        let lines = LeaseEvidence::new(old, Some(job), now, &Thresholds::default()).lines();
+        let lines =
+            LeaseEvidence::new(old, Some(job), now, &Thresholds::default()).lines(&IdNames::EMPTY);
         assert_eq!(lines[0], "operation upload by tenant acme");
         assert!(
             lines[1].starts_with("orphan suspect: held 2h00m"),

@@ -340,11 +340,6 @@ impl TryFrom<ItemRow> for Item {
 /// already typed; no state needs parsing).
 pub use crate::store::rows::AuditRow as AuditRecord;
 
-/// The first 8 hex digits of an id: how operators refer to spaces and leases on screen.
-pub fn short_id(id: &Uuid) -> String {
-    id.simple().to_string()[..8].to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,8 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-use super::model::{RunState, short_id};
+use super::ids::ShownId;
+use super::model::RunState;
 use super::text;
 
 /// Reasons longer than this are refused: an audit trail is for sentences, not documents.
@@ -31,52 +32,52 @@ pub enum Refusal {
         id: Uuid,
     },
     OutsideScope {
-        space: Uuid,
+        space: ShownId,
         tenant: String,
         scope: String,
     },
     /// The action never applied to the state the operator saw.
     WrongState {
-        space: Uuid,
+        space: ShownId,
         state: RunState,
         action: &'static str,
         needs: &'static str,
     },
     /// A script demanded an exact row version (`--row-version`) and the row moved.
     Stale {
-        space: Uuid,
+        space: ShownId,
         seen: i32,
         now: i32,
         state: RunState,
     },
     /// A cancel whose job finished (or was canceled) since the operator looked.
     Finished {
-        space: Uuid,
+        space: ShownId,
         was: RunState,
         now: RunState,
     },
     /// A retry whose job was retried by someone else and has not failed again.
     RetriedMeanwhile {
-        space: Uuid,
+        space: ShownId,
         was: RunState,
         now: RunState,
     },
     /// A retry whose job was retried and ended again: a new episode the operator has not seen.
     NewEpisode {
-        space: Uuid,
+        space: ShownId,
         now: RunState,
         ended_at: Option<DateTime<Utc>>,
     },
     LeaseGone {
-        lease: Uuid,
-        replaced_by: Option<(Uuid, DateTime<Utc>)>,
+        lease: ShownId,
+        replaced_by: Option<(ShownId, DateTime<Utc>)>,
     },
     LeaseChanged {
-        lease: Uuid,
+        lease: ShownId,
     },
     /// The lease's writer may still be working: removal needs force.
     LeaseNotOrphan {
-        lease: Uuid,
+        lease: ShownId,
         evidence: String,
     },
 }
@@ -122,7 +123,7 @@ impl fmt::Display for Refusal {
             } => write!(
                 f,
                 "space {} belongs to tenant {}, outside this console's scope (tenant {})",
-                short_id(space),
+                space,
                 text::clean(tenant, 64),
                 text::clean(scope, 64)
             ),
@@ -131,11 +132,7 @@ impl fmt::Display for Refusal {
                 state,
                 action,
                 needs,
-            } => write!(
-                f,
-                "space {} is {state}, {action} needs {needs}",
-                short_id(space)
-            ),
+            } => write!(f, "space {} is {state}, {action} needs {needs}", space),
             Self::Stale {
                 space,
                 seen,
@@ -145,17 +142,17 @@ impl fmt::Display for Refusal {
                 f,
                 "bootstrap of space {} changed since you looked (row_version {seen} → {now}, \
                  now {state})",
-                short_id(space)
+                space
             ),
             Self::Finished { space, was, now } => write!(
                 f,
                 "space {} is {now} now (it was {was} when you looked): nothing to cancel",
-                short_id(space)
+                space
             ),
             Self::RetriedMeanwhile { space, was, now } => write!(
                 f,
                 "space {} was retried by someone else since you looked ({was} → {now})",
-                short_id(space)
+                space
             ),
             Self::NewEpisode {
                 space,
@@ -165,7 +162,7 @@ impl fmt::Display for Refusal {
                 write!(
                     f,
                     "space {} was retried since you looked and is {now} again",
-                    short_id(space)
+                    space
                 )?;
                 if let Some(at) = ended_at {
                     write!(f, " (since {})", at.format("%H:%M:%S UTC"))?;
@@ -181,7 +178,7 @@ impl fmt::Display for Refusal {
                 lease,
                 replaced_by: None,
             } => {
-                write!(f, "lease {} already gone", short_id(lease))
+                write!(f, "lease {} already gone", lease)
             }
             Self::LeaseGone {
                 lease,
@@ -189,20 +186,20 @@ impl fmt::Display for Refusal {
             } => write!(
                 f,
                 "lease {} already gone; the space now has a new lease {} acquired {}",
-                short_id(lease),
-                short_id(new),
+                lease,
+                new,
                 acquired.format("%Y-%m-%d %H:%M:%S UTC")
             ),
             Self::LeaseChanged { lease } => write!(
                 f,
                 "lease {} is not the lease you saw (its space or acquisition time differs)",
-                short_id(lease)
+                lease
             ),
             Self::LeaseNotOrphan { lease, evidence } => write!(
                 f,
                 "lease {} is not an orphan suspect ({evidence}): its writer may still be \
                  working; remove it only with force, if you know the writer is gone",
-                short_id(lease)
+                lease
             ),
         }
     }

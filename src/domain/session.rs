@@ -1,11 +1,14 @@
 //! A session: the store, what the database offers, the tenant scope and the access mode.
 //! Scope and read-only are enforced here, for the TUI and the CLI alike — not only in a UI.
 
+use std::sync::{Arc, RwLock};
+
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use super::actor::Actor;
 use super::fleet::Fleet;
+use super::ids::{IdArg, IdNames};
 use super::leases::LeaseBoard;
 use super::model::{AuditRecord, Bootstrap, Item, MutationLease, RowError};
 use super::refusal::Refusal;
@@ -81,6 +84,8 @@ pub struct Session {
     access: Access,
     actor: Actor,
     thresholds: Thresholds,
+    /// How ids in scope are shown, as last read (see [`IdNames`]); clones share it.
+    names: Arc<RwLock<Arc<IdNames>>>,
 }
 
 impl Session {
@@ -132,6 +137,7 @@ impl Session {
             access,
             actor: Actor::from_environment(),
             thresholds: options.thresholds,
+            names: Arc::default(),
         })
     }
 
@@ -159,6 +165,30 @@ impl Session {
         &self.thresholds
     }
 
+    /// How ids in scope are shown, as last read or set: sentences about ids use it.
+    pub fn names(&self) -> Arc<IdNames> {
+        self.names
+            .read()
+            .map_or_else(|e| e.into_inner().clone(), |n| n.clone())
+    }
+
+    /// Takes `names` as how ids in scope are shown (the console's model builds them).
+    pub fn set_names(&self, names: Arc<IdNames>) {
+        match self.names.write() {
+            Ok(mut current) => *current = names,
+            Err(poisoned) => *poisoned.into_inner() = names,
+        }
+    }
+
+    /// Reads every id in scope (bootstraps, their spaces, leases) and shows ids by them from
+    /// now on: one index-only pass, for commands that print ids.
+    pub async fn read_names(&self) -> Result<Arc<IdNames>, StoreError> {
+        let ids = read::ids_in_scope(self.store.pool(), self.tenant_scope()).await?;
+        let names = Arc::new(IdNames::new(ids));
+        self.set_names(names.clone());
+        Ok(names)
+    }
+
     /// Replaces the actor recorded in audit records (tests, and tools acting for someone).
     pub fn with_actor(mut self, actor: Actor) -> Self {
         self.actor = actor;
@@ -169,7 +199,7 @@ impl Session {
     pub fn check_scope(&self, tenant: &str, space: Uuid) -> Result<(), Refusal> {
         match &self.tenant {
             Some(scope) if scope != tenant => Err(Refusal::OutsideScope {
-                space,
+                space: self.names().shown(&space),
                 tenant: tenant.to_string(),
                 scope: scope.clone(),
             }),
@@ -260,21 +290,23 @@ impl Session {
             .map_err(DetailError::from)
     }
 
-    /// The one id of `table` that starts with `prefix`: `Ok(None)` when none does; `Err` lists
-    /// (some of) the ids it could mean when several do.
-    pub async fn id_with_prefix(
+    /// The one id of `table` that `arg` names (a prefix through the primary key; a suffix by
+    /// reading the id column): `Ok(None)` when none does; `Err` lists (some of) the ids it
+    /// could mean when several do.
+    pub async fn id_named(
         &self,
         table: read::IdTable,
-        prefix: &super::ids::IdPrefix,
+        arg: &IdArg,
     ) -> Result<Result<Option<Uuid>, Vec<Uuid>>, StoreError> {
         const SHOWN: i64 = 5;
-        let found = read::ids_in_range(
-            self.store.pool(),
-            table,
-            (prefix.first, prefix.last),
-            SHOWN + 1,
-        )
-        .await?;
+        let pool = self.store.pool();
+        let found = match arg {
+            IdArg::Whole(id) => return Ok(Ok(Some(*id))),
+            IdArg::Prefix(prefix) => {
+                read::ids_in_range(pool, table, (prefix.first, prefix.last), SHOWN + 1).await?
+            }
+            IdArg::Suffix(digits) => read::ids_with_suffix(pool, table, digits, SHOWN + 1).await?,
+        };
         Ok(match found.as_slice() {
             [] => Ok(None),
             [one] => Ok(Some(*one)),

@@ -298,6 +298,49 @@ pub async fn ids_in_range(
         .await?)
 }
 
+/// Up to `limit` ids whose 32-hex form ends with `digits`: the only lookup of ids that
+/// cannot use the primary key, so it reads the id column alone.
+pub async fn ids_with_suffix(
+    pool: &PgPool,
+    table: IdTable,
+    digits: &str,
+    limit: i64,
+) -> Result<Vec<Uuid>, StoreError> {
+    let sql = match table {
+        IdTable::Bootstraps => {
+            "SELECT id FROM legacy_space_publication_bootstraps \
+             WHERE right(replace(id::text, '-', ''), length($1)) = $1 ORDER BY id LIMIT $2"
+        }
+        IdTable::Leases => {
+            "SELECT id FROM knowledge_space_mutation_leases \
+             WHERE right(replace(id::text, '-', ''), length($1)) = $1 ORDER BY id LIMIT $2"
+        }
+    };
+    Ok(sqlx::query_scalar(sql)
+        .bind(digits)
+        .bind(limit)
+        .fetch_all(pool)
+        .await?)
+}
+
+/// Every id the console shows in `tenant`'s scope (all tenants without one): bootstrap ids,
+/// their spaces' ids, lease ids and their spaces' ids — what shown ids must be told apart from.
+pub async fn ids_in_scope(pool: &PgPool, tenant: Option<&str>) -> Result<Vec<Uuid>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM legacy_space_publication_bootstraps \
+           WHERE $1::text IS NULL OR tenant_id = $1 \
+         UNION ALL SELECT knowledge_space_id FROM legacy_space_publication_bootstraps \
+           WHERE ($1::text IS NULL OR tenant_id = $1) AND knowledge_space_id <> id \
+         UNION ALL SELECT id FROM knowledge_space_mutation_leases \
+           WHERE $1::text IS NULL OR tenant_id = $1 \
+         UNION ALL SELECT knowledge_space_id FROM knowledge_space_mutation_leases \
+           WHERE $1::text IS NULL OR tenant_id = $1",
+    )
+    .bind(tenant)
+    .fetch_all(pool)
+    .await?)
+}
+
 /// The bootstrap named by `id` as a bootstrap id, else as a space id (commands accept either),
 /// in one round trip.
 pub async fn bootstrap_by_id_or_space(

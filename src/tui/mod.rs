@@ -13,6 +13,7 @@ pub mod view;
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
@@ -175,7 +176,16 @@ async fn event_loop(
                 None => break HANG_UP.to_string(),
             },
             changed = status.changed() => match changed {
-                Ok(()) => Event::Poll(status.borrow_and_update().clone()),
+                Ok(()) => {
+                    let status = status.borrow_and_update().clone();
+                    // Sentences the actions make name ids the way the board shows them.
+                    if let Some(fleet) = &status.fleet
+                        && !Arc::ptr_eq(&fleet.names, &session.names())
+                    {
+                        session.set_names(fleet.names.clone());
+                    }
+                    Event::Poll(status)
+                }
                 Err(_) => break "the poller ended".to_string(),
             },
             Some(event) = inbox.recv() => event,
@@ -355,7 +365,7 @@ fn perform(
                             Verdict::Failed,
                             format!(
                                 "{}: not applied — you stopped before it was sent",
-                                action.target()
+                                action.target(&session.names())
                             ),
                         ));
                         continue;
@@ -370,7 +380,7 @@ fn perform(
                     };
                     let result =
                         actions::apply_bounded(&session, action, &reason, deadline, give_up).await;
-                    report.push(actions::sentence(action, &result));
+                    report.push(actions::sentence(action, &result, &session.names()));
                 }
                 let _ = results.send(Event::Applied {
                     dialog,

@@ -6,7 +6,10 @@
 //!   are re-placed: close to 1×);
 //! * drawing the board at 160×48 with 10 000 spaces against 100 (only visible rows are laid
 //!   out: ~1×);
-//! * defusing a hostile error message against copying a clean one.
+//! * defusing a hostile error message against copying a clean one;
+//! * building how ids are shown for 10 000 time-ordered ids against 100 (a sort: a little over
+//!   100×), and a lease coming or going at 10 000 spaces against 100 (the bootstraps' layer is
+//!   shared, not rebuilt: close to 1×).
 //!
 //! `cargo bench --bench console` (allocation counts and bytes per iteration are reported too).
 //! The fleet-scale benchmark against a real PostgreSQL is `cargo bench --bench fleet`.
@@ -15,6 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bootstrap_console::domain::fleet::Fleet;
+use bootstrap_console::domain::ids::IdNames;
 use bootstrap_console::domain::session::Access;
 use bootstrap_console::domain::signals::Thresholds;
 use bootstrap_console::domain::text;
@@ -192,4 +196,28 @@ fn copy_clean_message_baseline() -> String {
 #[divan::bench]
 fn defuse_hostile_message() -> String {
     text::clean(divan::black_box(HOSTILE), 200)
+}
+
+/// `n` time-ordered ids the way UUIDv7 mints them in bulk: many share a millisecond.
+fn v7_ids(n: usize) -> Vec<Uuid> {
+    (0..n as u128)
+        .map(|i| {
+            let millis = 0x019e_7044_5a10 + i / 50;
+            let random = i.wrapping_mul(0x9e37_79b9_7f4a_7c15_f39c_c060_5ced_c835);
+            Uuid::from_u128((millis << 80) | (0x7 << 76) | (random >> 52))
+        })
+        .collect()
+}
+
+#[divan::bench(args = SIZES)]
+fn id_names_build(bencher: Bencher, n: usize) {
+    let ids = v7_ids(n);
+    bencher.bench_local(|| IdNames::new(ids.iter().copied()));
+}
+
+#[divan::bench(args = SIZES)]
+fn id_names_lease_change(bencher: Bencher, n: usize) {
+    let ids = v7_ids(n + 20);
+    let rows = IdNames::new(ids[..n].iter().copied());
+    bencher.bench_local(|| rows.with(ids[n..].iter().copied()));
 }

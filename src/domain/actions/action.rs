@@ -7,7 +7,8 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::domain::board::BoardRow;
-use crate::domain::model::{Bootstrap, Checkpoint, LeaseIdentity, RunState, short_id};
+use crate::domain::ids::IdNames;
+use crate::domain::model::{Bootstrap, Checkpoint, LeaseIdentity, RunState};
 
 /// The three operator actions of SPEC §3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -280,11 +281,12 @@ impl Action {
         }
     }
 
-    /// How the operator names the subject: "space 0190a1b2" or "lease 7c41d0e9".
-    pub fn target(&self) -> String {
+    /// How the operator names the subject: "space 0190a1b2" or "lease 7c41d0e9", each id in
+    /// the form that tells it from the others in scope.
+    pub fn target(&self, names: &IdNames) -> String {
         match &self.subject {
-            Subject::Bootstrap(seen) => format!("space {}", short_id(&seen.space)),
-            Subject::Lease { seen, .. } => format!("lease {}", short_id(&seen.id)),
+            Subject::Bootstrap(seen) => format!("space {}", names.short(&seen.space)),
+            Subject::Lease { seen, .. } => format!("lease {}", names.short(&seen.id)),
         }
     }
 }

@@ -22,7 +22,8 @@ fn check(
     now: &Bootstrap,
 ) -> Result<Option<String>, Refusal> {
     session.check_scope(&now.tenant_id, now.knowledge_space_id)?;
-    precondition::decide(action.kind(), seen, action.exact_row_version(), now)
+    let names = session.names();
+    precondition::decide(action.kind(), seen, action.exact_row_version(), now, &names)
 }
 
 pub(super) async fn plan(

@@ -53,7 +53,7 @@ pub async fn apply_bounded(
 ) -> Result<Outcome, ActionError> {
     let result = apply_or_look_up(session, action, reason, deadline, give_up).await;
     // Every action in the log, with its request: an incident can be told again from it.
-    let (verdict, line) = super::sentence(action, &result);
+    let (verdict, line) = super::sentence(action, &result, &session.names());
     tracing::info!(
         "action {} of request {} by {}: {verdict:?}: {}",
         action.kind().name(),
@@ -99,7 +99,7 @@ async fn apply_or_look_up(
     };
     tracing::warn!(
         "{}: {why}; looking request {} up",
-        action.target(),
+        action.target(&session.names()),
         action.request()
     );
     // A lookup that cannot be made leaves the outcome unknown, never "failed".

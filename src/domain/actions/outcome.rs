@@ -8,6 +8,7 @@ use uuid::Uuid;
 use super::ActionError;
 use super::action::{Action, SeenBootstrap};
 use super::bounded::Lookup;
+use crate::domain::ids::IdNames;
 use crate::domain::refusal::Refusal;
 
 /// One line of what an action will change.
@@ -143,8 +144,12 @@ pub enum Verdict {
 
 /// The sentence for one action's result, and what it amounts to — the same words on the TUI's
 /// result list and on the command line.
-pub fn sentence(action: &Action, result: &Result<Outcome, ActionError>) -> (Verdict, String) {
-    let target = action.target();
+pub fn sentence(
+    action: &Action,
+    result: &Result<Outcome, ActionError>,
+    names: &IdNames,
+) -> (Verdict, String) {
+    let target = action.target(names);
     let verb = action.kind().verb();
     let request = action.request();
     match result {

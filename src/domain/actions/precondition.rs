@@ -10,6 +10,7 @@
 
 use super::Kind;
 use super::action::SeenBootstrap;
+use crate::domain::ids::IdNames;
 use crate::domain::model::{Bootstrap, RunState};
 use crate::domain::refusal::Refusal;
 
@@ -32,13 +33,14 @@ pub(super) fn decide(
     seen: &SeenBootstrap,
     exact_row_version: Option<i32>,
     now: &Bootstrap,
+    names: &IdNames,
 ) -> Result<Option<String>, Refusal> {
-    let space = now.knowledge_space_id;
+    let space = names.shown(&now.knowledge_space_id);
     if let Some(exact) = exact_row_version
         && exact != now.row_version
     {
         return Err(Refusal::Stale {
-            space,
+            space: space.clone(),
             seen: exact,
             now: now.row_version,
             state: now.run_state,
@@ -46,7 +48,7 @@ pub(super) fn decide(
     }
     let (states, needs) = allowed(kind);
     let wrong_state = || Refusal::WrongState {
-        space,
+        space: space.clone(),
         state: now.run_state,
         action: kind.verb(),
         needs,
@@ -59,7 +61,7 @@ pub(super) fn decide(
                 Ok(meanwhile(seen, now))
             } else if seen_allowed {
                 Err(Refusal::Finished {
-                    space,
+                    space: space.clone(),
                     was: seen.run_state,
                     now: now.run_state,
                 })
@@ -73,14 +75,14 @@ pub(super) fn decide(
                     Ok(meanwhile(seen, now))
                 } else {
                     Err(Refusal::NewEpisode {
-                        space,
+                        space: space.clone(),
                         now: now.run_state,
                         ended_at: now.completed_at,
                     })
                 }
             } else if seen_allowed {
                 Err(Refusal::RetriedMeanwhile {
-                    space,
+                    space: space.clone(),
                     was: seen.run_state,
                     now: now.run_state,
                 })
@@ -171,7 +173,7 @@ mod tests {
         let seen = SeenBootstrap::from(&job(RunState::Running, 25, 30, None));
         let now = job(RunState::Running, 34, 39, None);
         assert_eq!(
-            decide(Kind::Cancel, &seen, None, &now),
+            decide(Kind::Cancel, &seen, None, &now, &IdNames::default()),
             Ok(Some("since you looked: progress 25 → 34 of 50".into()))
         );
         let claimed = SeenBootstrap::from(&job(RunState::Queued, 0, 3, None));
@@ -180,7 +182,8 @@ mod tests {
                 Kind::Cancel,
                 &claimed,
                 None,
-                &job(RunState::Running, 0, 4, None)
+                &job(RunState::Running, 0, 4, None),
+                &IdNames::default()
             ),
             Ok(Some("since you looked: queued → running".into()))
         );
@@ -190,7 +193,8 @@ mod tests {
     fn a_cancel_of_a_job_that_finished_meanwhile_is_refused() {
         let seen = SeenBootstrap::from(&job(RunState::Running, 49, 30, None));
         let done = job(RunState::Succeeded, 50, 31, Some(5));
-        let refusal = decide(Kind::Cancel, &seen, None, &done).expect_err("refused");
+        let refusal =
+            decide(Kind::Cancel, &seen, None, &done, &IdNames::default()).expect_err("refused");
         assert!(refusal.decision_changed());
         assert!(matches!(refusal, Refusal::Finished { .. }), "{refusal}");
     }
@@ -202,14 +206,14 @@ mod tests {
         // An unrelated write (same episode, new row version) does not refuse it.
         let touched = job(RunState::Failed, 10, 13, Some(3));
         assert_eq!(
-            decide(Kind::Retry, &seen, None, &touched),
+            decide(Kind::Retry, &seen, None, &touched, &IdNames::default()),
             Ok(Some(
                 "since you looked: other columns changed (row_version 12 → 13)".into()
             ))
         );
         let retried = job(RunState::Queued, 10, 13, None);
         assert!(matches!(
-            decide(Kind::Retry, &seen, None, &retried),
+            decide(Kind::Retry, &seen, None, &retried, &IdNames::default()),
             Err(Refusal::RetriedMeanwhile {
                 was: RunState::Failed,
                 now: RunState::Queued,
@@ -218,7 +222,7 @@ mod tests {
         ));
         let failed_again = job(RunState::Failed, 11, 20, Some(9));
         assert!(matches!(
-            decide(Kind::Retry, &seen, None, &failed_again),
+            decide(Kind::Retry, &seen, None, &failed_again, &IdNames::default()),
             Err(Refusal::NewEpisode { .. })
         ));
     }
@@ -228,7 +232,7 @@ mod tests {
         let seen = SeenBootstrap::from(&job(RunState::Running, 25, 30, None));
         let now = job(RunState::Running, 26, 31, None);
         assert!(matches!(
-            decide(Kind::Cancel, &seen, Some(30), &now),
+            decide(Kind::Cancel, &seen, Some(30), &now, &IdNames::default()),
             Err(Refusal::Stale {
                 seen: 30,
                 now: 31,
@@ -245,6 +249,7 @@ mod tests {
             &seen,
             None,
             &job(RunState::Succeeded, 50, 9, Some(1)),
+            &IdNames::default(),
         )
         .expect_err("refused");
         assert!(!refusal.decision_changed());

@@ -7,8 +7,9 @@
 use super::action::Action;
 use super::outcome::{Applied, Change, Outcome, Plan};
 use super::{ActionError, Decided, audit_record, finish};
+use crate::domain::ids::IdNames;
 use crate::domain::leases::{LeaseBoard, LeaseEvidence};
-use crate::domain::model::{LeaseIdentity, MutationLease, short_id};
+use crate::domain::model::{LeaseIdentity, MutationLease};
 use crate::domain::refusal::Refusal;
 use crate::domain::session::Session;
 use crate::domain::text;
@@ -26,19 +27,21 @@ fn check(
     let current = &evidence.lease;
     session.check_scope(&current.tenant_id, current.knowledge_space_id)?;
     if current.identity() != *seen {
-        return Err(Refusal::LeaseChanged { lease: seen.id });
+        return Err(Refusal::LeaseChanged {
+            lease: session.names().shown(&seen.id),
+        });
     }
     let forced = !evidence.orphan_suspect();
     if forced && !force {
         return Err(Refusal::LeaseNotOrphan {
-            lease: seen.id,
+            lease: session.names().shown(&seen.id),
             evidence: evidence.summary(),
         });
     }
     Ok(forced)
 }
 
-fn changes(evidence: &LeaseEvidence, forced: bool) -> Vec<Change> {
+fn changes(evidence: &LeaseEvidence, forced: bool, names: &IdNames) -> Vec<Change> {
     let lease = &evidence.lease;
     // What freeing the space does depends on whether its bootstrap waits for the lease.
     let (from, to) = match &evidence.job {
@@ -47,12 +50,12 @@ fn changes(evidence: &LeaseEvidence, forced: bool) -> Vec<Change> {
     };
     let mut changes = vec![
         Change::new(
-            &format!("mutation lease {}", short_id(&lease.id)),
+            &format!("mutation lease {}", names.short(&lease.id)),
             format!("held by its {} writer", text::clean(&lease.operation, 32)),
             "deleted",
         ),
         Change::new(
-            &format!("space {}", short_id(&lease.knowledge_space_id)),
+            &format!("space {}", names.short(&lease.knowledge_space_id)),
             from,
             to,
         ),
@@ -75,9 +78,10 @@ async fn gone(session: &Session, seen: &LeaseIdentity) -> Result<Refusal, Action
         seen.knowledge_space_id,
     )
     .await?;
+    let names = session.names();
     Ok(Refusal::LeaseGone {
-        lease: seen.id,
-        replaced_by: replacement.map(|l| (l.id, l.acquired_at)),
+        lease: names.shown(&seen.id),
+        replaced_by: replacement.map(|l| (names.shown(&l.id), l.acquired_at)),
     })
 }
 
@@ -95,14 +99,15 @@ pub(super) async fn plan(
     };
     let checked = check(session, seen, &evidence, force);
     let forced = checked == Ok(true);
-    let verdict = checked.map(|forced| changes(&evidence, forced));
+    let names = session.names();
+    let verdict = checked.map(|forced| changes(&evidence, forced, &names));
     Ok(Plan {
         action: action.clone(),
         tenant_id: Some(evidence.lease.tenant_id.clone()),
         knowledge_space_id: Some(evidence.lease.knowledge_space_id),
         now: None,
         meanwhile: None,
-        evidence: evidence.lines(),
+        evidence: evidence.lines(&names),
         forced,
         applied_before: None,
         verdict,
@@ -140,9 +145,10 @@ async fn decide_and_write(
         let replacement = tx
             .lease_of_space(&seen.tenant_id, seen.knowledge_space_id)
             .await?;
+        let names = session.names();
         return Ok(Decided::RollBack(Outcome::Refused(Refusal::LeaseGone {
-            lease: seen.id,
-            replaced_by: replacement.map(|l| (l.id, l.acquired_at)),
+            lease: names.shown(&seen.id),
+            replaced_by: replacement.map(|l| (names.shown(&l.id), l.acquired_at)),
         })));
     };
     let current = MutationLease::from(locked.row.clone());
@@ -172,7 +178,7 @@ async fn decide_and_write(
         audit_id,
         tenant_id: current.tenant_id.clone(),
         knowledge_space_id: current.knowledge_space_id,
-        changes: changes(&evidence, forced),
+        changes: changes(&evidence, forced, &session.names()),
         before: locked.json,
         after: None,
         meanwhile: None,

@@ -29,6 +29,7 @@ pub use tenants::TenantRow;
 use self::order::Order;
 use self::tenants::Tenants;
 use super::board::{BoardQuery, BoardRow, BoardView, Name, Summary};
+use super::ids::IdNames;
 use super::model::{MutationLease, RowError, RunState};
 use super::progress::Series;
 use super::signals::{self, Thresholds};
@@ -47,6 +48,8 @@ pub struct FleetSnapshot {
     pub tenants: Arc<Vec<TenantRow>>,
     /// Rows that could not be read, shown rather than hidden.
     pub problems: Arc<Vec<RowError>>,
+    /// How the ids in scope are shown.
+    pub names: Arc<IdNames>,
 }
 
 impl FleetSnapshot {
@@ -81,6 +84,14 @@ pub struct Fleet {
     problems: BTreeMap<Uuid, RowError>,
     problems_shown: Arc<Vec<RowError>>,
     problems_changed: bool,
+    /// How the bootstraps' and their spaces' ids are shown: rebuilt when a row comes or goes.
+    row_names: Arc<IdNames>,
+    /// `row_names` with the leases' ids: rebuilt when either changes.
+    names_shown: Arc<IdNames>,
+    /// A row came or went since `row_names` was built.
+    rows_changed: bool,
+    /// A lease came or went since `names_shown` was built.
+    leases_changed: bool,
     order: Order,
     /// A first load is under way: rows are ordered once at its end, not one by one.
     loading: bool,
@@ -105,6 +116,10 @@ impl Fleet {
             problems: BTreeMap::new(),
             problems_shown: Arc::new(Vec::new()),
             problems_changed: false,
+            row_names: Arc::default(),
+            names_shown: Arc::default(),
+            rows_changed: false,
+            leases_changed: false,
             order: Order::default(),
             loading: false,
             now: None,
@@ -240,6 +255,18 @@ impl Fleet {
 
     /// The state to publish.
     pub fn snapshot(&mut self) -> Option<FleetSnapshot> {
+        if std::mem::take(&mut self.rows_changed) {
+            let ids = self.rows.values().flat_map(|row| [row.id, row.space]);
+            self.row_names = Arc::new(IdNames::new(ids));
+            self.leases_changed = true;
+        }
+        if std::mem::take(&mut self.leases_changed) {
+            let ids = self
+                .leases
+                .values()
+                .flat_map(|lease| [lease.id, lease.knowledge_space_id]);
+            self.names_shown = Arc::new(self.row_names.with(ids));
+        }
         Some(FleetSnapshot {
             db_now: self.now?,
             summary: self.summary.clone(),
@@ -247,6 +274,7 @@ impl Fleet {
             rows: self.rows.clone(),
             tenants: self.tenants.rows(),
             problems: self.problems_shown.clone(),
+            names: self.names_shown.clone(),
         })
     }
 
@@ -277,6 +305,10 @@ impl Fleet {
                 .filter(|key| !fresh.contains_key(*key))
                 .cloned(),
         );
+        self.leases_changed |= self.leases.len() != fresh.len()
+            || fresh
+                .iter()
+                .any(|(key, lease)| self.leases.get(key).is_none_or(|old| old.id != lease.id));
         self.leases = fresh;
         changed
     }
@@ -321,6 +353,7 @@ impl Fleet {
         };
         self.unplace(&old);
         self.rows.remove(id);
+        self.rows_changed = true;
         self.history.remove(id);
         true
     }
@@ -341,7 +374,7 @@ impl Fleet {
         self.by_space
             .insert((row.tenant.clone(), row.space), row.id);
         self.schedule(&row, now);
-        self.rows.insert(row.id, row);
+        self.rows_changed |= self.rows.insert(row.id, row).is_none();
     }
 
     /// Counts a row out of everything but the map.

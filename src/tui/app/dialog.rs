@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use crate::domain::actions::{Action, Plan, Refusal, RequestId, Subject, Verdict};
-use crate::domain::model::short_id;
+use crate::domain::ids::{IdNames, same_id_form};
 
 /// How often an open dialog plans again by itself (Ctrl-R plans at once).
 pub const REPLAN_EVERY: Duration = Duration::from_secs(3);
@@ -55,8 +55,8 @@ pub struct Dialog {
     pub reason: String,
     pub confirm: String,
     pub field: Field,
-    /// What must be typed to confirm: the lease id's first 8 characters (its whole id when
-    /// forced), or the bulk count.
+    /// What must be typed to confirm: the lease id as shown (its whole id when forced), or
+    /// the bulk count.
     pub confirm_expected: Option<String>,
     pub confirm_prompt: String,
     /// Set when the request exceeds the bulk cap: the dialog only explains.
@@ -102,7 +102,7 @@ impl Dialog {
     }
 
     /// Turns the lease removal into a forced one, whose confirmation is the whole lease id.
-    pub fn force(&mut self) {
+    pub fn force(&mut self, names: &IdNames) {
         for action in &mut self.actions {
             let lease = match action.subject() {
                 Subject::Lease { seen, .. } => Some(seen.clone()),
@@ -113,10 +113,24 @@ impl Dialog {
                 *action = Action::remove_lease(seen, true, self.request);
                 self.confirm_expected = Some(id.to_string());
                 self.confirm_prompt = format!("the whole lease id ({id}) to force it");
-                self.title = format!("FORCE removal of mutation lease {}", short_id(&id));
+                self.title = format!("FORCE removal of mutation lease {}", names.short(&id));
             }
         }
         self.confirm.clear();
+    }
+
+    /// Whether the confirmation typed is `expected`: a count exactly, a lease id as an
+    /// operator would type it (case, hyphens and the suffix mark aside).
+    fn confirmed_by(&self, expected: &str) -> bool {
+        let lease = self
+            .actions
+            .iter()
+            .any(|a| matches!(a.subject(), Subject::Lease { .. }));
+        if lease {
+            same_id_form(&self.confirm, expected)
+        } else {
+            self.confirm.trim() == expected
+        }
     }
 
     /// Why Enter would not apply yet; `None` when it would.
@@ -142,7 +156,7 @@ impl Dialog {
             return Some("type a reason".into());
         }
         match &self.confirm_expected {
-            Some(expected) if self.confirm.trim() != expected => {
+            Some(expected) if !self.confirmed_by(expected) => {
                 Some(format!("type {} to confirm", self.confirm_prompt))
             }
             _ => None,

@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use crate::domain::board::{BoardQuery, BoardRow, BoardView};
 use crate::domain::fleet::FleetSnapshot;
+use crate::domain::ids::IdNames;
 use crate::domain::session::Access;
 use crate::domain::signals::Thresholds;
 use crate::poller::{Extra, Focus, Health, PollStatus};
@@ -204,6 +205,12 @@ impl App {
 
     pub fn fleet(&self) -> Option<&FleetSnapshot> {
         self.status.fleet.as_deref()
+    }
+
+    /// How ids in scope are shown (their first digits until the first poll).
+    pub fn names(&self) -> &IdNames {
+        const NONE: &IdNames = &IdNames::EMPTY;
+        self.fleet().map_or(NONE, |f| &f.names)
     }
 
     /// The rows the board shows, in order.

@@ -8,7 +8,6 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{Effect, selected_lease_line};
 use crate::domain::actions::{Action, BootstrapKind, MAX_REASON_CHARS, RequestId, SeenBootstrap};
-use crate::domain::model::short_id;
 use crate::poller::{Extra, Focus};
 use crate::tui::app::{App, Dialog, Field, Overlay, REPLAN_EVERY, Stage, View};
 
@@ -63,7 +62,7 @@ pub(super) fn bootstrap_action(app: &mut App, kind: BootstrapKind) -> Vec<Effect
     let request = RequestId::new();
     let count = targets.len();
     let title = if count == 1 {
-        format!("{verb} space {}", short_id(&targets[0].space))
+        format!("{verb} space {}", app.names().short(&targets[0].space))
     } else {
         format!("{verb} {count} marked spaces")
     };
@@ -103,13 +102,13 @@ pub(super) fn remove_lease(app: &mut App) -> Vec<Effect> {
         app.say("the selected space has no mutation lease", true);
         return Vec::new();
     };
-    let code = short_id(&lease.id);
+    let code = app.names().short(&lease.id);
     let request = RequestId::new();
     let action = Action::remove_lease(lease.identity(), false, request);
     let title = format!("remove mutation lease {code}");
     let confirm = (
         Some(code.clone()),
-        format!("the lease id's first 8 characters ({code})"),
+        format!("the lease id as shown ({code})"),
     );
     open_dialog(app, title, request, vec![action], confirm, None)
 }
@@ -190,6 +189,7 @@ pub(super) fn replan_if_due(app: &mut App) -> Vec<Effect> {
 
 pub(super) fn dialog_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     let now = app.now;
+    let names = app.fleet().map(|f| f.names.clone()).unwrap_or_default();
     let Overlay::Dialog(dialog) = &mut app.overlay else {
         return Vec::new();
     };
@@ -226,7 +226,7 @@ pub(super) fn dialog_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
             plan(dialog, now, true)
         }
         (Stage::Editing, KeyCode::Char('f')) if control && dialog.forceable() => {
-            dialog.force();
+            dialog.force(&names);
             dialog.field = Field::Confirm;
             plan(dialog, now, true)
         }

@@ -9,7 +9,7 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::format;
 use crate::domain::board::BoardRow;
-use crate::domain::model::{RunState, short_id};
+use crate::domain::model::RunState;
 use crate::domain::text;
 use crate::tui::app::App;
 use crate::tui::layout;
@@ -94,7 +94,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Constraint::Length(1),
         Constraint::Length(7),
         Constraint::Length(c.tenant),
-        Constraint::Length(8),
+        Constraint::Length(format::id_width(app.names())),
         Constraint::Length(5),
         Constraint::Length(9),
         Constraint::Length(c.progress),
@@ -208,7 +208,7 @@ fn board_row<'a>(
         Cell::from(mark).style(theme.marked()),
         Cell::from(format::flag(s.attention)).style(theme.attention(s.attention)),
         Cell::from(text::clean(&b.tenant, 64)),
-        Cell::from(short_id(&b.space)),
+        Cell::from(app.names().short(&b.space)),
         Cell::from(format::pipeline(b.checkpoint, ascii)),
         Cell::from(b.run_state.as_str()).style(state_style),
         Cell::from(progress),

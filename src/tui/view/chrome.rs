@@ -311,7 +311,7 @@ pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
     if let View::Detail(id) = &app.view {
         spans.push(Span::styled(
-            format!("{} detail {} ", g.into, crate::domain::model::short_id(id)),
+            format!("{} detail {} ", g.into, app.names().short(id)),
             theme.heading(),
         ));
     }

@@ -9,7 +9,8 @@ use ratatui::widgets::{Paragraph, Wrap};
 use uuid::Uuid;
 
 use super::format;
-use crate::domain::model::{ItemStatus, short_id};
+use crate::domain::ids::IdNames;
+use crate::domain::model::ItemStatus;
 use crate::domain::session::Detail;
 use crate::domain::signals::lease_is_orphan_suspect;
 use crate::domain::text;
@@ -166,7 +167,7 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
             "published",
             format!(
                 "{} rev {} fp {}",
-                short_id(&p.publication_id),
+                IdNames::EMPTY.short(&p.publication_id),
                 p.head_revision,
                 text::clean(&p.fingerprint, 24)
             ),
@@ -191,16 +192,23 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
         .map(|s| format!("{s} {}", d.count(*s)))
         .collect();
     lines.push(Line::from(Span::raw(format!("   {}", counts.join("  ")))));
+    // The documents listed are told apart from each other.
+    let documents = IdNames::new(
+        d.failed_items
+            .iter()
+            .chain(&d.running_item)
+            .map(|item| item.document_asset_id),
+    );
     if let Some(item) = &d.running_item {
         lines.push(field(
             "running item",
             format!(
                 "#{} {} v{} attempt {}",
                 item.ordinal,
-                short_id(&item.document_asset_id),
+                documents.short(&item.document_asset_id),
                 item.document_version,
                 item.compilation_attempt_id
-                    .map_or("-".into(), |a| short_id(&a))
+                    .map_or("-".into(), |a| IdNames::EMPTY.short(&a))
             ),
             theme,
         ));
@@ -219,7 +227,7 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
                 Span::raw(format!(
                     "   #{:<5} {} ",
                     item.ordinal,
-                    short_id(&item.document_asset_id)
+                    documents.short(&item.document_asset_id)
                 )),
                 Span::styled(error, theme.error()),
             ]));

@@ -7,7 +7,6 @@ use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::format;
 use crate::domain::actions::{AuditOutcome, Kind};
-use crate::domain::model::short_id;
 use crate::domain::signals::Attention;
 use crate::domain::text;
 use crate::poller::{Extra, Focus};
@@ -47,6 +46,7 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         );
         return;
     }
+    let names = app.names();
     let rows: Vec<Row> = window(&board.leases, &app.leases, app)
         .map(|(index, evidence)| {
             let lease = &evidence.lease;
@@ -54,7 +54,7 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 Some(job) => format!(
                     "{} {} {}@{}",
                     if job.is_blocked() { "BLOCKS" } else { "on" },
-                    short_id(&job.bootstrap_id),
+                    names.short(&job.bootstrap_id),
                     job.run_state,
                     job.checkpoint
                 ),
@@ -72,9 +72,9 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             };
             Row::new(vec![
                 Cell::from(flag).style(theme.attention(Attention::Blocked)),
-                Cell::from(short_id(&lease.id)),
+                Cell::from(names.short(&lease.id)),
                 Cell::from(text::clean(&lease.tenant_id, 40)),
-                Cell::from(short_id(&lease.knowledge_space_id)),
+                Cell::from(names.short(&lease.knowledge_space_id)),
                 Cell::from(text::clean(&lease.operation, 32)),
                 Cell::from(format::age(evidence.held_for())),
                 Cell::from(blocks),
@@ -85,9 +85,9 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .collect();
     let widths = [
         Constraint::Length(7),
-        Constraint::Length(8),
+        Constraint::Length(format::id_width(names)),
         Constraint::Length(10),
-        Constraint::Length(8),
+        Constraint::Length(format::id_width(names)),
         Constraint::Length(14),
         Constraint::Length(7),
         Constraint::Fill(2),
@@ -149,7 +149,7 @@ pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 )),
                 Cell::from(short_action(&r.action)),
                 Cell::from(text::clean(&r.tenant_id, 24)),
-                Cell::from(short_id(&r.knowledge_space_id)),
+                Cell::from(app.names().short(&r.knowledge_space_id)),
                 Cell::from(short_outcome(&r.outcome)),
                 Cell::from(text::clean(&r.reason, 200)),
             ])
@@ -161,7 +161,7 @@ pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Constraint::Length(16),
         Constraint::Length(8),
         Constraint::Length(10),
-        Constraint::Length(8),
+        Constraint::Length(format::id_width(app.names())),
         Constraint::Length(8),
         Constraint::Fill(1),
     ];

@@ -6,6 +6,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph, Wrap};
 
 use crate::domain::actions::{Plan, Verdict};
+use crate::domain::ids::IdNames;
 use crate::domain::text;
 use crate::tui::app::{App, Dialog, Field, Stage};
 use crate::tui::keys::BINDINGS;
@@ -52,11 +53,17 @@ fn marks(ascii: bool) -> (&'static str, &'static str) {
     }
 }
 
-fn plan_lines<'a>(plans: &'a [Plan], bulk: bool, ascii: bool, theme: &Theme) -> Vec<Line<'a>> {
+fn plan_lines<'a>(
+    plans: &'a [Plan],
+    bulk: bool,
+    names: &IdNames,
+    ascii: bool,
+    theme: &Theme,
+) -> Vec<Line<'a>> {
     let (yes, no) = marks(ascii);
     let mut lines = Vec::new();
     for plan in plans {
-        let target = plan.action.target();
+        let target = plan.action.target(names);
         if let Some(audit_id) = plan.applied_before {
             lines.push(Line::from(vec![
                 Span::styled(yes, theme.ok()),
@@ -258,7 +265,7 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
             theme.error(),
         ))],
         Stage::Editing | Stage::Applying => {
-            plan_lines(&dialog.plans, dialog.is_bulk(), ascii, theme)
+            plan_lines(&dialog.plans, dialog.is_bulk(), app.names(), ascii, theme)
         }
         Stage::Done(results) => result_lines(results, ascii, theme),
     };
