@@ -232,8 +232,9 @@ async fn bootstrap_action_on(
                 Some(id) => id,
                 None => {
                     outln!(
-                        "{}: refused — no bootstrap or space id starts with it",
-                        text::clean(text, 60)
+                        "{}: refused — no bootstrap or space id {} it",
+                        text::clean(text, 60),
+                        arg.how_it_names()
                     );
                     return Ok(ExitCode::from(exit::REFUSED));
                 }
@@ -291,8 +292,9 @@ pub(super) async fn remove_lease(args: &LeaseRemoveArgs) -> Result<ExitCode, Fai
         Ok(Some(id)) => remove_lease_on(&session, args, id, &checked).await,
         Ok(None) => {
             outln!(
-                "lease {}: refused — no lease id starts with it (already gone?)",
-                text::clean(&args.lease_id, 60)
+                "lease {}: refused — no lease id {} it (already gone?)",
+                text::clean(&args.lease_id, 60),
+                arg.how_it_names()
             );
             Ok(ExitCode::from(exit::REFUSED))
         }

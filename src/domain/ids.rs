@@ -29,6 +29,17 @@ pub enum IdArg {
     Suffix(String),
 }
 
+impl IdArg {
+    /// How the argument names ids, for "no id … it".
+    pub fn how_it_names(&self) -> &'static str {
+        match self {
+            Self::Whole(_) => "is",
+            Self::Prefix(_) => "starts with",
+            Self::Suffix(_) => "ends with",
+        }
+    }
+}
+
 /// The first hex digits of an id, and the range of ids that start with them (so that they are
 /// found through the primary key, not by a scan).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -163,7 +163,17 @@ pub async fn job(pool: &PgPool, spec: &JobSpec) -> Job {
 
 /// A mutation lease on a space, acquired `age_secs` ago.
 pub async fn lease(pool: &PgPool, tenant: &str, space: Uuid, age_secs: i64) -> Uuid {
-    let id = Uuid::new_v4();
+    lease_with_id(pool, Uuid::new_v4(), tenant, space, age_secs).await
+}
+
+/// [`lease`] with the id given.
+pub async fn lease_with_id(
+    pool: &PgPool,
+    id: Uuid,
+    tenant: &str,
+    space: Uuid,
+    age_secs: i64,
+) -> Uuid {
     sqlx::query(
         "INSERT INTO knowledge_space_mutation_leases \
            (id, tenant_id, knowledge_space_id, operation, acquired_at) \
