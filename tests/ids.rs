@@ -170,6 +170,12 @@ async fn the_board_and_its_lease_dialog_tell_alike_ids_apart_at_80_columns() {
     console.wait_for("remove lease applied", 20);
     assert_eq!(fixture::audit_count(&db.pool).await, 1);
     console.send("\x1b");
+    // The filter finds a space by the form it is shown in.
+    console.send("/");
+    console.send(SPACES[1].1);
+    console.send("\r");
+    let one = console.wait_until("one row", 10, |s| s.contains(" 1 of "));
+    assert!(one.contains(SPACES[1].1), "{one}");
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);
 }

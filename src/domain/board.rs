@@ -124,17 +124,17 @@ impl BoardRow {
         )
     }
 
-    /// What the `/` filter searches: tenant, space id (and bootstrap id when it differs),
-    /// worker and error code, lower-case, separated by a character nobody types.
+    /// What the `/` filter searches: tenant, space id (and bootstrap id when it differs) as 32
+    /// hex digits, worker and error code, lower-case, separated by a character nobody types.
     pub fn search_text(&self) -> String {
         let mut text = String::with_capacity(96);
         text.push_str(&self.tenant.to_lowercase());
         let mut uuid = Uuid::encode_buffer();
         text.push('\u{1}');
-        text.push_str(self.space.hyphenated().encode_lower(&mut uuid));
+        text.push_str(self.space.simple().encode_lower(&mut uuid));
         if self.id != self.space {
             text.push('\u{1}');
-            text.push_str(self.id.hyphenated().encode_lower(&mut uuid));
+            text.push_str(self.id.simple().encode_lower(&mut uuid));
         }
         let worker = self.worker.as_ref().map(|w| &*w.worker_id);
         for extra in [worker, self.error_code.as_deref()].into_iter().flatten() {
@@ -395,21 +395,35 @@ impl BoardQuery {
 #[derive(Debug, Clone)]
 pub struct Needle {
     finder: Option<memchr::memmem::Finder<'static>>,
+    /// What was typed read as (part of) an id — hyphens and the suffix mark dropped — when
+    /// it can be one: ids are searched by their 32 hex digits, as they are shown.
+    id_finder: Option<memchr::memmem::Finder<'static>>,
 }
 
 impl Needle {
     /// Whether the needle occurs in `haystack` (an empty needle is everywhere).
     pub fn finds(&self, haystack: &[u8]) -> bool {
-        self.finder
-            .as_ref()
-            .is_none_or(|finder| finder.find(haystack).is_some())
+        let Some(finder) = &self.finder else {
+            return true;
+        };
+        finder.find(haystack).is_some()
+            || self
+                .id_finder
+                .as_ref()
+                .is_some_and(|finder| finder.find(haystack).is_some())
     }
 
     pub fn new(text: &str) -> Self {
         let lower = text.to_lowercase();
+        let bare = lower.strip_prefix(super::ids::SUFFIX_MARK).unwrap_or(&lower);
+        let digits: String = bare.chars().filter(|c| *c != '-').collect();
+        let id_like = !digits.is_empty()
+            && digits != lower
+            && digits.chars().all(|c| c.is_ascii_hexdigit());
+        let finder = |text: &str| memchr::memmem::Finder::new(text.as_bytes()).into_owned();
         Self {
-            finder: (!lower.is_empty())
-                .then(|| memchr::memmem::Finder::new(lower.as_bytes()).into_owned()),
+            finder: (!lower.is_empty()).then(|| finder(&lower)),
+            id_finder: id_like.then(|| finder(&digits)),
         }
     }
 }
@@ -465,5 +479,22 @@ impl BoardView {
         } else {
             index
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Needle;
+
+    #[test]
+    fn ids_are_found_as_shown_typed_with_or_without_hyphens_and_the_suffix_mark() {
+        let row = "dead-beef\u{1}3f2a9c104b0040008000000000000002\u{1}worker-1";
+        for typed in ["3F2A9C104B", "3f2a9c10-4b", "..00000002", "dead-beef", "worker"] {
+            assert!(Needle::new(typed).finds(row.as_bytes()), "{typed}");
+        }
+        for typed in ["3f2a9c104c", "..00000003", "deadbeef4"] {
+            assert!(!Needle::new(typed).finds(row.as_bytes()), "{typed}");
+        }
+        assert!(Needle::new("").finds(b"anything"));
     }
 }
