@@ -6,6 +6,42 @@
 //! recolour the operator's terminal, and the operator can still see that something was there.
 //! Other control characters and bidirectional overrides become `�`. Line breaks and tabs
 //! become spaces (or separate lines in the multi-line form). Lengths are bounded.
+//!
+//! Where only ASCII may be written (`--ascii`, a locale that is not UTF-8), text cleaned while
+//! [`in_ascii`] runs says what it held instead: every other character as `\u{202e}`, a removed
+//! escape sequence as `\e`.
+
+use std::cell::Cell;
+
+thread_local! {
+    static ASCII: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `draw` with text cleaned for an ASCII-only terminal when `ascii` is set (on this
+/// thread: drawing one frame is synchronous).
+pub fn in_ascii<T>(ascii: bool, draw: impl FnOnce() -> T) -> T {
+    let before = ASCII.with(|cell| cell.replace(ascii));
+    let result = draw();
+    ASCII.with(|cell| cell.set(before));
+    result
+}
+
+/// Appends `piece` as shown: itself, or a mark (an escape under [`in_ascii`]).
+fn push_piece(out: &mut String, piece: &Piece, ascii: bool) {
+    match (piece, ascii) {
+        (Piece::Char(ch), true) if !ch.is_ascii() => out.push_str(&escaped(*ch)),
+        (Piece::Char(ch), _) => out.push(*ch),
+        (Piece::Escape, false) => out.push(ESCAPE_MARK),
+        (Piece::Escape, true) => out.push_str("\\e"),
+        (Piece::Control(_), false) => out.push(CONTROL_MARK),
+        (Piece::Control(ch), true) => out.push_str(&escaped(*ch)),
+    }
+}
+
+/// `ch` as Rust writes it in a string: `\u{202e}`.
+fn escaped(ch: char) -> String {
+    format!("\\u{{{:x}}}", u32::from(ch))
+}
 
 /// Shown where an escape sequence was removed.
 pub const ESCAPE_MARK: char = '␛';
@@ -16,21 +52,20 @@ pub const ELLIPSIS: char = '…';
 
 /// One line of display-safe text, at most `max_chars` characters (including the ellipsis).
 pub fn clean(text: &str, max_chars: usize) -> String {
+    let ascii = ASCII.with(Cell::get);
     let mut out = String::with_capacity(text.len().min(max_chars * 4));
     for piece in Pieces::new(text) {
-        let ch = match piece {
-            Piece::Char('\n' | '\r' | '\t') => ' ',
-            Piece::Char(ch) => ch,
-            Piece::Escape => ESCAPE_MARK,
-            Piece::Control => CONTROL_MARK,
-        };
-        out.push(ch);
+        match piece {
+            Piece::Char('\n' | '\r' | '\t') => out.push(' '),
+            piece => push_piece(&mut out, &piece, ascii),
+        }
     }
     bound(out, max_chars)
 }
 
 /// Display-safe lines: at most `max_lines`, each at most `max_chars` characters.
 pub fn clean_lines(text: &str, max_lines: usize, max_chars: usize) -> Vec<String> {
+    let ascii = ASCII.with(Cell::get);
     let mut lines = Vec::new();
     let mut current = String::new();
     for piece in Pieces::new(text) {
@@ -38,9 +73,7 @@ pub fn clean_lines(text: &str, max_lines: usize, max_chars: usize) -> Vec<String
             Piece::Char('\n') => lines.push(std::mem::take(&mut current)),
             Piece::Char('\r') => {}
             Piece::Char('\t') => current.push_str("    "),
-            Piece::Char(ch) => current.push(ch),
-            Piece::Escape => current.push(ESCAPE_MARK),
-            Piece::Control => current.push(CONTROL_MARK),
+            piece => push_piece(&mut current, &piece, ascii),
         }
     }
     lines.push(current);
@@ -103,7 +136,8 @@ fn bound(mut text: String, max_chars: usize) -> String {
 enum Piece {
     Char(char),
     Escape,
-    Control,
+    /// A control, bidi or invisible character.
+    Control(char),
 }
 
 /// Splits text into printable characters, whole escape sequences and stray controls.
@@ -181,7 +215,7 @@ impl Iterator for Pieces<'_> {
                 Piece::Escape
             }
             '\n' | '\r' | '\t' => Piece::Char(ch),
-            c if c.is_control() || is_bidi_control(c) || is_invisible_format(c) => Piece::Control,
+            c if c.is_control() || is_bidi_control(c) || is_invisible_format(c) => Piece::Control(c),
             c => Piece::Char(c),
         })
     }
@@ -227,6 +261,18 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn ascii_only_text_says_what_it_held() {
+        let hostile = "株\u{202e}x\u{1b}[2Jy\té";
+        let shown = super::in_ascii(true, || super::clean(hostile, 100));
+        assert_eq!(shown, "\\u{682a}\\u{202e}x\\ey \\u{e9}");
+        assert!(shown.is_ascii());
+        let lines = super::in_ascii(true, || super::clean_lines("a\u{202e}\nb", 5, 100));
+        assert_eq!(lines, ["a\\u{202e}", "b"]);
+        // Only inside the scope.
+        assert_eq!(super::clean("é\u{202e}", 10), "é\u{fffd}");
+    }
 
     #[test]
     fn plain_text_passes_unchanged() {

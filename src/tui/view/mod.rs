@@ -17,18 +17,20 @@ use ratatui::widgets::{Paragraph, Wrap};
 use super::app::{App, MIN_HEIGHT, MIN_WIDTH, Overlay, View};
 use super::layout;
 use super::theme::Theme;
+use crate::domain::text;
 use crate::poller::Extra;
 
 pub fn draw(frame: &mut Frame, app: &App) {
-    draw_views(frame, app);
+    // Text from the database says what it holds in ASCII (`\u{202e}`) where only ASCII goes.
+    text::in_ascii(app.display.ascii, || draw_views(frame, app));
     if app.display.ascii {
         asciify(frame.buffer_mut());
     }
 }
 
 /// Under `--ascii` (or a locale that is not UTF-8) nothing but ASCII reaches the terminal:
-/// the console's glyphs become their ASCII forms, and any other character — text from the
-/// database included — a `?`.
+/// the console's glyphs become their ASCII forms; anything else left (text that did not come
+/// through [`text::clean`], which escapes it) a `?`.
 fn asciify(buffer: &mut ratatui::buffer::Buffer) {
     for cell in buffer.content.iter_mut() {
         let symbol = cell.symbol();
