@@ -62,7 +62,10 @@ async fn status_and_outcome_lines_show_each_id_by_a_form_no_other_shares() {
         "one space column: {starts:?}\n{text}"
     );
     let header = text.lines().next().expect("a header");
-    assert_eq!(header.find("SPACE").map(|at| header[..at].width()), starts[0]);
+    assert_eq!(
+        header.find("SPACE").map(|at| header[..at].width()),
+        starts[0]
+    );
 
     // The shown forms are typed back: a marked suffix, a longer prefix.
     for (typed, shown) in [(SPACES[1].1, SPACES[1].1), ("3F2A9C10-4B", SPACES[5].1)] {
@@ -80,7 +83,11 @@ async fn status_and_outcome_lines_show_each_id_by_a_form_no_other_shares() {
     assert!(stderr(&ambiguous).contains("names more than one bootstrap id"));
     let none = on(&db, &["retry", "..99999999", "--reason", "x", "--yes"]);
     assert_eq!(none.status.code(), Some(3), "{}", stdout(&none));
-    assert!(stdout(&none).contains("no bootstrap or space id ends with it"), "{}", stdout(&none));
+    assert!(
+        stdout(&none).contains("no bootstrap or space id ends with it"),
+        "{}",
+        stdout(&none)
+    );
     assert_eq!(fixture::audit_count(&db.pool).await, 2);
 }
 
@@ -154,7 +161,10 @@ async fn the_board_and_its_lease_dialog_tell_alike_ids_apart_at_80_columns() {
     let board = console.wait_until("every space on the board", 20, |s| {
         SPACES.iter().all(|(_, shown)| s.contains(shown))
     });
-    assert!(!board.contains("00000000 "), "no id reads as its shared prefix:\n{board}");
+    assert!(
+        !board.contains("00000000 "),
+        "no id reads as its shared prefix:\n{board}"
+    );
     // The blocked space comes first and is selected: its lease is the one removed.
     console.send("x");
     let dialog = console.wait_for("remove mutation lease", 20);

@@ -65,6 +65,47 @@ async fn a_dropped_terminal_ends_the_console_cleanly_and_says_so_in_the_log() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_terminal_that_fails_without_a_sighup_ends_the_console_cleanly_too() {
+    // The console in a session of its own (`setsid`), under a shell that ignores the
+    // hang-up: closing the master side sends the console no SIGHUP; only its terminal fails
+    // (EIO), as behind a relay or in an orphaned process group.
+    let db = TestDb::migrated().await;
+    let logs = tempfile::tempdir().expect("log dir");
+    let log_dir = logs.path().to_str().expect("utf-8");
+    let status_file = logs.path().join("status");
+    let script = format!(
+        "trap '' HUP; setsid {} watch --database-url '{}'; echo $? > '{}'",
+        Console::binary(),
+        db.url(),
+        status_file.display()
+    );
+    let mut console = Console::start_program(
+        "bash",
+        &["-c", &script],
+        &[("BOOTSTRAP_CONSOLE_LOG_DIR", log_dir)],
+        80,
+        24,
+    );
+    console.wait_for("READ-WRITE", 20);
+    console.hang_up();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        match std::fs::read_to_string(&status_file) {
+            Ok(status) if status.ends_with('\n') => break status,
+            _ => {
+                assert!(Instant::now() < deadline, "{}", log_of(logs.path()));
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+    };
+    // An ordinary exit: not 134 (abort) nor 129 (SIGHUP).
+    assert_eq!(status.trim(), "0", "{}", log_of(logs.path()));
+    let log = log_of(logs.path());
+    assert!(log.contains("console ended: hang-up"), "{log}");
+    assert!(!log.contains("panicked"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_dropped_terminal_under_demo_stops_and_deletes_the_private_cluster() {
     let logs = tempfile::tempdir().expect("log dir");
     let log_dir = logs.path().to_str().expect("utf-8");

@@ -415,11 +415,12 @@ impl Needle {
 
     pub fn new(text: &str) -> Self {
         let lower = text.to_lowercase();
-        let bare = lower.strip_prefix(super::ids::SUFFIX_MARK).unwrap_or(&lower);
+        let bare = lower
+            .strip_prefix(super::ids::SUFFIX_MARK)
+            .unwrap_or(&lower);
         let digits: String = bare.chars().filter(|c| *c != '-').collect();
-        let id_like = !digits.is_empty()
-            && digits != lower
-            && digits.chars().all(|c| c.is_ascii_hexdigit());
+        let id_like =
+            !digits.is_empty() && digits != lower && digits.chars().all(|c| c.is_ascii_hexdigit());
         let finder = |text: &str| memchr::memmem::Finder::new(text.as_bytes()).into_owned();
         Self {
             finder: (!lower.is_empty()).then(|| finder(&lower)),
@@ -489,7 +490,13 @@ mod tests {
     #[test]
     fn ids_are_found_as_shown_typed_with_or_without_hyphens_and_the_suffix_mark() {
         let row = "dead-beef\u{1}3f2a9c104b0040008000000000000002\u{1}worker-1";
-        for typed in ["3F2A9C104B", "3f2a9c10-4b", "..00000002", "dead-beef", "worker"] {
+        for typed in [
+            "3F2A9C104B",
+            "3f2a9c10-4b",
+            "..00000002",
+            "dead-beef",
+            "worker",
+        ] {
             assert!(Needle::new(typed).finds(row.as_bytes()), "{typed}");
         }
         for typed in ["3f2a9c104c", "..00000003", "deadbeef4"] {

@@ -215,7 +215,9 @@ impl Iterator for Pieces<'_> {
                 Piece::Escape
             }
             '\n' | '\r' | '\t' => Piece::Char(ch),
-            c if c.is_control() || is_bidi_control(c) || is_invisible_format(c) => Piece::Control(c),
+            c if c.is_control() || is_bidi_control(c) || is_invisible_format(c) => {
+                Piece::Control(c)
+            }
             c => Piece::Char(c),
         })
     }
