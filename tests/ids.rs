@@ -157,7 +157,7 @@ async fn the_board_and_its_lease_dialog_tell_alike_ids_apart_at_80_columns() {
     fixture::lease_with_id(&db.pool, uuid(LEASE.0), "acme", space, 7200).await;
     let url = db.url();
     let mut console = Console::start(&["watch", "--database-url", &url], &[], 80, 24);
-    let board = console.wait_for("READ-WRITE", 20);
+    console.wait_for("READ-WRITE", 20);
     let board = console.wait_until("every space on the board", 20, |s| {
         SPACES.iter().all(|(_, shown)| s.contains(shown))
     });
