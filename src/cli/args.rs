@@ -165,6 +165,8 @@ pub struct StatusArgs {
     #[command(flatten)]
     pub connect: ConnectArgs,
     #[command(flatten)]
+    pub read: ReadArgs,
+    #[command(flatten)]
     pub filter: FilterArgs,
     /// Machine-readable output (schema `bootstrap-console.status/v1`, see the README).
     #[arg(long)]
@@ -293,6 +295,8 @@ pub fn deadline(seconds: f64) -> Result<Duration, String> {
 pub struct WatchArgs {
     #[command(flatten)]
     pub connect: ConnectArgs,
+    #[command(flatten)]
+    pub read: ReadArgs,
     /// Show and act on this tenant only.
     #[arg(long, value_parser = tenant_scope)]
     pub tenant: Option<String>,
@@ -319,6 +323,25 @@ pub struct ConnectArgs {
 impl ConnectArgs {
     pub fn target(&self) -> Result<Target, ConnectError> {
         Target::from_url_or_env(self.database_url.as_deref())
+    }
+}
+
+/// Where polls read when not where actions write: a hot standby.
+#[derive(Debug, Clone, Args)]
+pub struct ReadArgs {
+    /// A hot standby of the database for every poll and report (plans and actions still go to
+    /// --database-url, the primary), e.g. postgres://observer@replica:5432/platform
+    #[arg(long, env = "BOOTSTRAP_CONSOLE_READ_URL", hide_env_values = true)]
+    pub read_url: Option<String>,
+}
+
+impl ReadArgs {
+    /// The standby to read, if one is named (an empty value names none).
+    pub fn target(&self) -> Result<Option<Target>, ConnectError> {
+        match self.read_url.as_deref().map(str::trim) {
+            Some(url) if !url.is_empty() => Target::from_url_or_env(Some(url)).map(Some),
+            _ => Ok(None),
+        }
     }
 }
 

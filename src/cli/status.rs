@@ -29,7 +29,8 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
         .thresholds()
         .map_err(Failure::Usage)?;
     let target = args.connect.target()?;
-    let session = Session::open(
+    let read = args.read.target()?;
+    let mut session = Session::open(
         &target,
         SessionOptions {
             tenant: args.filter.tenant.clone(),
@@ -38,6 +39,12 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
         },
     )
     .await?;
+    if let Some(read) = read {
+        session = session.with_reader(&read).await?;
+        if let Some(warning) = session.reader_warning() {
+            super::say(&format!("bootstrap-console: {warning}"));
+        }
+    }
     let result = report_on(&session, args, &target).await;
     session.close().await;
     result
@@ -51,7 +58,7 @@ async fn report_on(
     super::scope::require_known_tenant(session).await?;
     let thresholds = *session.thresholds();
     // One instant for everything; the first page is read while the summary is computed.
-    let now = session.database_now().await?;
+    let (now, replication) = session.read_clock().await?;
     let mut pages = Rows::new(session, now, &args.filter.report_filter(), &thresholds).prefetch();
     let report = report::summarize_at(session, &thresholds, now).await?;
     let mut out = if args.json {
@@ -81,6 +88,9 @@ async fn report_on(
         super::emit(&text);
     }
     super::emit(&out.end(&report, shown));
+    if let (Output::Table(_), Some(replication)) = (&out, replication) {
+        super::emit(&format!("{}\n", replication_line(&replication)));
+    }
     Ok(if attention {
         ExitCode::from(super::exit::NEEDS_ATTENTION)
     } else {
@@ -208,6 +218,25 @@ impl TableOutput {
                 text::clean(&error, error_width)
             ));
         }
+    }
+}
+
+/// How old the data read from a standby is.
+fn replication_line(r: &crate::store::replica::Replication) -> String {
+    if r.caught_up() {
+        return "read from a standby in sync with the primary".into();
+    }
+    match r.bytes_behind() {
+        Some(bytes) => format!(
+            "read from a standby {} behind ({bytes} bytes of WAL to replay): ages are as of {}",
+            text::age(r.delay()),
+            r.as_of().format("%H:%M:%S UTC")
+        ),
+        None => format!(
+            "read from a standby whose lag is unknown (the primary does not answer): ages are \
+             as of its last replayed commit, {}",
+            r.as_of().format("%H:%M:%S UTC")
+        ),
     }
 }
 

@@ -16,7 +16,8 @@ pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
     options.thresholds = args.thresholds.thresholds().map_err(Failure::Usage)?;
     let mut signals = StopSignals::install()?;
     let target = args.connect.target()?;
-    let session = Session::open(
+    let read = args.read.target()?;
+    let mut session = Session::open(
         &target,
         SessionOptions {
             tenant: args.tenant.clone(),
@@ -25,6 +26,9 @@ pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
         },
     )
     .await?;
+    if let Some(read) = read {
+        session = session.with_reader(&read).await?;
+    }
     if let (Some(tenant), Some(found)) = (session.tenant_scope(), session.scope_match().await?) {
         options.scope_note = found.sentence(tenant);
     }

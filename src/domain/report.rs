@@ -100,7 +100,7 @@ pub async fn summarize_at(
     thresholds: &Thresholds,
     now: DateTime<Utc>,
 ) -> Result<Report, StoreError> {
-    let pool = session.store().pool();
+    let pool = session.reader().pool();
     let tenant = session.tenant_scope();
     let groups = report::summary(pool, tenant, &clock(now, thresholds)).await?;
     let (summary, unreadable_count) = summary_of(&groups);
@@ -291,7 +291,7 @@ impl Rows {
     }
 
     async fn load_leases(&self) -> Result<Arc<Leases>, StoreError> {
-        let store = self.session.store();
+        let store = self.session.reader();
         let rows = crate::store::fleet::leases(
             store.pool(),
             store.layout(),
@@ -323,7 +323,7 @@ impl Rows {
         if self.leases.is_none() {
             self.leases = Some(self.load_leases().await?);
         }
-        let store = self.session.store();
+        let store = self.session.reader();
         let records = report::page(
             store.pool(),
             &self.narrowing,

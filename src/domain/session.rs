@@ -16,6 +16,7 @@ use super::scope::{ScopeMatch, near_names};
 use super::signals::Thresholds;
 use crate::store::connect::{ConnectError, Target};
 use crate::store::read;
+use crate::store::replica::{self, Lsn, Replication};
 use crate::store::sync::{Changes, LedgerSync, SyncSettings};
 use crate::store::{Capabilities, Store, StoreError};
 
@@ -86,6 +87,16 @@ pub struct Session {
     thresholds: Thresholds,
     /// How ids in scope are shown, as last read (see [`IdNames`]); clones share it.
     names: Arc<RwLock<Arc<IdNames>>>,
+    /// Where polls and reports read when it is not the primary (`--read-url`).
+    reader: Option<Reader>,
+}
+
+/// The database polls read from when that is not the one actions write to: a hot standby.
+#[derive(Clone)]
+struct Reader {
+    store: Store,
+    /// Whether it is in recovery (a standby) as found at connect; a primary is warned about.
+    standby: bool,
 }
 
 impl Session {
@@ -138,11 +149,78 @@ impl Session {
             actor: Actor::from_environment(),
             thresholds: options.thresholds,
             names: Arc::default(),
+            reader: None,
         })
     }
 
+    /// The database every plan and action goes to (the primary).
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The database polls and reports read: the standby named by `--read-url`, else the same
+    /// as [`Self::store`].
+    pub fn reader(&self) -> &Store {
+        self.reader.as_ref().map_or(&self.store, |r| &r.store)
+    }
+
+    /// Whether polls read a database of their own (`--read-url`).
+    pub fn has_reader(&self) -> bool {
+        self.reader.is_some()
+    }
+
+    /// Connects `target` as where polls and reports read. A standby is what it is for; a
+    /// primary is accepted with a warning (after a promotion the standby may be one), said by
+    /// [`Self::reader_warning`]. A database without the ledger is refused like any other.
+    /// Refused, the session is closed (the primary's connections too).
+    pub async fn with_reader(mut self, target: &Target) -> Result<Self, OpenError> {
+        match Self::open_reader(target).await {
+            Ok(reader) => {
+                self.reader = Some(reader);
+                Ok(self)
+            }
+            Err(e) => {
+                self.close().await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn open_reader(target: &Target) -> Result<Reader, OpenError> {
+        let (store, capabilities) = Store::connect(target).await?;
+        let refusal = match (
+            capabilities.missing_ledger_tables(),
+            capabilities.missing_read_grants(),
+        ) {
+            (missing, _) if !missing.is_empty() => Some(OpenError::MissingLedger {
+                target: target.to_string(),
+                missing,
+            }),
+            (_, missing) if !missing.is_empty() => Some(OpenError::MissingPrivilege {
+                role: super::text::clean(&capabilities.current_user, 64),
+                missing,
+            }),
+            _ => None,
+        };
+        if let Some(refusal) = refusal {
+            store.close().await;
+            return Err(refusal);
+        }
+        Ok(Reader {
+            store,
+            standby: capabilities.in_recovery,
+        })
+    }
+
+    /// What is wrong with the read target, as one sentence: it is a primary, not a standby.
+    pub fn reader_warning(&self) -> Option<String> {
+        let reader = self.reader.as_ref()?;
+        (!reader.standby).then(|| {
+            format!(
+                "--read-url names a primary ({}), not a standby: polls read a primary",
+                reader.store.target()
+            )
+        })
     }
 
     pub fn capabilities(&self) -> &Capabilities {
@@ -183,7 +261,7 @@ impl Session {
     /// Reads every id in scope (bootstraps, their spaces, leases) and shows ids by them from
     /// now on: one index-only pass, for commands that print ids.
     pub async fn read_names(&self) -> Result<Arc<IdNames>, StoreError> {
-        let ids = read::ids_in_scope(self.store.pool(), self.tenant_scope()).await?;
+        let ids = read::ids_in_scope(self.reader().pool(), self.tenant_scope()).await?;
         let names = Arc::new(IdNames::new(ids));
         self.set_names(names.clone());
         Ok(names)
@@ -207,10 +285,22 @@ impl Session {
         }
     }
 
+    /// The instant reads are judged at: the database clock, or on a standby the instant its
+    /// data is as of (see [`LedgerSync::poll`]).
     pub async fn database_now(&self) -> Result<DateTime<Utc>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT now()")
-            .fetch_one(self.store.pool())
-            .await?)
+        Ok(self.read_clock().await?.0)
+    }
+
+    /// [`Self::database_now`] with the standby's replication state (`None` on a primary).
+    pub async fn read_clock(&self) -> Result<(DateTime<Utc>, Option<Replication>), StoreError> {
+        let primary = match &self.reader {
+            Some(_) => self.primary_position().await,
+            None => None,
+        };
+        let mut conn = self.reader().pool().acquire().await?;
+        let clock = crate::store::fleet::clock(&mut conn).await?;
+        let replication = clock.replication.map(|r| Replication { primary, ..r });
+        Ok((replication.map_or(clock.now, |r| r.as_of()), replication))
     }
 
     /// A sync that keeps a copy of this session's scope current (see [`crate::store::sync`]).
@@ -218,14 +308,48 @@ impl Session {
         LedgerSync::new(self.tenant.clone(), settings)
     }
 
-    /// One poll of `sync` on this session's pool.
+    /// One poll of `sync` where polls read. On a standby, the primary's WAL position is read
+    /// first (see [`LedgerSync::poll`]), and a poll cancelled by a recovery conflict (the
+    /// standby replaying a change its snapshot still needed) is tried again: that is
+    /// replication at work, not an outage.
     pub async fn sync(
         &self,
         sync: &mut LedgerSync,
         period: std::time::Duration,
     ) -> Result<Changes, StoreError> {
-        sync.poll(self.store.pool(), self.store.layout(), period)
-            .await
+        const ATTEMPTS: usize = 3;
+        let reader = self.reader();
+        let mut attempt = 1;
+        loop {
+            let primary = match &self.reader {
+                Some(_) => self.primary_position().await,
+                None => None,
+            };
+            let polled = sync
+                .poll(reader.pool(), reader.layout(), period, primary)
+                .await;
+            match polled {
+                Err(e) if attempt < ATTEMPTS && self.has_reader() && recovery_conflict(&e) => {
+                    tracing::info!("poll cancelled by a recovery conflict on the standby; again");
+                    attempt += 1;
+                }
+                polled => return polled,
+            }
+        }
+    }
+
+    /// Where the primary's WAL ends now; `None` when it does not answer within 2 s (the
+    /// standby's lag is then unknown, which the header says).
+    pub async fn primary_position(&self) -> Option<Lsn> {
+        let asked = replica::primary_position(self.store.pool());
+        match tokio::time::timeout(std::time::Duration::from_secs(2), asked).await {
+            Ok(Ok(position)) => Some(position),
+            Ok(Err(e)) => {
+                tracing::debug!("the primary's WAL position: {e}");
+                None
+            }
+            Err(_) => None,
+        }
     }
 
     /// The whole ledger in scope, loaded and judged once (for one-shot reports and tests).
@@ -242,8 +366,8 @@ impl Session {
     /// One bootstrap in depth; `None` when it does not exist in scope.
     pub async fn detail(&self, bootstrap_id: Uuid) -> Result<Option<Detail>, DetailError> {
         let rows = read::detail(
-            self.store.pool(),
-            self.store.layout(),
+            self.reader().pool(),
+            self.reader().layout(),
             bootstrap_id,
             self.tenant_scope(),
         )
@@ -258,8 +382,8 @@ impl Session {
     /// Every mutation lease in scope, judged against the session's thresholds.
     pub async fn leases(&self) -> Result<LeaseBoard, DetailError> {
         let rows = read::leases(
-            self.store.pool(),
-            self.store.layout(),
+            self.reader().pool(),
+            self.reader().layout(),
             self.tenant_scope(),
             None,
         )
@@ -276,7 +400,7 @@ impl Session {
         if let Some(why) = self.capabilities.audit_unavailable() {
             return Err(StoreError::NotGranted(why));
         }
-        let rows = read::recent_audit(self.store.pool(), self.tenant_scope(), limit).await?;
+        let rows = read::recent_audit(self.reader().pool(), self.tenant_scope(), limit).await?;
         Ok(rows)
     }
 
@@ -319,7 +443,7 @@ impl Session {
         let Some(tenant) = self.tenant_scope() else {
             return Ok(None);
         };
-        let pool = self.store.pool();
+        let pool = self.reader().pool();
         Ok(Some(match read::tenant_presence(pool, tenant).await? {
             (true, _) => ScopeMatch::Bootstraps,
             (false, Some(true)) => ScopeMatch::NoBootstraps,
@@ -333,6 +457,9 @@ impl Session {
     /// Closes the pool, so the server sees every session end cleanly (no "connection to
     /// client lost" in its log). Bounded: a session stuck on a stalled server is abandoned.
     pub async fn close(&self) {
+        if let Some(reader) = &self.reader {
+            reader.store.close().await;
+        }
         self.store.close().await;
     }
 
@@ -405,4 +532,10 @@ impl TryFrom<read::DetailRows> for Detail {
             bootstrap,
         })
     }
+}
+
+/// Whether a statement was cancelled because a standby had to replay a change its snapshot
+/// still needed (SQLSTATE 40001 on a hot standby: "conflict with recovery").
+fn recovery_conflict(error: &StoreError) -> bool {
+    error.sqlstate().as_deref() == Some("40001")
 }

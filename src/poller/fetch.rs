@@ -115,11 +115,10 @@ impl Fetcher {
             POLL_TIMEOUT
         };
         let spacing = self.cadence.spacing();
-        let store = self.session.store();
         let outcome = tokio::time::timeout(limit, async {
             let changes = self
-                .sync
-                .poll(store.pool(), store.layout(), spacing)
+                .session
+                .sync(&mut self.sync, spacing)
                 .await
                 .map_err(|e| e.to_string())?;
             let focused = fetch_extra(&self.session, &self.focus).await;
@@ -144,6 +143,7 @@ impl Fetcher {
                     );
                 }
                 h.last_error = None;
+                h.replication = changes.replication;
                 let focused = extra.map(|extra| Focused {
                     focus: self.focus.clone(),
                     extra,

@@ -27,6 +27,7 @@ use crate::domain::leases::LeaseBoard;
 use crate::domain::model::AuditRecord;
 use crate::domain::session::{Detail, Session};
 use crate::domain::signals::Thresholds;
+use crate::store::replica::Replication;
 use crate::store::sync::SyncSettings;
 
 pub use cadence::{MAX_INTERVAL, MIN_INTERVAL};
@@ -83,6 +84,9 @@ pub struct Health {
     /// Set while polls fail: since when, and why.
     pub failing_since: Option<Instant>,
     pub last_error: Option<String>,
+    /// How far the standby polled had replayed, as of the last good poll (`None`: polls read
+    /// a primary).
+    pub replication: Option<Replication>,
 }
 
 /// The latest state of polling, as the UI sees it.

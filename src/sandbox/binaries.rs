@@ -57,6 +57,20 @@ impl ServerBinaries {
     pub fn postgres(&self) -> PathBuf {
         self.bindir.join("postgres")
     }
+
+    /// For a streaming standby's first copy: from the same server package as `postgres`
+    /// (beside it, or beside what a link to it points at), else from `PATH`.
+    pub fn pg_basebackup(&self) -> PathBuf {
+        let name = "pg_basebackup";
+        let beside_target = std::fs::canonicalize(self.postgres())
+            .ok()
+            .and_then(|real| real.parent().map(|dir| dir.join(name)));
+        [Some(self.bindir.join(name)), beside_target]
+            .into_iter()
+            .flatten()
+            .find(|path| path.is_file())
+            .unwrap_or_else(|| PathBuf::from(name))
+    }
 }
 
 fn path_dirs() -> Vec<PathBuf> {

@@ -78,6 +78,79 @@ impl PrivateCluster {
         Self::start_configured(binaries, &[])
     }
 
+    /// A hot standby of this cluster in a private directory of its own: a base backup taken
+    /// over this cluster's socket, then a server streaming its WAL (Unix sockets only, cleaned
+    /// up like any private cluster). Promote it with `SELECT pg_promote()`.
+    pub fn start_standby(&self) -> Result<Self, SandboxError> {
+        self.standby_recipe().start()
+    }
+
+    /// What starting a standby of this cluster takes, to be done off an async thread.
+    pub fn standby_recipe(&self) -> StandbyRecipe {
+        StandbyRecipe {
+            primary_socket: self.socket_dir.clone(),
+            binaries: self.binaries.clone(),
+            run_as: self.run_as.clone(),
+            settings: self.settings.clone(),
+        }
+    }
+}
+
+/// How to start a standby of a private cluster (see [`PrivateCluster::standby_recipe`]).
+#[derive(Clone)]
+pub struct StandbyRecipe {
+    primary_socket: PathBuf,
+    binaries: ServerBinaries,
+    run_as: Option<RunAs>,
+    settings: Vec<(String, String)>,
+}
+
+impl StandbyRecipe {
+    /// Takes the base backup and starts the standby on it.
+    pub fn start(self) -> Result<PrivateCluster, SandboxError> {
+        reaper::sweep_abandoned(Path::new(PARENT_DIR));
+        let dir = tempfile::Builder::new()
+            .prefix(DIR_PREFIX)
+            .tempdir_in(PARENT_DIR)
+            .map_err(|e| SandboxError::io("create the standby directory", e))?;
+        let socket_dir = dir.path().to_path_buf();
+        prepare_directory(&socket_dir, self.run_as.as_ref())?;
+        let output = server_command(
+            &self.binaries.pg_basebackup(),
+            &socket_dir,
+            self.run_as.as_ref(),
+        )
+        .args(["-D", "data", "-h"])
+        .arg(&self.primary_socket)
+        .args(["-p", &SOCKET_PORT.to_string(), "-U", SUPERUSER])
+        .args(["-X", "stream", "-R", "-c", "fast", "--no-sync"])
+        .output()
+        .map_err(|e| SandboxError::io("run pg_basebackup", e))?;
+        if !output.status.success() {
+            return Err(SandboxError::Start(format!(
+                "pg_basebackup failed: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            )));
+        }
+        let (server_pid, keeper) = spawn_server(
+            &self.binaries,
+            &socket_dir,
+            self.run_as.clone(),
+            &self.settings,
+        )?;
+        Ok(PrivateCluster {
+            dir: Some(dir),
+            socket_dir,
+            server_pid,
+            keeper: Some(keeper),
+            binaries: self.binaries,
+            run_as: self.run_as,
+            settings: self.settings,
+        })
+    }
+}
+
+impl PrivateCluster {
     /// A cluster with extra server settings, e.g. `("shared_preload_libraries",
     /// "pg_stat_statements")` for the benchmark.
     pub fn start_configured(
@@ -424,7 +497,11 @@ fn wait_until_ready(child: &mut Child, data_dir: &Path, log: &Path) -> Result<()
             Ok(None) => {}
             Err(e) => return Err(SandboxError::io("watch postgres", e)),
         }
-        if server_status(data_dir).as_deref() == Some("ready") {
+        // A hot standby reports `standby` once it accepts connections.
+        if matches!(
+            server_status(data_dir).as_deref(),
+            Some("ready" | "standby")
+        ) {
             return Ok(());
         }
         if Instant::now() >= deadline {

@@ -19,8 +19,11 @@ pub enum SandboxSchema {
     Full,
 }
 
-/// A running private cluster and its migrated database. Dropping it deletes both.
+/// A running private cluster and its migrated database, and optionally a hot standby of it.
+/// Dropping it deletes them all.
 pub struct SandboxDatabase {
+    /// Dropped before the primary: a standby outliving its primary only logs reconnects.
+    standby: Option<PrivateCluster>,
     cluster: PrivateCluster,
 }
 
@@ -57,7 +60,40 @@ impl SandboxDatabase {
             SandboxSchema::Full => schema::apply_sandbox_schema(&mut conn).await?,
         }
         conn.close().await.map_err(SandboxFailure::Database)?;
-        Ok(Self { cluster })
+        Ok(Self {
+            standby: None,
+            cluster,
+        })
+    }
+
+    /// Starts a streaming hot standby of the database (its schema included).
+    pub async fn start_standby(&mut self) -> Result<(), SandboxFailure> {
+        // Blocking like the primary's start: off the async workers.
+        let recipe = self.cluster.standby_recipe();
+        let standby = tokio::task::spawn_blocking(move || recipe.start())
+            .await
+            .map_err(|e| SandboxFailure::Sandbox(SandboxError::Start(e.to_string())))??;
+        self.standby = Some(standby);
+        Ok(())
+    }
+
+    /// The standby, once started.
+    pub fn standby(&self) -> Option<&PrivateCluster> {
+        self.standby.as_ref()
+    }
+
+    pub fn standby_mut(&mut self) -> Option<&mut PrivateCluster> {
+        self.standby.as_mut()
+    }
+
+    /// The primary's cluster, to stop or start it (a failover rehearsal).
+    pub fn cluster_mut(&mut self) -> &mut PrivateCluster {
+        &mut self.cluster
+    }
+
+    /// A URL of the sandbox database on the standby.
+    pub fn standby_url(&self) -> Option<String> {
+        self.standby.as_ref().map(|s| s.url(SANDBOX_DATABASE))
     }
 
     pub fn cluster(&self) -> &PrivateCluster {
@@ -76,7 +112,8 @@ impl SandboxDatabase {
 
     /// Stops the server and deletes its directory, reporting any problem.
     pub fn stop(self) -> Result<(), SandboxError> {
-        self.cluster.stop()
+        let standby = self.standby.map_or(Ok(()), PrivateCluster::stop);
+        self.cluster.stop().and(standby)
     }
 }
 

@@ -9,7 +9,7 @@ mod reaper;
 pub mod sim;
 
 pub use binaries::{BINDIR_OVERRIDE, ServerBinaries};
-pub use cluster::{KeptCluster, PrivateCluster};
+pub use cluster::{KeptCluster, PrivateCluster, StandbyRecipe};
 pub use database::{SANDBOX_DATABASE, SandboxDatabase, SandboxFailure, SandboxSchema};
 
 /// Why a private cluster could not be started or stopped.

@@ -20,6 +20,7 @@ use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
 use super::read::lease_columns;
+use super::replica::Replication;
 use super::rows::{BoardRecord, LeaseRow};
 use super::{Layout, StoreError};
 
@@ -62,7 +63,9 @@ const TENANT: &str = "($1::text IS NULL OR b.tenant_id = $1)";
 /// The database clock and the bootstrap table's size in pages.
 pub const CLOCK_SQL: &str = "SELECT now() AS db_now, \
     (pg_relation_size('legacy_space_publication_bootstraps'::regclass) \
-     / current_setting('block_size')::bigint) AS pages";
+     / current_setting('block_size')::bigint) AS pages, \
+    pg_is_in_recovery() AS in_recovery, pg_last_wal_replay_lsn()::text AS replayed, \
+    pg_last_xact_replay_timestamp() AS replayed_at";
 
 /// Rows in pages `[$2, $3)` (`$3` NULL: to the end) — the first load, in a few large ranges.
 pub fn pages_sql() -> String {
@@ -140,10 +143,35 @@ pub fn leases_sql(layout: &Layout) -> String {
     )
 }
 
-/// The database clock and the table size.
-pub async fn clock(conn: &mut PgConnection) -> Result<(DateTime<Utc>, i64), StoreError> {
+/// The database clock, the table size and, on a standby, how far it has replayed.
+pub struct Clock {
+    pub now: DateTime<Utc>,
+    pub pages: i64,
+    /// `Some` on a standby (`primary` is left for the caller to fill in).
+    pub replication: Option<Replication>,
+}
+
+pub async fn clock(conn: &mut PgConnection) -> Result<Clock, StoreError> {
     let row = sqlx::query(CLOCK_SQL).fetch_one(conn).await?;
-    Ok((row.try_get("db_now")?, row.try_get("pages")?))
+    let now = row.try_get("db_now")?;
+    let replication = if row.try_get("in_recovery")? {
+        let replayed: Option<String> = row.try_get("replayed")?;
+        Some(Replication {
+            standby_now: now,
+            replayed: replayed
+                .map(|t| t.parse().map_err(StoreError::Replication))
+                .transpose()?,
+            replayed_at: row.try_get("replayed_at")?,
+            primary: None,
+        })
+    } else {
+        None
+    };
+    Ok(Clock {
+        now,
+        pages: row.try_get("pages")?,
+        replication,
+    })
 }
 
 /// Rows in pages `[from, to)`; `to = None` reads to the end of the table.

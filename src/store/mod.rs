@@ -9,6 +9,7 @@ pub mod connect;
 pub mod fleet;
 pub mod lookup;
 pub mod read;
+pub mod replica;
 pub mod report;
 pub mod rows;
 pub mod schema;
@@ -50,6 +51,9 @@ pub enum StoreError {
     Json(#[from] serde_json::Error),
     #[error("the database returned no clock reading")]
     NoClock,
+    /// A replication function answered something the console cannot read.
+    #[error("replication state: {0}")]
+    Replication(String),
     /// Known before asking: the role lacks a grant (the sentence names it).
     #[error("{0}")]
     NotGranted(String),

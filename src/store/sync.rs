@@ -25,6 +25,7 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use super::fleet;
+use super::replica::{Lsn, Replication};
 use super::rows::{BoardRecord, LeaseRow};
 use super::{Layout, StoreError};
 
@@ -58,8 +59,11 @@ const LOAD_CHUNK_PAGES: i64 = 2048;
 /// What changed since the previous poll.
 #[derive(Debug, Clone, Default)]
 pub struct Changes {
-    /// The database clock of this poll.
+    /// The instant the rows read are as of: the database clock, or on a standby that has not
+    /// replayed everything the primary had written, the last replayed commit's time.
     pub db_now: DateTime<Utc>,
+    /// How far the standby polled had replayed (`None` on a primary).
+    pub replication: Option<Replication>,
     /// The first load: `upserts` is the whole ledger in scope.
     pub reset: bool,
     pub upserts: Vec<BoardRecord>,
@@ -120,6 +124,8 @@ pub struct LedgerSync {
     tenant: Option<String>,
     settings: SyncSettings,
     mirror: Option<Mirror>,
+    /// The primary's WAL position given for the poll under way.
+    primary: Option<Lsn>,
 }
 
 impl LedgerSync {
@@ -128,17 +134,23 @@ impl LedgerSync {
             tenant,
             settings,
             mirror: None,
+            primary: None,
         }
     }
 
     /// One poll. `period` is how often polls happen, which sizes the resync slices. A failed
-    /// poll changes nothing, so the next one covers its changes too.
+    /// poll changes nothing, so the next one covers its changes too. On a standby, `primary`
+    /// is where the primary's WAL ended just before the poll: when the standby has replayed
+    /// that far, its data is as of its own clock; otherwise as of its last replayed commit —
+    /// the clock signals are judged by and the next delta's watermark starts from.
     pub async fn poll(
         &mut self,
         pool: &PgPool,
         layout: &Layout,
         period: Duration,
+        primary: Option<Lsn>,
     ) -> Result<Changes, StoreError> {
+        self.primary = primary;
         let mut tx = pool
             .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             .await?;
@@ -166,6 +178,20 @@ impl LedgerSync {
         Ok(changes)
     }
 
+    /// The poll's clock (see [`Self::poll`]), the table's pages and the replication state.
+    async fn clock(
+        &self,
+        conn: &mut PgConnection,
+    ) -> Result<(DateTime<Utc>, i64, Option<Replication>), StoreError> {
+        let clock = fleet::clock(conn).await?;
+        let replication = clock.replication.map(|r| Replication {
+            primary: self.primary,
+            ..r
+        });
+        let as_of = replication.as_ref().map_or(clock.now, Replication::as_of);
+        Ok((as_of, clock.pages, replication))
+    }
+
     async fn load(
         &self,
         conn: &mut PgConnection,
@@ -173,7 +199,7 @@ impl LedgerSync {
     ) -> Result<(Changes, Mirror), StoreError> {
         let tenant = self.tenant.as_deref();
         let mut report = SyncReport::default();
-        let (db_now, pages) = fleet::clock(conn).await?;
+        let (db_now, pages, replication) = self.clock(conn).await?;
         report.statements += 1;
         let upserts = match tenant {
             Some(tenant) => {
@@ -212,6 +238,7 @@ impl LedgerSync {
         Ok((
             Changes {
                 db_now,
+                replication,
                 reset: true,
                 upserts,
                 deletes: Vec::new(),
@@ -232,10 +259,11 @@ impl LedgerSync {
         let tenant = self.tenant.as_deref();
         let mut report = SyncReport::default();
         let mut learned = Learned::default();
-        let (db_now, pages) = fleet::clock(conn).await?;
+        let (db_now, pages, replication) = self.clock(conn).await?;
         report.statements += 1;
         let mut changes = Changes {
             db_now,
+            replication,
             ..Changes::default()
         };
 

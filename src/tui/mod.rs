@@ -84,9 +84,10 @@ pub async fn run(
     let size = screen.size().unwrap_or_default();
     let env = |name: &str| std::env::var(name).unwrap_or_default();
     tracing::info!(
-        "console started: version {}, {} ({}), terminal {}x{}, TERM={:?}, locale={:?}",
+        "console started: version {}, {}{} ({}), terminal {}x{}, TERM={:?}, locale={:?}",
         env!("CARGO_PKG_VERSION"),
         session.store().target(),
+        polls_read(&session),
         session.access().read_only_reason().unwrap_or("read-write"),
         size.width,
         size.height,
@@ -124,6 +125,15 @@ pub async fn run(
     ended
 }
 
+/// Where polls read, when that is not where actions go: `, polls <standby>`.
+fn polls_read(session: &Session) -> String {
+    if session.has_reader() {
+        format!(", polls {}", session.reader().target())
+    } else {
+        String::new()
+    }
+}
+
 /// Why a console ended when its terminal went away.
 const HANG_UP: &str = "hang-up (the terminal went away)";
 
@@ -136,7 +146,7 @@ async fn event_loop(
 ) -> std::io::Result<Ended> {
     let size = terminal.size()?;
     let header = Header {
-        target: session.store().target().to_string(),
+        target: format!("{}{}", session.store().target(), polls_read(session)),
         label: options.label.clone(),
         sandbox: options.sandbox,
         tenant_scope: session.tenant_scope().map(str::to_string),
@@ -148,6 +158,10 @@ async fn event_loop(
     };
     let mut app = App::new(header, display, options.interval, (size.width, size.height));
     app.bulk_cap = options.bulk_cap;
+    if let Some(warning) = session.reader_warning() {
+        tracing::warn!("{warning}");
+        app.say(warning, true);
+    }
     app.apply_deadline = options.apply_deadline;
     app.scope_note = options.scope_note.clone();
     app.thresholds = options.thresholds;

@@ -91,6 +91,7 @@ fn records(n: usize) -> Vec<BoardRecord> {
 fn load(n: usize) -> Changes {
     Changes {
         db_now: now(),
+        replication: None,
         reset: true,
         upserts: records(n),
         ..Changes::default()
@@ -118,6 +119,7 @@ fn one_poll(n: usize) -> Changes {
     }
     Changes {
         db_now: later,
+        replication: None,
         upserts,
         ..Changes::default()
     }

@@ -10,6 +10,7 @@
 pub mod cli;
 pub mod fixture;
 pub mod pty;
+pub mod replica;
 pub mod screens;
 pub mod svg;
 

@@ -221,6 +221,7 @@ pub fn changes(now: DateTime<Utc>, done_shift: i32) -> Changes {
     let rows: Vec<(BootstrapRow, Option<LeaseRow>)> = specs().iter().map(row).collect();
     Changes {
         db_now: now,
+        replication: None,
         reset: false,
         upserts: rows
             .iter()
@@ -431,6 +432,7 @@ pub fn many(n: usize) -> Fleet {
     let mut fleet = Fleet::new(Thresholds::default());
     fleet.apply(Changes {
         db_now: db_now(),
+        replication: None,
         reset: true,
         upserts,
         ..Changes::default()

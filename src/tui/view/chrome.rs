@@ -37,6 +37,9 @@ pub fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         spans.push(Span::styled("READ-WRITE ", theme.read_write()));
     }
     spans.push(poll_health(app, theme));
+    if let Some(replica) = replication(app, theme) {
+        spans.push(replica);
+    }
     let scope = h
         .tenant_scope
         .as_deref()
@@ -99,6 +102,48 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
         format!("live every {}{cost}{slowed}", human_period(period)),
         style,
     )
+}
+
+/// How far behind the standby that polls read is, when they read one: in sync, or the lag and
+/// the WAL still to replay — then the board's ages are as of the last replayed commit, which
+/// it says — in warning style past [`LAG_WARNING`].
+fn replication(app: &App, theme: &Theme) -> Option<Span<'static>> {
+    let r = app.status.health.replication?;
+    if r.caught_up() {
+        return Some(Span::styled(" · standby in sync", theme.live()));
+    }
+    let Some(bytes) = r.bytes_behind() else {
+        return Some(Span::styled(
+            " · standby lag unknown (the primary does not answer)",
+            theme.stale(),
+        ));
+    };
+    let delay = r.delay();
+    let style = if delay >= LAG_WARNING {
+        theme.stale()
+    } else {
+        theme.dim()
+    };
+    Some(Span::styled(
+        format!(
+            " · standby lag {} {}, ages as of {}",
+            format::age(delay),
+            human_bytes(bytes),
+            r.as_of().format("%H:%M:%S")
+        ),
+        style,
+    ))
+}
+
+/// A standby this far behind is shown in warning style.
+const LAG_WARNING: chrono::Duration = chrono::Duration::seconds(10);
+
+fn human_bytes(bytes: u64) -> String {
+    match bytes {
+        b if b < 1024 => format!("{b}B"),
+        b if b < 1024 * 1024 => format!("{:.0}kB", b as f64 / 1024.0),
+        b => format!("{:.1}MB", b as f64 / (1024.0 * 1024.0)),
+    }
 }
 
 /// A poll period to a tenth of a second (it jitters by milliseconds).

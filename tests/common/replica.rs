@@ -1,0 +1,103 @@
+//! A real streaming pair for the replication tests: a private primary with the sandbox schema
+//! and a hot standby made from it with `pg_basebackup`, both on Unix sockets of their own.
+
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use bootstrap_console::sandbox::{SandboxDatabase, SandboxSchema};
+use sqlx::PgPool;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
+
+pub struct Pair {
+    pub sandbox: SandboxDatabase,
+    /// Pools on the primary and on the standby (test sessions: not the console's).
+    pub primary: PgPool,
+    pub standby: PgPool,
+}
+
+async fn pool(url: &str) -> PgPool {
+    PgPoolOptions::new()
+        .max_connections(3)
+        .connect_with(PgConnectOptions::from_str(url).expect("url"))
+        .await
+        .expect("connect")
+}
+
+impl Pair {
+    pub async fn start() -> Self {
+        let mut sandbox = SandboxDatabase::start(SandboxSchema::Full)
+            .await
+            .expect("the primary");
+        sandbox.start_standby().await.expect("the standby");
+        let primary = pool(&sandbox.url()).await;
+        let standby = pool(&sandbox.standby_url().expect("a standby")).await;
+        Self {
+            sandbox,
+            primary,
+            standby,
+        }
+    }
+
+    /// Ends the test's own sessions on the primary (a session's table statistics are
+    /// flushed when it ends) and opens new ones.
+    pub async fn reconnect_primary(&mut self) {
+        self.primary.close().await;
+        self.primary = pool(&self.sandbox.url()).await;
+    }
+
+    pub fn primary_url(&self) -> String {
+        self.sandbox.url()
+    }
+
+    pub fn standby_url(&self) -> String {
+        self.sandbox.standby_url().expect("a standby")
+    }
+
+    /// Waits until the standby has replayed everything the primary has written so far.
+    pub async fn replayed(&self) {
+        let target: String = sqlx::query_scalar("SELECT pg_current_wal_lsn()::text")
+            .fetch_one(&self.primary)
+            .await
+            .expect("primary position");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let done: bool = sqlx::query_scalar("SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn")
+                .bind(&target)
+                .fetch_one(&self.standby)
+                .await
+                .expect("standby position");
+            if done {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the standby never replayed {target}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    pub async fn pause_replay(&self) {
+        sqlx::query("SELECT pg_wal_replay_pause()")
+            .execute(&self.standby)
+            .await
+            .expect("pause replay");
+    }
+
+    pub async fn resume_replay(&self) {
+        sqlx::query("SELECT pg_wal_replay_resume()")
+            .execute(&self.standby)
+            .await
+            .expect("resume replay");
+    }
+
+    /// The last statements of the console's own sessions on `pool`'s server.
+    pub async fn console_statements(pool: &PgPool) -> Vec<String> {
+        sqlx::query_scalar(
+            "SELECT query FROM pg_stat_activity WHERE application_name = 'bootstrap-console'",
+        )
+        .fetch_all(pool)
+        .await
+        .expect("pg_stat_activity")
+    }
+}

@@ -1,0 +1,146 @@
+//! Polling a hot standby while acting on the primary, on a real streaming pair (the sandbox's
+//! primary and a standby made with `pg_basebackup`): where polls and actions go, lag shown
+//! honestly, and time-driven signals judged as of the data.
+
+mod common;
+
+use std::time::Duration;
+
+use common::cli::{run, stderr, stdout};
+use common::fixture::{self, JobSpec};
+use common::pty::Console;
+use common::replica::Pair;
+
+/// Index and sequential scans of the bootstrap table on one server, as its statistics say.
+async fn ledger_scans(pool: &sqlx::PgPool) -> i64 {
+    sqlx::query("SELECT pg_stat_clear_snapshot()")
+        .execute(pool)
+        .await
+        .expect("clear the stats snapshot");
+    sqlx::query_scalar(
+        "SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_user_tables \
+         WHERE relname = 'legacy_space_publication_bootstraps'",
+    )
+    .fetch_one(pool)
+    .await
+    .expect("table statistics")
+}
+
+/// [`ledger_scans`] once sessions that ended have flushed theirs (unchanged for a second).
+async fn settled_scans(pool: &sqlx::PgPool) -> i64 {
+    let mut last = ledger_scans(pool).await;
+    loop {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = ledger_scans(pool).await;
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn polls_read_the_standby_and_plans_and_actions_go_to_the_primary() {
+    let mut pair = Pair::start().await;
+    let job = fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
+    pair.replayed().await;
+    // What the fixture's own sessions scanned is counted before the baseline.
+    pair.reconnect_primary().await;
+    let primary_scans = settled_scans(&pair.primary).await;
+    let (primary, standby) = (pair.primary_url(), pair.standby_url());
+    let mut console = Console::start(
+        &["watch", "--database-url", &primary, "--read-url", &standby],
+        &[],
+        140,
+        30,
+    );
+    console.wait_for("FAILED", 30);
+    console.wait_for("standby in sync", 30);
+    // Several polls later: the standby served them, the primary none.
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while ledger_scans(&pair.standby).await == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no poll reached the standby"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        ledger_scans(&pair.primary).await,
+        primary_scans,
+        "no poll on the primary"
+    );
+
+    // The plan and the action go to the primary (the standby cannot write).
+    console.send("r");
+    console.wait_for("will change", 20);
+    console.send("parser fixed\r");
+    console.wait_for("retry applied", 20);
+    assert_eq!(fixture::audit_count(&pair.primary).await, 1);
+    let state: String = sqlx::query_scalar(
+        "SELECT run_state FROM legacy_space_publication_bootstraps WHERE id = $1",
+    )
+    .bind(job.bootstrap)
+    .fetch_one(&pair.primary)
+    .await
+    .expect("state");
+    assert_eq!(state, "queued");
+    console.send("\x1b");
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lagging_standby_raises_no_false_alarm_and_a_quiet_primary_hides_no_dead_worker() {
+    let pair = Pair::start().await;
+    let renewed = fixture::job(
+        &pair.primary,
+        &JobSpec {
+            lease_expires_in_secs: 6,
+            heartbeat_ago_secs: 0,
+            ..JobSpec::new("acme", "running")
+        },
+    )
+    .await;
+    pair.replayed().await;
+    pair.pause_replay().await;
+    // The worker renews its lease on the primary; the standby does not replay it.
+    sqlx::query(
+        "UPDATE legacy_space_publication_bootstraps SET lease_expires_at = now() + interval \
+         '60 seconds', heartbeat_at = now(), updated_at = now(), row_version = row_version + 1 \
+         WHERE id = $1",
+    )
+    .bind(renewed.bootstrap)
+    .execute(&pair.primary)
+    .await
+    .expect("renew");
+    // Past the lease expiry the standby still holds, by its own clock.
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let (primary, standby) = (pair.primary_url(), pair.standby_url());
+    let status = run(&["status", "--database-url", &primary, "--read-url", &standby]);
+    let text = stdout(&status);
+    assert!(!text.contains("EXPIRED"), "no false alarm:\n{text}");
+    assert!(
+        text.contains("read from a standby") && text.contains("behind"),
+        "the lag is said:\n{text}\n{}",
+        stderr(&status)
+    );
+
+    // Replay resumes; then the worker stops renewing and the primary goes quiet: the lease
+    // runs out by the standby's clock although nothing new is replayed.
+    pair.resume_replay().await;
+    sqlx::query(
+        "UPDATE legacy_space_publication_bootstraps SET lease_expires_at = now() + interval \
+         '2 seconds', updated_at = now(), row_version = row_version + 1 WHERE id = $1",
+    )
+    .bind(renewed.bootstrap)
+    .execute(&pair.primary)
+    .await
+    .expect("last renewal");
+    pair.replayed().await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let status = run(&["status", "--database-url", &primary, "--read-url", &standby]);
+    let text = stdout(&status);
+    assert!(text.contains("EXPIRED"), "a dead worker shows:\n{text}");
+    assert!(text.contains("in sync"), "{text}");
+}
