@@ -148,9 +148,10 @@ async fn a_run_sent_again_with_its_request_id_applies_nothing_twice() {
     let log = std::fs::read_to_string(common::pty::console_log_dir().join("console.log"))
         .expect("the console's log");
     assert!(
-        log.lines().any(
-            |l| l.contains(&format!("action retry of request {request}")) && l.contains("Applied")
-        ),
+        log.lines().any(|l| l.contains(&format!(
+            "action retry on {} of request {request}",
+            job.bootstrap
+        )) && l.contains("Applied")),
         "no log line for request {request}"
     );
     // The id printed is the one the audit log can be searched by.

@@ -16,7 +16,7 @@ fn uuid(text: &str) -> Uuid {
     Uuid::parse_str(text).expect("uuid")
 }
 
-/// Spaces whose ids share 31 digits (a sequence), 13 (one millisecond of UUIDv7) and 9, and
+/// Spaces whose ids share 31 digits (a sequence), 24 (one millisecond of UUIDv7) and 9, and
 /// one unlike the others; each with the form it must be shown in.
 const SPACES: [(&str, &str); 7] = [
     ("00000000-0000-0000-0000-000000000001", "..00000001"),
@@ -188,4 +188,55 @@ async fn the_board_and_its_lease_dialog_tell_alike_ids_apart_at_80_columns() {
     assert!(one.contains(SPACES[1].1), "{one}");
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);
+}
+
+#[tokio::test]
+async fn under_a_tenant_scope_forms_are_told_apart_and_typed_back_within_the_scope() {
+    let db = TestDb::migrated().await;
+    fleet_of_alike_ids(&db, "failed").await;
+    // Another tenant's space shares 10 digits with one of acme's.
+    let other = uuid("3f2a9c10-4a11-4000-8000-000000000000");
+    let spec = JobSpec {
+        id: Some(other),
+        ..JobSpec::new("globex", "failed")
+    };
+    fixture::job(&db.pool, &spec).await;
+
+    // Fleet-wide the two need 11 digits; within acme, 10 tell acme's apart.
+    let everyone = stdout(&on(&db, &["status"]));
+    assert!(everyone.contains(" 3f2a9c104a0 "), "{everyone}");
+    let acme = stdout(&on(&db, &["status", "--tenant", "acme"]));
+    assert!(acme.contains(" 3f2a9c104a "), "{acme}");
+
+    let retry = |args: &[&str]| {
+        let mut all = vec!["retry", "--reason", "parser fixed", "--yes", "--dry-run"];
+        all.extend(args);
+        on(&db, &all)
+    };
+    let fleet_wide = retry(&["3f2a9c104a"]);
+    assert_eq!(fleet_wide.status.code(), Some(2), "{}", stdout(&fleet_wide));
+    let scoped = retry(&["3f2a9c104a", "--tenant", "acme"]);
+    assert_eq!(scoped.status.code(), Some(0), "{}", stderr(&scoped));
+    assert!(
+        stdout(&scoped).contains("space 3f2a9c104a: retry"),
+        "{}",
+        stdout(&scoped)
+    );
+    // Candidates are listed from the scope only.
+    let ambiguous = retry(&["3f2a9c10", "--tenant", "acme"]);
+    assert_eq!(ambiguous.status.code(), Some(2));
+    let sentence = stderr(&ambiguous);
+    assert!(
+        sentence.contains(SPACES[4].0) && sentence.contains(SPACES[5].0),
+        "{sentence}"
+    );
+    assert!(!sentence.contains(&other.to_string()), "{sentence}");
+    let elsewhere = retry(&["3f2a9c104a1", "--tenant", "acme"]);
+    assert_eq!(elsewhere.status.code(), Some(3));
+    assert!(
+        stdout(&elsewhere).contains("no bootstrap or space id in tenant acme starts with it"),
+        "{}",
+        stdout(&elsewhere)
+    );
+    assert_eq!(fixture::audit_count(&db.pool).await, 0);
 }

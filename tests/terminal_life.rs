@@ -24,6 +24,28 @@ fn state(console: &Console) -> char {
     after.chars().next().expect("state")
 }
 
+/// The one child process of `pid` (the console a shell started).
+fn child_of(pid: u32) -> u32 {
+    let children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).expect("children");
+    children
+        .split_whitespace()
+        .next()
+        .and_then(|c| c.parse().ok())
+        .expect("a child")
+}
+
+/// The session a process belongs to (field 6 of /proc/PID/stat).
+fn session_of(pid: u32) -> i64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    let after = stat.rsplit_once(") ").expect("stat format").1;
+    after
+        .split_whitespace()
+        .nth(3)
+        .and_then(|s| s.parse().ok())
+        .expect("session")
+}
+
 fn log_of(dir: &std::path::Path) -> String {
     std::fs::read_to_string(dir.join("console.log")).unwrap_or_default()
 }
@@ -74,7 +96,7 @@ async fn a_terminal_that_fails_without_a_sighup_ends_the_console_cleanly_too() {
     let log_dir = logs.path().to_str().expect("utf-8");
     let status_file = logs.path().join("status");
     let script = format!(
-        "trap '' HUP; setsid {} watch --database-url '{}'; echo $? > '{}'",
+        "trap '' HUP; setsid -w {} watch --database-url '{}'; echo $? > '{}'",
         Console::binary(),
         db.url(),
         status_file.display()
@@ -87,6 +109,9 @@ async fn a_terminal_that_fails_without_a_sighup_ends_the_console_cleanly_too() {
         24,
     );
     console.wait_for("READ-WRITE", 20);
+    // The console is in a session of its own, not the terminal's: no SIGHUP will reach it.
+    let shell = console.pid().expect("the shell's pid");
+    assert_ne!(session_of(child_of(shell)), session_of(shell));
     console.hang_up();
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
@@ -146,6 +171,22 @@ async fn sigquit_restores_the_terminal() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn sigint_and_sigterm_from_elsewhere_end_it_cleanly() {
+    let db = TestDb::migrated().await;
+    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+        let mut console = Console::start(&["watch", "--database-url", &db.url()], &[], 80, 24);
+        console.wait_for("READ-WRITE", 20);
+        signal(&console, sig);
+        assert_eq!(console.wait_exit(10), 0, "{sig}");
+        assert!(
+            !console.alternate_screen(),
+            "{sig}: the terminal is restored"
+        );
+        assert!(!console.cursor_hidden(), "{sig}: with its cursor");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn ctrl_z_suspends_to_the_shell_and_fg_takes_the_screen_back() {
     let db = TestDb::migrated().await;
     // An interactive shell with job control, as on a jump host.
@@ -175,6 +216,17 @@ async fn ctrl_z_suspends_to_the_shell_and_fg_takes_the_screen_back() {
         s.contains("READ-WRITE")
     });
     assert!(shell.alternate_screen(), "raw mode and the screen are back");
+    // A SIGTSTP from elsewhere (`kill -TSTP`) suspends it the same way.
+    let console = child_of(shell.pid().expect("the shell's pid"));
+    kill(Pid::from_raw(console as i32), Signal::SIGTSTP).expect("SIGTSTP");
+    shell.wait_until("the shell's prompt back again", 10, |s| {
+        s.contains("Stopped") && s.trim_end().ends_with("prompt$")
+    });
+    assert!(!shell.alternate_screen() && !shell.cursor_hidden());
+    shell.send("fg\r");
+    shell.wait_until("the console's screen again", 10, |s| {
+        s.contains("READ-WRITE")
+    });
     // Raw mode is back: a single key acts, no Enter needed.
     shell.send("q");
     shell.wait_for("prompt$", 10);

@@ -342,7 +342,10 @@ async fn a_dumb_terminal_is_pointed_at_status_and_a_c_locale_gets_ascii() {
     // even with text from the database that is not ASCII.
     let job = common::fixture::job(
         &db.pool,
-        &common::fixture::JobSpec::new("株式会社\u{202e}", "failed"),
+        &common::fixture::JobSpec {
+            error_message: "parser \u{1b}[2Jcrashed",
+            ..common::fixture::JobSpec::new("株式会社\u{202e}", "failed")
+        },
     )
     .await;
     common::fixture::lease(&db.pool, "株式会社\u{202e}", job.space, 7200).await;
@@ -355,10 +358,14 @@ async fn a_dumb_terminal_is_pointed_at_status_and_a_c_locale_gets_ascii() {
         console.send("\r");
         // Text from the database says what it held: escaped, never a bare `?`.
         console.wait_for("\\u{682a}\\u{5f0f}\\u{4f1a}\\u{793e}\\u{202e}", 10);
+        console.wait_for("parser \\ecrashed", 10);
         for (keys, shows) in [
             ("\x1b", "FAILED"),
             ("\t", "tenant"),
             ("\t", "lease"),
+            // The lease dialog's evidence: a sentence made of database text, drawn in ASCII.
+            ("x", "\\u{682a}\\u{5f0f}\\u{4f1a}\\u{793e}\\u{202e}"),
+            ("\x1b", "lease"),
             ("\t", "no operator actions"),
             ("\t", "FAILED"),
             ("?", "any key closes"),
@@ -377,6 +384,20 @@ async fn a_dumb_terminal_is_pointed_at_status_and_a_c_locale_gets_ascii() {
             .filter(|c| !c.is_ascii())
             .collect();
         assert!(foreign.is_empty(), "{flags:?} LANG={env}: {foreign:?}");
+        // The console's own glyphs in their ASCII forms, not escaped; nothing said twice.
+        let text = String::from_utf8_lossy(&raw);
+        for never in [
+            "\\u{2192}",
+            "\\u{2014}",
+            "\\u{2026}",
+            "\\u{fffd}",
+            "\\u{241b}",
+        ] {
+            assert!(
+                !text.contains(never),
+                "{flags:?} LANG={env}: {never} written"
+            );
+        }
     }
 }
 

@@ -58,6 +58,13 @@ async fn resolve_id(
     }
 }
 
+/// " in tenant acme" under a tenant scope: where an id was looked for.
+fn in_scope(session: &Session) -> String {
+    session.tenant_scope().map_or(String::new(), |tenant| {
+        format!(" in tenant {}", text::clean(tenant, 64))
+    })
+}
+
 /// `text` as one word a POSIX shell reads back unchanged; text a shell line cannot carry
 /// (control characters, or too long to read) becomes `placeholder`, to fill in.
 fn shell_word(text: &str, placeholder: &str) -> String {
@@ -208,8 +215,6 @@ async fn bootstrap_action_on(
 ) -> Result<ExitCode, Failure> {
     require_writable(session)?;
     scope::require_known_tenant(session).await?;
-    // Every id printed from here on is told apart from the others in scope.
-    session.read_names().await?;
     let make = |seen, request| kind.action(seen, request);
     let mut unknown = Vec::new();
     let mut to_plan = Vec::new();
@@ -232,8 +237,9 @@ async fn bootstrap_action_on(
                 Some(id) => id,
                 None => {
                     outln!(
-                        "{}: refused — no bootstrap or space id {} it",
+                        "{}: refused — no bootstrap or space id{} {} it",
                         text::clean(text, 60),
+                        in_scope(session),
                         arg.how_it_names()
                     );
                     return Ok(ExitCode::from(exit::REFUSED));
@@ -258,6 +264,15 @@ async fn bootstrap_action_on(
             limit = args.limit
         )));
     }
+    // Every id printed from here on is told apart from the others in scope.
+    let shown: Vec<Uuid> = to_plan
+        .iter()
+        .flat_map(|a| match a.subject() {
+            actions::Subject::Bootstrap(seen) => vec![seen.id, seen.space],
+            actions::Subject::Lease { seen, .. } => vec![seen.id, seen.knowledge_space_id],
+        })
+        .collect();
+    session.read_names_around(&shown).await?;
     for id in &unknown {
         outln!("{id}: refused — no bootstrap or space has this id");
     }
@@ -292,8 +307,9 @@ pub(super) async fn remove_lease(args: &LeaseRemoveArgs) -> Result<ExitCode, Fai
         Ok(Some(id)) => remove_lease_on(&session, args, id, &checked).await,
         Ok(None) => {
             outln!(
-                "lease {}: refused — no lease id {} it (already gone?)",
+                "lease {}: refused — no lease id{} {} it (already gone?)",
                 text::clean(&args.lease_id, 60),
+                in_scope(&session),
                 arg.how_it_names()
             );
             Ok(ExitCode::from(exit::REFUSED))
@@ -312,8 +328,12 @@ async fn remove_lease_on(
 ) -> Result<ExitCode, Failure> {
     require_writable(session)?;
     scope::require_known_tenant(session).await?;
-    let names = session.read_names().await?;
-    let Some(lease) = session.find_lease(id).await? else {
+    let lease = session.find_lease(id).await?;
+    let shown = lease
+        .as_ref()
+        .map_or(vec![id], |l| vec![l.id, l.knowledge_space_id]);
+    let names = session.read_names_around(&shown).await?;
+    let Some(lease) = lease else {
         // A re-driven removal finds its lease gone: its own doing, if the audit says so.
         let done = actions::applied_before(session, Kind::RemoveLease, checked.request, id);
         if let Some(audit_id) = done.await? {

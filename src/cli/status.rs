@@ -13,7 +13,7 @@ use chrono::{DateTime, Utc};
 use super::Failure;
 use super::args::StatusArgs;
 use crate::domain::board::{BoardRow, Summary};
-use crate::domain::ids::{IdNames, MAX_SHOWN_PREFIX, SHOWN_DIGITS, SUFFIX_MARK};
+use crate::domain::ids::{IdNames, MAX_SHOWN_WIDTH, SHOWN_DIGITS};
 use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::report::{self, Report, Rows};
 use crate::domain::session::{Session, SessionOptions};
@@ -129,11 +129,14 @@ struct TableOutput {
 impl TableOutput {
     fn begin(wide: bool, names: std::sync::Arc<IdNames>) -> Self {
         // A space column wider than 8 (ids that share a prefix) takes from the tenant, then
-        // from the error code.
-        let space = names.widest().min(MAX_SHOWN_PREFIX + SUFFIX_MARK.len());
-        let extra = space - SHOWN_DIGITS;
-        let from_tenant = extra.min(2);
-        let narrow = (10 - from_tenant, space, 14 - (extra - from_tenant));
+        // from the error code; ids alike at both ends are shown whole-form however wide.
+        const TENANT: usize = 10;
+        const ERROR: usize = 14;
+        const TENANT_GIVES: usize = 2;
+        let space = names.widest();
+        let extra = space.min(MAX_SHOWN_WIDTH) - SHOWN_DIGITS;
+        let from_tenant = extra.min(TENANT_GIVES);
+        let narrow = (TENANT - from_tenant, space, ERROR - (extra - from_tenant));
         let header = if wide {
             format!(
                 "{:<14} {:<24} {:<36} {:<17} {:<9} {:>11} {:<16} {:<22} {:<24} {}\n",
@@ -211,7 +214,7 @@ impl TableOutput {
                 "{:<7} {} {:<space$} {:<17} {:<9} {:>9} {}\n",
                 crate::tui::view::format::flag(s.attention),
                 text::fit(&row.tenant, tenant),
-                text::clean(&self.names.short(&row.space), space),
+                self.names.short(&row.space),
                 row.checkpoint,
                 row.run_state,
                 text::clean(&docs, 9),

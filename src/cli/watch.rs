@@ -43,11 +43,14 @@ pub(super) async fn run_console(
     options: tui::Options,
     stop: impl std::future::Future<Output = &'static str>,
 ) -> Result<ExitCode, Failure> {
+    let ascii = options.ascii;
     let ended = tui::run(session.clone(), options, stop).await;
     session.close().await;
     let ended = ended?;
     for line in &ended.unfinished {
-        super::say(&format!("bootstrap-console: {}", text::clean(line, 400)));
+        // The terminal's character set still holds after the screen is left.
+        let line = text::in_ascii(ascii, || text::clean(line, 400));
+        super::say(&format!("bootstrap-console: {line}"));
     }
     Ok(ExitCode::from(if ended.unknown {
         exit::OUTCOME_UNKNOWN

@@ -125,21 +125,23 @@ impl BoardRow {
     }
 
     /// What the `/` filter searches: tenant, space id (and bootstrap id when it differs) as 32
-    /// hex digits, worker and error code, lower-case, separated by a character nobody types.
+    /// hex digits, worker and error code, lower-case, each field ended by a character nobody
+    /// types (so an id's start and end can be searched for).
     pub fn search_text(&self) -> String {
         let mut text = String::with_capacity(96);
         text.push_str(&self.tenant.to_lowercase());
-        let mut uuid = Uuid::encode_buffer();
         text.push('\u{1}');
+        let mut uuid = Uuid::encode_buffer();
         text.push_str(self.space.simple().encode_lower(&mut uuid));
+        text.push('\u{1}');
         if self.id != self.space {
-            text.push('\u{1}');
             text.push_str(self.id.simple().encode_lower(&mut uuid));
+            text.push('\u{1}');
         }
         let worker = self.worker.as_ref().map(|w| &*w.worker_id);
         for extra in [worker, self.error_code.as_deref()].into_iter().flatten() {
-            text.push('\u{1}');
             text.push_str(&extra.to_lowercase());
+            text.push('\u{1}');
         }
         text
     }
@@ -395,8 +397,8 @@ impl BoardQuery {
 #[derive(Debug, Clone)]
 pub struct Needle {
     finder: Option<memchr::memmem::Finder<'static>>,
-    /// What was typed read as (part of) an id — hyphens and the suffix mark dropped — when
-    /// it can be one: ids are searched by their 32 hex digits, as they are shown.
+    /// What was typed read as an id as the console shows them — its first digits (hyphens
+    /// aside), or `..` and its last ones — searched at an id's start or end.
     id_finder: Option<memchr::memmem::Finder<'static>>,
 }
 
@@ -414,17 +416,27 @@ impl Needle {
     }
 
     pub fn new(text: &str) -> Self {
+        use super::ids::{MIN_PREFIX_DIGITS, SHOWN_DIGITS, SUFFIX_MARK};
         let lower = text.to_lowercase();
-        let bare = lower
-            .strip_prefix(super::ids::SUFFIX_MARK)
-            .unwrap_or(&lower);
+        let (suffix, bare) = match lower.strip_prefix(SUFFIX_MARK) {
+            Some(rest) => (true, rest),
+            None => (false, lower.as_str()),
+        };
         let digits: String = bare.chars().filter(|c| *c != '-').collect();
-        let id_like =
-            !digits.is_empty() && digits != lower && digits.chars().all(|c| c.is_ascii_hexdigit());
+        let hex = digits.chars().all(|c| c.is_ascii_hexdigit());
+        // A suffix as shown, or a prefix long enough to be one (a tenant such as `cafe-01`
+        // is not taken for an id).
+        let id_text = match (suffix, hex, digits.len()) {
+            (true, true, n) if n >= MIN_PREFIX_DIGITS => Some(format!("{digits}\u{1}")),
+            (false, true, n) if n >= SHOWN_DIGITS && digits != lower => {
+                Some(format!("\u{1}{digits}"))
+            }
+            _ => None,
+        };
         let finder = |text: &str| memchr::memmem::Finder::new(text.as_bytes()).into_owned();
         Self {
             finder: (!lower.is_empty()).then(|| finder(&lower)),
-            id_finder: id_like.then(|| finder(&digits)),
+            id_finder: id_text.map(|text| finder(&text)),
         }
     }
 }
@@ -489,7 +501,13 @@ mod tests {
 
     #[test]
     fn ids_are_found_as_shown_typed_with_or_without_hyphens_and_the_suffix_mark() {
-        let row = "dead-beef\u{1}3f2a9c104b0040008000000000000002\u{1}worker-1";
+        let row = "dead-beef\u{1}3f2a9c104b0040008000000000000002\u{1}worker-1\u{1}";
+        // A marked suffix is an id's end, a hyphenated prefix its start; short hyphenated
+        // text is not an id.
+        let other = "acme\u{1}00000000000000000000000000000021\u{1}";
+        for typed in ["..00000002", "0000-0000-0000-0021", "00-21"] {
+            assert!(!Needle::new(typed).finds(other.as_bytes()), "{typed}");
+        }
         for typed in [
             "3F2A9C104B",
             "3f2a9c10-4b",

@@ -267,6 +267,27 @@ impl Session {
         Ok(names)
     }
 
+    /// Shows `ids` (the ones a command is about to print) by forms no other id in scope shares,
+    /// reading as little as that takes: their neighbours in the primary keys — unless a tenant
+    /// scope is small enough to read whole through its index, or some id needs a suffix,
+    /// which only the whole scope can tell apart.
+    pub async fn read_names_around(&self, ids: &[Uuid]) -> Result<Arc<IdNames>, StoreError> {
+        if self.tenant_scope().is_some() {
+            return self.read_names().await;
+        }
+        let neighbours = read::neighbour_ids(self.reader().pool(), ids).await?;
+        let names = IdNames::new(ids.iter().copied().chain(neighbours));
+        if ids
+            .iter()
+            .any(|id| names.short(id).starts_with(super::ids::SUFFIX_MARK))
+        {
+            return self.read_names().await;
+        }
+        let names = Arc::new(names);
+        self.set_names(names.clone());
+        Ok(names)
+    }
+
     /// Replaces the actor recorded in audit records (tests, and tools acting for someone).
     pub fn with_actor(mut self, actor: Actor) -> Self {
         self.actor = actor;
@@ -414,9 +435,9 @@ impl Session {
             .map_err(DetailError::from)
     }
 
-    /// The one id of `table` that `arg` names (a prefix through the primary key; a suffix by
-    /// reading the id column): `Ok(None)` when none does; `Err` lists (some of) the ids it
-    /// could mean when several do.
+    /// The one id of `table` in scope that `arg` names (a prefix through the primary key; a
+    /// suffix by reading the id column): `Ok(None)` when none does; `Err` lists (some of) the
+    /// ids it could mean when several do — never ids outside the scope.
     pub async fn id_named(
         &self,
         table: read::IdTable,
@@ -427,9 +448,12 @@ impl Session {
         let found = match arg {
             IdArg::Whole(id) => return Ok(Ok(Some(*id))),
             IdArg::Prefix(prefix) => {
-                read::ids_in_range(pool, table, (prefix.first, prefix.last), SHOWN + 1).await?
+                let range = (prefix.first, prefix.last);
+                read::ids_in_range(pool, table, range, self.tenant_scope(), SHOWN + 1).await?
             }
-            IdArg::Suffix(digits) => read::ids_with_suffix(pool, table, digits, SHOWN + 1).await?,
+            IdArg::Suffix(digits) => {
+                read::ids_with_suffix(pool, table, digits, self.tenant_scope(), SHOWN + 1).await?
+            }
         };
         Ok(match found.as_slice() {
             [] => Ok(None),

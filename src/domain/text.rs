@@ -4,12 +4,14 @@
 //! Terminal escape sequences (7-bit `ESC …` and their 8-bit C1 forms: CSI, OSC, DCS, SOS, PM,
 //! APC) are removed whole and shown as `␛`, so a hostile value can neither retitle, clear nor
 //! recolour the operator's terminal, and the operator can still see that something was there.
-//! Other control characters and bidirectional overrides become `�`. Line breaks and tabs
-//! become spaces (or separate lines in the multi-line form). Lengths are bounded.
+//! Other control characters, bidirectional overrides and invisible characters are shown as
+//! what they are, escaped the way Rust writes them (`\u{202e}`). Line breaks and tabs become
+//! spaces (or separate lines in the multi-line form). Lengths are bounded.
 //!
 //! Where only ASCII may be written (`--ascii`, a locale that is not UTF-8), text cleaned while
-//! [`in_ascii`] runs says what it held instead: every other character as `\u{202e}`, a removed
-//! escape sequence as `\e`.
+//! [`in_ascii`] runs is ASCII too: the console's own glyphs in their ASCII forms, a removed
+//! escape sequence as `\e`, every other character escaped. Cleaning twice (a sentence made of
+//! cleaned text, cleaned again where it is drawn) keeps what the first pass said.
 
 use std::cell::Cell;
 
@@ -18,23 +20,47 @@ thread_local! {
 }
 
 /// Runs `draw` with text cleaned for an ASCII-only terminal when `ascii` is set (on this
-/// thread: drawing one frame is synchronous).
+/// thread: drawing one frame is synchronous). The previous mode comes back however `draw`
+/// ends, a panic included.
 pub fn in_ascii<T>(ascii: bool, draw: impl FnOnce() -> T) -> T {
-    let before = ASCII.with(|cell| cell.replace(ascii));
-    let result = draw();
-    ASCII.with(|cell| cell.set(before));
-    result
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ASCII.with(|cell| cell.set(self.0));
+        }
+    }
+    let _restore = Restore(ASCII.with(|cell| cell.replace(ascii)));
+    draw()
 }
 
-/// Appends `piece` as shown: itself, or a mark (an escape under [`in_ascii`]).
+/// The ASCII form of a glyph the console draws (arrows, dashes, the marks of this module).
+pub fn ascii_glyph(ch: char) -> Option<&'static str> {
+    Some(match ch {
+        '…' => "~",
+        '·' | '•' => ".",
+        '—' | '–' | '─' => "-",
+        '→' | '›' => ">",
+        '←' => "<",
+        '↑' => "^",
+        '↓' => "v",
+        '│' => "|",
+        '×' => "x",
+        ESCAPE_MARK => "\\e",
+        _ => return None,
+    })
+}
+
+/// Appends `piece` as shown: itself, or a mark or an escape (see the module's comment).
 fn push_piece(out: &mut String, piece: &Piece, ascii: bool) {
     match (piece, ascii) {
-        (Piece::Char(ch), true) if !ch.is_ascii() => out.push_str(&escaped(*ch)),
+        (Piece::Char(ch), true) if !ch.is_ascii() => match ascii_glyph(*ch) {
+            Some(glyph) => out.push_str(glyph),
+            None => out.push_str(&escaped(*ch)),
+        },
         (Piece::Char(ch), _) => out.push(*ch),
         (Piece::Escape, false) => out.push(ESCAPE_MARK),
         (Piece::Escape, true) => out.push_str("\\e"),
-        (Piece::Control(_), false) => out.push(CONTROL_MARK),
-        (Piece::Control(ch), true) => out.push_str(&escaped(*ch)),
+        (Piece::Control(ch), _) => out.push_str(&escaped(*ch)),
     }
 }
 
@@ -45,8 +71,6 @@ fn escaped(ch: char) -> String {
 
 /// Shown where an escape sequence was removed.
 pub const ESCAPE_MARK: char = '␛';
-/// Shown instead of any other control or bidi character.
-pub const CONTROL_MARK: char = '\u{FFFD}';
 /// Appended when a value was cut short.
 pub const ELLIPSIS: char = '…';
 
@@ -272,8 +296,16 @@ mod tests {
         assert!(shown.is_ascii());
         let lines = super::in_ascii(true, || super::clean_lines("a\u{202e}\nb", 5, 100));
         assert_eq!(lines, ["a\\u{202e}", "b"]);
-        // Only inside the scope.
-        assert_eq!(super::clean("é\u{202e}", 10), "é\u{fffd}");
+        // Cleaned once outside the scope (a sentence), then again where it is drawn: what the
+        // first pass said survives, and the console's glyphs take their ASCII forms.
+        let sentence = format!("tenant {} → {}", super::clean(hostile, 100), "done");
+        let drawn = super::in_ascii(true, || super::clean(&sentence, 200));
+        assert_eq!(drawn, "tenant \\u{682a}\\u{202e}x\\ey \\u{e9} > done");
+        // Only inside the scope, and the scope ends even when its work panics.
+        assert_eq!(super::clean("é", 10), "é");
+        let panicked = std::panic::catch_unwind(|| super::in_ascii(true, || panic!("draw")));
+        assert!(panicked.is_err());
+        assert_eq!(super::clean("é", 10), "é");
     }
 
     #[test]
@@ -299,18 +331,18 @@ mod tests {
     fn eight_bit_c1_sequences_are_removed_whole() {
         assert_eq!(clean("a\u{9b}31mb", 100), "a␛b");
         assert_eq!(clean("a\u{9d}0;t\u{9c}b", 100), "a␛b");
-        assert_eq!(clean("a\u{85}b", 100), "a\u{FFFD}b");
+        assert_eq!(clean("a\u{85}b", 100), "a\\u{85}b");
     }
 
     #[test]
     fn a_reset_sequence_and_stray_controls_are_neutralised() {
-        assert_eq!(clean("\u{1b}cok\u{7}\u{8}", 100), "␛ok\u{FFFD}\u{FFFD}");
+        assert_eq!(clean("\u{1b}cok\u{7}\u{8}", 100), "␛ok\\u{7}\\u{8}");
     }
 
     #[test]
-    fn bidi_overrides_are_replaced() {
-        assert_eq!(clean("abc\u{202e}fed", 100), "abc\u{FFFD}fed");
-        assert_eq!(clean("a\u{2067}b\u{200b}", 100), "a\u{FFFD}b\u{FFFD}");
+    fn bidi_overrides_and_invisible_characters_are_shown_escaped() {
+        assert_eq!(clean("abc\u{202e}fed", 100), "abc\\u{202e}fed");
+        assert_eq!(clean("a\u{2067}b\u{200b}", 100), "a\\u{2067}b\\u{200b}");
     }
 
     #[test]

@@ -273,54 +273,87 @@ pub enum IdTable {
     Leases,
 }
 
-/// Up to `limit` ids between `first` and `last`, in order: a primary-key range, never a scan.
+/// Up to `limit` ids between `first` and `last`, in order, in `tenant`'s scope when there is
+/// one: a primary-key range, never a scan. With a scope, bootstraps are also found by their
+/// space id (through the tenant's unique index), which is how the board shows them.
 pub async fn ids_in_range(
     pool: &PgPool,
     table: IdTable,
     (first, last): (Uuid, Uuid),
+    tenant: Option<&str>,
     limit: i64,
 ) -> Result<Vec<Uuid>, StoreError> {
     let sql = match table {
         IdTable::Bootstraps => {
             "SELECT id FROM legacy_space_publication_bootstraps \
-             WHERE id BETWEEN $1 AND $2 ORDER BY id LIMIT $3"
+               WHERE id BETWEEN $1 AND $2 AND ($4::text IS NULL OR tenant_id = $4) \
+             UNION SELECT id FROM legacy_space_publication_bootstraps \
+               WHERE tenant_id = $4 AND knowledge_space_id BETWEEN $1 AND $2 \
+             ORDER BY id LIMIT $3"
         }
         IdTable::Leases => {
             "SELECT id FROM knowledge_space_mutation_leases \
-             WHERE id BETWEEN $1 AND $2 ORDER BY id LIMIT $3"
+             WHERE id BETWEEN $1 AND $2 AND ($4::text IS NULL OR tenant_id = $4) \
+             ORDER BY id LIMIT $3"
         }
     };
     Ok(sqlx::query_scalar(sql)
         .bind(first)
         .bind(last)
         .bind(limit)
+        .bind(tenant)
         .fetch_all(pool)
         .await?)
 }
 
-/// Up to `limit` ids whose 32-hex form ends with `digits`: the only lookup of ids that
-/// cannot use the primary key, so it reads the id column alone.
+/// Up to `limit` ids whose 32-hex form ends with `digits`, in `tenant`'s scope when there is
+/// one (bootstraps by their space id too): the only lookup of ids that cannot use an index.
 pub async fn ids_with_suffix(
     pool: &PgPool,
     table: IdTable,
     digits: &str,
+    tenant: Option<&str>,
     limit: i64,
 ) -> Result<Vec<Uuid>, StoreError> {
     let sql = match table {
         IdTable::Bootstraps => {
             "SELECT id FROM legacy_space_publication_bootstraps \
-             WHERE right(replace(id::text, '-', ''), length($1)) = $1 ORDER BY id LIMIT $2"
+             WHERE ($3::text IS NULL OR tenant_id = $3) \
+               AND (right(replace(id::text, '-', ''), length($1)) = $1 \
+                    OR right(replace(knowledge_space_id::text, '-', ''), length($1)) = $1) \
+             ORDER BY id LIMIT $2"
         }
         IdTable::Leases => {
             "SELECT id FROM knowledge_space_mutation_leases \
-             WHERE right(replace(id::text, '-', ''), length($1)) = $1 ORDER BY id LIMIT $2"
+             WHERE ($3::text IS NULL OR tenant_id = $3) \
+               AND right(replace(id::text, '-', ''), length($1)) = $1 ORDER BY id LIMIT $2"
         }
     };
     Ok(sqlx::query_scalar(sql)
         .bind(digits)
         .bind(limit)
+        .bind(tenant)
         .fetch_all(pool)
         .await?)
+}
+
+/// The ids next to each of `ids` in the bootstrap and lease tables' primary keys (two index
+/// probes per table and id): all a prefix needs to tell `ids` from the rest.
+pub async fn neighbour_ids(pool: &PgPool, ids: &[Uuid]) -> Result<Vec<Uuid>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT n.id FROM unnest($1::uuid[]) AS x(id), LATERAL ( \
+           (SELECT id FROM legacy_space_publication_bootstraps WHERE id < x.id \
+             ORDER BY id DESC LIMIT 1) \
+           UNION ALL (SELECT id FROM legacy_space_publication_bootstraps WHERE id > x.id \
+             ORDER BY id LIMIT 1) \
+           UNION ALL (SELECT id FROM knowledge_space_mutation_leases WHERE id < x.id \
+             ORDER BY id DESC LIMIT 1) \
+           UNION ALL (SELECT id FROM knowledge_space_mutation_leases WHERE id > x.id \
+             ORDER BY id LIMIT 1)) AS n(id)",
+    )
+    .bind(ids)
+    .fetch_all(pool)
+    .await?)
 }
 
 /// Every id the console shows in `tenant`'s scope (all tenants without one): bootstrap ids,

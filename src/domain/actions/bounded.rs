@@ -52,11 +52,13 @@ pub async fn apply_bounded(
     give_up: impl Future<Output = ()>,
 ) -> Result<Outcome, ActionError> {
     let result = apply_or_look_up(session, action, reason, deadline, give_up).await;
-    // Every action in the log, with its request: an incident can be told again from it.
+    // Every action in the log, with its request and its subject's whole id (a shown form
+    // means nothing once the ids around it changed): an incident can be told again from it.
     let (verdict, line) = super::sentence(action, &result, &session.names());
     tracing::info!(
-        "action {} of request {} by {}: {verdict:?}: {}",
+        "action {} on {} of request {} by {}: {verdict:?}: {}",
         action.kind().name(),
+        action.subject_id(),
         action.request(),
         crate::domain::text::clean(&session.actor().user, 64),
         crate::domain::text::clean(&line, 1000),
@@ -98,8 +100,9 @@ async fn apply_or_look_up(
         () = give_up => "you stopped waiting".to_string(),
     };
     tracing::warn!(
-        "{}: {why}; looking request {} up",
+        "{} ({}): {why}; looking request {} up",
         action.target(&session.names()),
+        action.subject_id(),
         action.request()
     );
     // A lookup that cannot be made leaves the outcome unknown, never "failed".

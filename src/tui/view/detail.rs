@@ -55,7 +55,10 @@ pub fn max_scroll(app: &App, id: &Uuid) -> u16 {
     let screen = Rect::new(0, 0, app.size.0, app.size.1);
     let body = layout::areas(screen).body;
     let theme = Theme::new(app.display.color);
-    paragraph(app, id, &theme).map_or(0, |p| last_scroll(&p, body))
+    // Laid out as drawn: escaped text (under ASCII) is longer and wraps into more lines.
+    text::in_ascii(app.display.ascii, || {
+        paragraph(app, id, &theme).map_or(0, |p| last_scroll(&p, body))
+    })
 }
 
 fn when(at: DateTime<Utc>, now: DateTime<Utc>) -> String {

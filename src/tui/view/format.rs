@@ -2,7 +2,7 @@
 
 use chrono::Duration;
 
-use crate::domain::ids::{IdNames, MAX_SHOWN_PREFIX, SUFFIX_MARK};
+use crate::domain::ids::{IdNames, MAX_SHOWN_WIDTH};
 use crate::domain::model::Checkpoint;
 use crate::domain::signals::Attention;
 pub use crate::domain::text::age;
@@ -64,7 +64,7 @@ pub fn flag(attention: Attention) -> &'static str {
 /// A column that holds every shown id in scope (the same width on every page and frame): 8 to
 /// 14 characters; wider forms (ids alike at both ends) are cut by the cell.
 pub fn id_width(names: &IdNames) -> u16 {
-    let widest = names.widest().min(MAX_SHOWN_PREFIX + SUFFIX_MARK.len());
+    let widest = names.widest().min(MAX_SHOWN_WIDTH);
     u16::try_from(widest).unwrap_or(u16::MAX)
 }
 

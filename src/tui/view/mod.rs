@@ -37,20 +37,12 @@ fn asciify(buffer: &mut ratatui::buffer::Buffer) {
         if symbol.is_ascii() {
             continue;
         }
-        let ascii = match symbol {
-            "…" => "~",
-            "·" | "•" => ".",
-            "—" | "–" | "─" => "-",
-            "→" | "›" => ">",
-            "←" => "<",
-            "↑" => "^",
-            "↓" => "v",
-            "│" => "|",
-            "␛" => "^",
-            "×" => "x",
-            _ => "?",
+        let mut chars = symbol.chars();
+        let glyph = match (chars.next(), chars.next()) {
+            (Some(ch), None) => text::ascii_glyph(ch).filter(|g| g.len() == 1),
+            _ => None,
         };
-        cell.set_symbol(ascii);
+        cell.set_symbol(glyph.unwrap_or("?"));
     }
 }
 
