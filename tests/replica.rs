@@ -71,12 +71,21 @@ async fn polls_read_the_standby_and_plans_and_actions_go_to_the_primary() {
         "no poll on the primary"
     );
 
-    // The plan and the action go to the primary (the standby cannot write).
+    // The plan and the action go to the primary (the standby cannot write); the standby
+    // stops replaying meanwhile, so the console must wait before showing the new state.
+    pair.pause_replay().await;
     console.send("r");
     console.wait_for("will change", 20);
     console.send("parser fixed\r");
     console.wait_for("retry applied", 20);
     assert_eq!(fixture::audit_count(&pair.primary).await, 1);
+    console.wait_for("applied; waiting for the replica", 10);
+    pair.resume_replay().await;
+    console.wait_for("the standby has replayed it", 15);
+    console.send("\x1b");
+    console.wait_until("the board with the retried space", 10, |s| {
+        s.contains("queued") && !s.contains("FAILED")
+    });
     let state: String = sqlx::query_scalar(
         "SELECT run_state FROM legacy_space_publication_bootstraps WHERE id = $1",
     )
@@ -85,7 +94,6 @@ async fn polls_read_the_standby_and_plans_and_actions_go_to_the_primary() {
     .await
     .expect("state");
     assert_eq!(state, "queued");
-    console.send("\x1b");
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);
 }
@@ -125,6 +133,19 @@ async fn a_lagging_standby_raises_no_false_alarm_and_a_quiet_primary_hides_no_de
         "the lag is said:\n{text}\n{}",
         stderr(&status)
     );
+
+    // The live console says the same: the lag in the header, no false alarm on the board.
+    let mut console = Console::start(
+        &["watch", "--database-url", &primary, "--read-url", &standby],
+        &[],
+        160,
+        30,
+    );
+    let screen = console.wait_for("standby lag", 30);
+    assert!(screen.contains("ages as of"), "{screen}");
+    assert!(!screen.contains("EXPIRED"), "{screen}");
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
 
     // Replay resumes; then the worker stops renewing and the primary goes quiet: the lease
     // runs out by the standby's clock although nothing new is replayed.

@@ -296,6 +296,7 @@ fn retry_needs_a_plan_and_a_reason_before_anything_is_applied() {
     let effects = app.update(Event::Applied {
         dialog,
         results: vec![(Verdict::Applied, "space 01010101: retry applied".into())],
+        replica: None,
     });
     assert_eq!(
         effects,

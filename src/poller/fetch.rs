@@ -9,8 +9,9 @@ use tokio::sync::mpsc;
 
 use super::cadence::Cadence;
 use super::model::Input;
-use super::{AUDIT_SHOWN, Extra, Focus, Focused, Health, PollerOptions};
+use super::{AUDIT_SHOWN, Extra, Focus, Focused, Health, PollerOptions, REPLAY_WAIT};
 use crate::domain::session::Session;
+use crate::store::replica::{self, Lsn};
 use crate::store::sync::LedgerSync;
 
 /// The longest a regular poll may take before it counts as failed.
@@ -25,6 +26,7 @@ pub(super) enum Request {
     Pause(bool),
     Interval(Duration),
     Focus(Focus),
+    AwaitReplay(Lsn),
 }
 
 struct Fetcher {
@@ -84,6 +86,10 @@ pub(super) async fn run(
                     Request::Focus(focus) => {
                         focus_changed |= focus != fetcher.focus;
                         fetcher.focus = focus;
+                    }
+                    Request::AwaitReplay(position) => {
+                        fetcher.await_replay(position).await;
+                        poll_now = true;
                     }
                 }
             }
@@ -163,6 +169,28 @@ impl Fetcher {
             }
             Ok(Err(error)) => self.fail(error, took),
             Err(_) => self.fail(format!("no answer within {}s", limit.as_secs()), took),
+        }
+    }
+
+    /// Waits until where polls read has replayed `position` (checked every 50 ms), at most
+    /// [`REPLAY_WAIT`]. A primary has nothing to replay.
+    async fn await_replay(&self, position: Lsn) {
+        let reader = self.session.reader().pool().clone();
+        let replayed = async {
+            loop {
+                match replica::replay_position(&reader).await {
+                    Ok(Some(replayed)) if replayed < position => {}
+                    Ok(_) => return true,
+                    Err(e) => tracing::debug!("the standby's replay position: {e}"),
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        if tokio::time::timeout(REPLAY_WAIT, replayed).await.is_err() {
+            tracing::warn!(
+                "the standby had not replayed {position} after {}s",
+                REPLAY_WAIT.as_secs()
+            );
         }
     }
 

@@ -27,7 +27,7 @@ use crate::domain::leases::LeaseBoard;
 use crate::domain::model::AuditRecord;
 use crate::domain::session::{Detail, Session};
 use crate::domain::signals::Thresholds;
-use crate::store::replica::Replication;
+use crate::store::replica::{Lsn, Replication};
 use crate::store::sync::SyncSettings;
 
 pub use cadence::{MAX_INTERVAL, MIN_INTERVAL};
@@ -120,7 +120,13 @@ pub enum Command {
     Focus(Focus),
     /// Order and filter the board like this.
     Query(BoardQuery),
+    /// Poll as soon as the standby has replayed this far (an action's commit), at most
+    /// [`REPLAY_WAIT`] from now: the board then shows what the action did.
+    AwaitReplay(Lsn),
 }
+
+/// How long a poll waits for the standby to replay an action's commit.
+pub const REPLAY_WAIT: Duration = Duration::from_secs(10);
 
 /// How the poller works.
 #[derive(Debug, Clone, Copy)]
@@ -150,6 +156,7 @@ impl PollerHandle {
             Command::Pause(paused) => fetch::Request::Pause(paused),
             Command::Interval(interval) => fetch::Request::Interval(interval),
             Command::Focus(focus) => fetch::Request::Focus(focus),
+            Command::AwaitReplay(position) => fetch::Request::AwaitReplay(position),
         };
         let _ = self.fetch.send(request);
     }

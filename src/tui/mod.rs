@@ -278,7 +278,9 @@ async fn finish_applying(
     }
     let answer = tokio::time::timeout(QUIT_LOOKUP, async {
         while let Some(event) = inbox.recv().await {
-            if let Event::Applied { dialog, results } = event
+            if let Event::Applied {
+                dialog, results, ..
+            } = event
                 && dialog == id
             {
                 return Some(results);
@@ -396,9 +398,19 @@ fn perform(
                         actions::apply_bounded(&session, action, &reason, deadline, give_up).await;
                     report.push(actions::sentence(action, &result, &session.names()));
                 }
+                // Read your own writes: polls of a standby wait for it to replay the commit.
+                let applied = report
+                    .iter()
+                    .any(|(verdict, _)| *verdict == Verdict::Applied);
+                let replica = if applied && session.has_reader() {
+                    session.primary_position().await
+                } else {
+                    None
+                };
                 let _ = results.send(Event::Applied {
                     dialog,
                     results: report,
+                    replica,
                 });
             });
         }

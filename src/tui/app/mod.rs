@@ -19,6 +19,7 @@ use crate::domain::ids::IdNames;
 use crate::domain::session::Access;
 use crate::domain::signals::Thresholds;
 use crate::poller::{Extra, Focus, Health, PollStatus};
+use crate::store::replica::Lsn;
 
 /// How long a changed row stays highlighted.
 pub const CHANGE_HIGHLIGHT: Duration = Duration::from_secs(4);
@@ -112,6 +113,13 @@ pub struct Message {
     pub at: Instant,
 }
 
+/// Waiting for the standby to replay an action's commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AwaitingReplica {
+    pub position: Lsn,
+    pub since: Instant,
+}
+
 /// What covers the current view.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Overlay {
@@ -136,6 +144,9 @@ pub struct App {
     pub audit: ListState,
     pub detail: DetailState,
     pub message: Option<Message>,
+    /// An action committed on the primary that the standby polls read has not replayed yet:
+    /// until it has, the board may show the state before it, and says so.
+    pub awaiting_replica: Option<AwaitingReplica>,
     pub size: (u16, u16),
     pub bulk_cap: usize,
     /// How long an action's answer is waited for before it is looked up by request id.
@@ -191,6 +202,7 @@ impl App {
             audit: ListState::default(),
             detail: DetailState::default(),
             message: None,
+            awaiting_replica: None,
             size,
             bulk_cap: 100,
             apply_deadline: Duration::from_secs(15),

@@ -14,13 +14,14 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use uuid::Uuid;
 
 use self::cursor::{follow_selection, keep_cursors_visible, list_state, move_cursor};
-use super::app::{App, ListState, Overlay, Stage, View};
+use super::app::{App, AwaitingReplica, ListState, Overlay, Stage, View};
 use super::keys::{self, Command};
 use super::layout;
 use crate::domain::actions::{BootstrapKind, Plan, Verdict};
 use crate::domain::board::{Quick, SortKey};
 use crate::domain::model::MutationLease;
 use crate::poller::{self, Extra, Focus, PollStatus};
+use crate::store::replica::Lsn;
 
 /// Everything that can happen to the console.
 #[derive(Debug, Clone)]
@@ -38,6 +39,9 @@ pub enum Event {
     Applied {
         dialog: u64,
         results: Vec<(Verdict, String)>,
+        /// Where the primary's WAL ended after the last commit, when polls read a standby
+        /// that must replay it before the board shows what was done.
+        replica: Option<Lsn>,
     },
     Tick(Instant),
 }
@@ -108,8 +112,22 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             }
             Vec::new()
         }
-        Event::Applied { dialog, results } => {
-            let mut effects = vec![Effect::Poller(poller::Command::PollNow)];
+        Event::Applied {
+            dialog,
+            results,
+            replica,
+        } => {
+            let poll = match replica {
+                Some(position) => {
+                    app.awaiting_replica = Some(AwaitingReplica {
+                        position,
+                        since: app.now,
+                    });
+                    poller::Command::AwaitReplay(position)
+                }
+                None => poller::Command::PollNow,
+            };
+            let mut effects = vec![Effect::Poller(poll)];
             if let Overlay::Dialog(d) = &mut app.overlay
                 && d.id == dialog
             {
@@ -133,6 +151,21 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
 }
 
 fn expire(app: &mut App) {
+    // A little longer than the poller waits, so that its poll arrives first when it can.
+    if let Some(waiting) = app.awaiting_replica
+        && app.now.saturating_duration_since(waiting.since)
+            > poller::REPLAY_WAIT + Duration::from_secs(2)
+    {
+        app.awaiting_replica = None;
+        app.say(
+            format!(
+                "the standby had not replayed the action after {}s: the board may still show \
+                 the state before it",
+                poller::REPLAY_WAIT.as_secs()
+            ),
+            true,
+        );
+    }
     if app
         .message
         .as_ref()
@@ -147,6 +180,19 @@ fn expire(app: &mut App) {
 fn absorb_poll(app: &mut App, status: PollStatus) {
     let fresh = status.fleet.as_ref().map(std::sync::Arc::as_ptr)
         != app.status.fleet.as_ref().map(std::sync::Arc::as_ptr);
+    if let Some(waiting) = app.awaiting_replica
+        && fresh
+        && status
+            .health
+            .replication
+            .is_none_or(|r| r.replayed.is_some_and(|at| at >= waiting.position))
+    {
+        app.awaiting_replica = None;
+        app.say(
+            "the standby has replayed it: the board shows what was done",
+            false,
+        );
+    }
     app.status = status;
     if fresh {
         follow_selection(app);

@@ -429,6 +429,12 @@ pub fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 )),
                 theme.stale(),
             ))
+        } else if let Some(waiting) = &app.awaiting_replica {
+            let waited = app.now.saturating_duration_since(waiting.since).as_secs();
+            Line::from(Span::styled(
+                fit(format!(" applied; waiting for the replica ({waited}s)")),
+                theme.stale(),
+            ))
         } else if let Some(message) = &app.message {
             let style = if message.error {
                 theme.error()
