@@ -642,7 +642,7 @@ async fn every_poll_statement_uses_an_index_or_a_tid_range_never_a_sequential_sc
     // Plans as the console's own sessions make them (they plan every execution for its
     // parameters).
     let session = db.session(SessionOptions::default()).await;
-    let pool = session.store().pool().clone();
+    let pool = session.store().pool();
     let layout = *session.store().layout();
     let ids: Vec<Uuid> =
         sqlx::query_scalar("SELECT id FROM legacy_space_publication_bootstraps LIMIT 50")
@@ -756,7 +756,7 @@ async fn every_poll_statement_uses_an_index_or_a_tid_range_never_a_sequential_sc
     .expect("the optional index");
     let session = db.session(SessionOptions::default()).await;
     let layout = *session.store().layout();
-    let pool = session.store().pool().clone();
+    let pool = session.store().pool();
     let plan = plan(&pool, &explain(fleet::changed_sql(&layout)), |q| {
         q.bind(None::<String>).bind(since)
     })
@@ -774,7 +774,7 @@ async fn status_pages_walk_the_claim_index_in_order_and_find_blocked_rows_from_l
     let db = TestDb::migrated().await;
     large_ledger(&db).await;
     let session = db.session(SessionOptions::default()).await;
-    let pool = session.store().pool().clone();
+    let pool = session.store().pool();
     let now = chrono::Utc::now();
     // failed, queued, canceled, succeeded: ordered by the index itself, page after page (no
     // sort of the class); blocked: found from the leases.

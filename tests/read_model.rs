@@ -384,7 +384,7 @@ async fn console_sessions_identify_themselves_time_out_and_read_read_only() {
         "SELECT current_setting('application_name'), current_setting('statement_timeout'), \
                 current_setting('lock_timeout'), current_setting('transaction_read_only')",
     )
-    .fetch_one(session.store().pool())
+    .fetch_one(&session.store().pool())
     .await
     .expect("settings");
     assert_eq!(app, "bootstrap-console");
@@ -392,7 +392,7 @@ async fn console_sessions_identify_themselves_time_out_and_read_read_only() {
     assert_eq!(lock, "5s");
     assert_eq!(read_only, "on", "reads run in read-only transactions");
     let write = sqlx::query("DELETE FROM knowledge_space_mutation_leases")
-        .execute(session.store().pool())
+        .execute(&session.store().pool())
         .await;
     let error = write.expect_err("a plain statement on the console's pool cannot write");
     assert!(

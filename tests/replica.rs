@@ -165,3 +165,106 @@ async fn a_lagging_standby_raises_no_false_alarm_and_a_quiet_primary_hides_no_de
     assert!(text.contains("EXPIRED"), "a dead worker shows:\n{text}");
     assert!(text.contains("in sync"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_failover_the_console_finds_the_new_primary_and_acts_on_it_without_a_restart() {
+    let mut pair = Pair::start().await;
+    fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
+    pair.replayed().await;
+    let (both, standby) = (pair.both_url(), pair.standby_url());
+    let mut console = Console::start(
+        &["watch", "--database-url", &both, "--read-url", &standby],
+        &[],
+        160,
+        30,
+    );
+    console.wait_for("FAILED", 30);
+    console.wait_for("standby in sync", 30);
+
+    pair.fail_over().await;
+    console.wait_for("the primary moved", 30);
+    console.wait_for("the read URL is a primary now", 30);
+    // The plan and the action go to the new primary, in the same console.
+    console.send("r");
+    console.wait_for("will change", 20);
+    console.send("after the failover\r");
+    console.wait_for("retry applied", 20);
+    assert_eq!(fixture::audit_count(&pair.standby).await, 1);
+    console.send("\x1b");
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn polls_fall_back_to_the_primary_while_the_standby_is_gone() {
+    let mut pair = Pair::start().await;
+    fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
+    pair.replayed().await;
+    let (primary, standby) = (pair.primary_url(), pair.standby_url());
+    let mut console = Console::start(
+        &["watch", "--database-url", &primary, "--read-url", &standby],
+        &[],
+        160,
+        30,
+    );
+    console.wait_for("standby in sync", 30);
+    pair.sandbox
+        .standby_mut()
+        .expect("a standby")
+        .stop_server()
+        .expect("stop the standby");
+    let screen = console.wait_for("standby unreachable: polls read the primary", 30);
+    assert!(
+        screen.contains("FAILED"),
+        "the board is still shown:\n{screen}"
+    );
+    // A change on the primary shows although the standby is gone.
+    fixture::job(&pair.primary, &JobSpec::new("globex", "failed")).await;
+    console.wait_for("globex", 20);
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn actions_refuse_a_standby_and_find_the_primary_among_listed_hosts() {
+    let pair = Pair::start().await;
+    let job = fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
+    pair.replayed().await;
+    let space = job.space.to_string();
+    let retry = |url: &str| {
+        run(&[
+            "retry",
+            &space,
+            "--reason",
+            "parser fixed",
+            "--yes",
+            "--database-url",
+            url,
+        ])
+    };
+    let on_standby = retry(&pair.standby_url());
+    assert_eq!(on_standby.status.code(), Some(3), "{}", stdout(&on_standby));
+    assert!(
+        stderr(&on_standby).contains("is a standby (in recovery)"),
+        "{}",
+        stderr(&on_standby)
+    );
+    assert_eq!(fixture::audit_count(&pair.primary).await, 0);
+    // The standby listed first: the primary among the hosts is the one used.
+    let (_, hosts) = pair
+        .both_url()
+        .split_once('@')
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .expect("hosts");
+    let (list, database) = hosts.split_once('/').expect("a database");
+    let (first, second) = list.split_once(',').expect("two hosts");
+    let reversed = format!("postgres://postgres@{second},{first}/{database}");
+    let listed = retry(&reversed);
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+    assert!(
+        stdout(&listed).contains("retry applied"),
+        "{}",
+        stdout(&listed)
+    );
+    assert_eq!(fixture::audit_count(&pair.primary).await, 1);
+}

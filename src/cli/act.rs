@@ -196,8 +196,16 @@ pub(super) async fn bootstrap_action(
 fn require_writable(session: &Session) -> Result<(), Failure> {
     let capabilities = session.capabilities();
     actions::audit_ready(capabilities).map_err(|r| Failure::ConsoleSchema(r.to_string()))?;
+    if capabilities.in_recovery {
+        return Err(Failure::Refused(format!(
+            "the database at {} is a standby (in recovery), which cannot be written: actions \
+             go to the primary — name it with --database-url (several hosts may be listed; the \
+             primary among them is used)",
+            session.store().target()
+        )));
+    }
     let missing = capabilities.missing_write_grants();
-    if capabilities.in_recovery || missing.is_empty() {
+    if missing.is_empty() {
         return Ok(());
     }
     Err(Failure::Open(OpenError::MissingPrivilege {

@@ -100,7 +100,7 @@ pub async fn summarize_at(
     thresholds: &Thresholds,
     now: DateTime<Utc>,
 ) -> Result<Report, StoreError> {
-    let pool = session.reader().pool();
+    let pool = &session.reader().pool();
     let tenant = session.tenant_scope();
     let groups = report::summary(pool, tenant, &clock(now, thresholds)).await?;
     let (summary, unreadable_count) = summary_of(&groups);
@@ -293,7 +293,7 @@ impl Rows {
     async fn load_leases(&self) -> Result<Arc<Leases>, StoreError> {
         let store = self.session.reader();
         let rows = crate::store::fleet::leases(
-            store.pool(),
+            &store.pool(),
             store.layout(),
             self.narrowing.tenant.as_deref(),
         )
@@ -325,7 +325,7 @@ impl Rows {
         }
         let store = self.session.reader();
         let records = report::page(
-            store.pool(),
+            &store.pool(),
             &self.narrowing,
             &self.clock,
             class.index(),

@@ -1,6 +1,7 @@
 //! A session: the store, what the database offers, the tenant scope and the access mode.
 //! Scope and read-only are enforced here, for the TUI and the CLI alike — not only in a UI.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use chrono::{DateTime, Utc};
@@ -89,6 +90,8 @@ pub struct Session {
     names: Arc<RwLock<Arc<IdNames>>>,
     /// Where polls and reports read when it is not the primary (`--read-url`).
     reader: Option<Reader>,
+    /// The primary's WAL position could not be read at the last try.
+    primary_silent: Arc<AtomicBool>,
 }
 
 /// The database polls read from when that is not the one actions write to: a hot standby.
@@ -97,6 +100,8 @@ struct Reader {
     store: Store,
     /// Whether it is in recovery (a standby) as found at connect; a primary is warned about.
     standby: bool,
+    /// It stopped answering: polls read the primary until it answers again.
+    down: Arc<AtomicBool>,
 }
 
 impl Session {
@@ -150,6 +155,7 @@ impl Session {
             thresholds: options.thresholds,
             names: Arc::default(),
             reader: None,
+            primary_silent: Arc::default(),
         })
     }
 
@@ -161,7 +167,54 @@ impl Session {
     /// The database polls and reports read: the standby named by `--read-url`, else the same
     /// as [`Self::store`].
     pub fn reader(&self) -> &Store {
-        self.reader.as_ref().map_or(&self.store, |r| &r.store)
+        match &self.reader {
+            Some(reader) if !reader.down.load(Ordering::Relaxed) => &reader.store,
+            _ => &self.store,
+        }
+    }
+
+    /// Whether the standby stopped answering, so that polls read the primary.
+    pub fn reader_is_down(&self) -> bool {
+        self.reader
+            .as_ref()
+            .is_some_and(|r| r.down.load(Ordering::Relaxed))
+    }
+
+    /// Polls read the primary while the standby is `down`, the standby again once it is not.
+    pub fn set_reader_down(&self, down: bool) {
+        if let Some(reader) = &self.reader {
+            reader.down.store(down, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the standby answers now (within 2 s), whatever polls read meanwhile.
+    pub async fn reader_answers(&self) -> bool {
+        let Some(reader) = &self.reader else {
+            return false;
+        };
+        let pool = reader.store.pool();
+        let asked = sqlx::query("SELECT 1").execute(&pool);
+        matches!(
+            tokio::time::timeout(std::time::Duration::from_secs(2), asked).await,
+            Ok(Ok(_))
+        )
+    }
+
+    /// Whether the primary did not answer when its WAL position was last asked for (a
+    /// failover, perhaps).
+    pub fn primary_silent(&self) -> bool {
+        self.primary_silent.load(Ordering::Relaxed)
+    }
+
+    /// After a failover, the primary among the hosts `--database-url` lists: plans and actions
+    /// go there from now on. `Some` names it when it moved.
+    pub async fn find_primary(&self) -> Option<Target> {
+        let moved = self.store.find_primary().await;
+        if let Some(host) = &moved {
+            self.primary_silent.store(false, Ordering::Relaxed);
+            tracing::warn!("the primary moved: plans and actions go to {host} now");
+        }
+        moved
     }
 
     /// Whether polls read a database of their own (`--read-url`).
@@ -209,6 +262,7 @@ impl Session {
         Ok(Reader {
             store,
             standby: capabilities.in_recovery,
+            down: Arc::default(),
         })
     }
 
@@ -261,7 +315,7 @@ impl Session {
     /// Reads every id in scope (bootstraps, their spaces, leases) and shows ids by them from
     /// now on: one index-only pass, for commands that print ids.
     pub async fn read_names(&self) -> Result<Arc<IdNames>, StoreError> {
-        let ids = read::ids_in_scope(self.reader().pool(), self.tenant_scope()).await?;
+        let ids = read::ids_in_scope(&self.reader().pool(), self.tenant_scope()).await?;
         let names = Arc::new(IdNames::new(ids));
         self.set_names(names.clone());
         Ok(names)
@@ -275,7 +329,7 @@ impl Session {
         if self.tenant_scope().is_some() {
             return self.read_names().await;
         }
-        let neighbours = read::neighbour_ids(self.reader().pool(), ids).await?;
+        let neighbours = read::neighbour_ids(&self.reader().pool(), ids).await?;
         let names = IdNames::new(ids.iter().copied().chain(neighbours));
         if ids
             .iter()
@@ -347,7 +401,7 @@ impl Session {
                 None => None,
             };
             let polled = sync
-                .poll(reader.pool(), reader.layout(), period, primary)
+                .poll(&reader.pool(), reader.layout(), period, primary)
                 .await;
             match polled {
                 Err(e) if attempt < ATTEMPTS && self.has_reader() && recovery_conflict(&e) => {
@@ -362,15 +416,19 @@ impl Session {
     /// Where the primary's WAL ends now; `None` when it does not answer within 2 s (the
     /// standby's lag is then unknown, which the header says).
     pub async fn primary_position(&self) -> Option<Lsn> {
-        let asked = replica::primary_position(self.store.pool());
-        match tokio::time::timeout(std::time::Duration::from_secs(2), asked).await {
+        let pool = self.store.pool();
+        let asked = replica::primary_position(&pool);
+        let position = match tokio::time::timeout(std::time::Duration::from_secs(2), asked).await {
             Ok(Ok(position)) => Some(position),
             Ok(Err(e)) => {
                 tracing::debug!("the primary's WAL position: {e}");
                 None
             }
             Err(_) => None,
-        }
+        };
+        self.primary_silent
+            .store(position.is_none(), Ordering::Relaxed);
+        position
     }
 
     /// The whole ledger in scope, loaded and judged once (for one-shot reports and tests).
@@ -387,7 +445,7 @@ impl Session {
     /// One bootstrap in depth; `None` when it does not exist in scope.
     pub async fn detail(&self, bootstrap_id: Uuid) -> Result<Option<Detail>, DetailError> {
         let rows = read::detail(
-            self.reader().pool(),
+            &self.reader().pool(),
             self.reader().layout(),
             bootstrap_id,
             self.tenant_scope(),
@@ -403,7 +461,7 @@ impl Session {
     /// Every mutation lease in scope, judged against the session's thresholds.
     pub async fn leases(&self) -> Result<LeaseBoard, DetailError> {
         let rows = read::leases(
-            self.reader().pool(),
+            &self.reader().pool(),
             self.reader().layout(),
             self.tenant_scope(),
             None,
@@ -421,7 +479,7 @@ impl Session {
         if let Some(why) = self.capabilities.audit_unavailable() {
             return Err(StoreError::NotGranted(why));
         }
-        let rows = read::recent_audit(self.reader().pool(), self.tenant_scope(), limit).await?;
+        let rows = read::recent_audit(&self.reader().pool(), self.tenant_scope(), limit).await?;
         Ok(rows)
     }
 
@@ -429,7 +487,7 @@ impl Session {
     /// tenants are returned too, so that an action on one is refused with a sentence naming the
     /// scope rather than a puzzling "not found"; the actions enforce the scope.
     pub async fn find_bootstrap(&self, id: Uuid) -> Result<Option<Bootstrap>, DetailError> {
-        let row = read::bootstrap_by_id_or_space(self.store.pool(), id).await?;
+        let row = read::bootstrap_by_id_or_space(&self.store.pool(), id).await?;
         row.map(Bootstrap::try_from)
             .transpose()
             .map_err(DetailError::from)
@@ -444,7 +502,7 @@ impl Session {
         arg: &IdArg,
     ) -> Result<Result<Option<Uuid>, Vec<Uuid>>, StoreError> {
         const SHOWN: i64 = 5;
-        let pool = self.store.pool();
+        let pool = &self.store.pool();
         let found = match arg {
             IdArg::Whole(id) => return Ok(Ok(Some(*id))),
             IdArg::Prefix(prefix) => {
@@ -467,7 +525,7 @@ impl Session {
         let Some(tenant) = self.tenant_scope() else {
             return Ok(None);
         };
-        let pool = self.reader().pool();
+        let pool = &self.reader().pool();
         Ok(Some(match read::tenant_presence(pool, tenant).await? {
             (true, _) => ScopeMatch::Bootstraps,
             (false, Some(true)) => ScopeMatch::NoBootstraps,
@@ -489,7 +547,7 @@ impl Session {
 
     /// The mutation lease with this id, whatever its tenant (the actions enforce the scope).
     pub async fn find_lease(&self, id: Uuid) -> Result<Option<MutationLease>, StoreError> {
-        let row = read::lease(self.store.pool(), self.store.layout(), id).await?;
+        let row = read::lease(&self.store.pool(), self.store.layout(), id).await?;
         Ok(row.map(MutationLease::from))
     }
 }

@@ -36,7 +36,18 @@ struct Fetcher {
     health: Health,
     focus: Focus,
     model: mpsc::UnboundedSender<Input>,
+    /// Poll again at once (polls just moved to another server).
+    again: bool,
+    /// When a down standby was last asked whether it answers again.
+    reader_probed: Option<Instant>,
+    /// When the listed hosts were last searched for the primary.
+    primary_searched: Option<Instant>,
 }
+
+/// How often a standby that stopped answering is asked again.
+const READER_RETRY: Duration = Duration::from_secs(15);
+/// How often the listed hosts are searched for a new primary while the primary is silent.
+const PRIMARY_SEARCH: Duration = Duration::from_secs(3);
 
 pub(super) async fn run(
     session: Session,
@@ -57,6 +68,9 @@ pub(super) async fn run(
         session,
         focus: Focus::Board,
         model,
+        again: false,
+        reader_probed: None,
+        primary_searched: None,
     };
     let mut poll_now = false;
     let mut focus_changed = false;
@@ -98,9 +112,9 @@ pub(super) async fn run(
                 fetcher.fetch_focus().await;
             }
             _ = tokio::time::sleep_until(due.into()), if polling => {
-                poll_now = false;
                 focus_changed = false;
                 fetcher.poll().await;
+                poll_now = std::mem::take(&mut fetcher.again);
             }
         }
     }
@@ -170,6 +184,53 @@ impl Fetcher {
             Ok(Err(error)) => self.fail(error, took),
             Err(_) => self.fail(format!("no answer within {}s", limit.as_secs()), took),
         }
+        let failed = self.health.last_error.is_some();
+        self.watch_over_servers(failed).await;
+        if self.again {
+            self.report();
+        }
+    }
+
+    /// After each poll: a standby that stopped answering is left for the primary (and asked
+    /// again now and then); a primary that went silent is looked for among the listed hosts
+    /// (a failover). Both are said in the header and the log.
+    async fn watch_over_servers(&mut self, poll_failed: bool) {
+        let session = self.session.clone();
+        let now = Instant::now();
+        if session.has_reader() {
+            if poll_failed && !session.reader_is_down() {
+                session.set_reader_down(true);
+                self.reader_probed = Some(now);
+                self.again = true;
+                tracing::warn!("the standby does not answer: polls read the primary until it does");
+            } else if session.reader_is_down()
+                && self
+                    .reader_probed
+                    .is_none_or(|at| now.duration_since(at) >= READER_RETRY)
+            {
+                self.reader_probed = Some(now);
+                if session.reader_answers().await {
+                    session.set_reader_down(false);
+                    self.again = true;
+                    tracing::info!("the standby answers again: polls read it");
+                }
+            }
+        }
+        let polls_read_primary = !session.has_reader() || session.reader_is_down();
+        let suspect = session.primary_silent() || (poll_failed && polls_read_primary);
+        if suspect
+            && session.store().has_alternates()
+            && self
+                .primary_searched
+                .is_none_or(|at| now.duration_since(at) >= PRIMARY_SEARCH)
+        {
+            self.primary_searched = Some(now);
+            if session.find_primary().await.is_some() {
+                self.again = true;
+            }
+        }
+        self.health.reader_down = session.reader_is_down();
+        self.health.primary = Some(session.store().target().to_string());
     }
 
     /// Waits until where polls read has replayed `position` (checked every 50 ms), at most

@@ -87,6 +87,10 @@ pub struct Health {
     /// How far the standby polled had replayed, as of the last good poll (`None`: polls read
     /// a primary).
     pub replication: Option<Replication>,
+    /// The standby stopped answering: polls read the primary meanwhile.
+    pub reader_down: bool,
+    /// The primary plans and actions go to, as last found (it moves after a failover).
+    pub primary: Option<String>,
 }
 
 /// The latest state of polling, as the UI sees it.

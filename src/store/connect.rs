@@ -21,26 +21,57 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const LOCK_TIMEOUT: Duration = Duration::from_secs(5);
 const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// A database to connect to. Its `Display` never shows the password.
+/// A database to connect to: one host, or several (`postgres://a,b:5433/db`, or
+/// `?host=a,b&port=5432,5433`, as libpq accepts) of which the primary is used. Its `Display`
+/// never shows the password.
 #[derive(Clone)]
 pub struct Target {
     options: PgConnectOptions,
+    /// Every host listed, in order (this one included); one entry for a single host.
+    hosts: std::sync::Arc<Vec<PgConnectOptions>>,
 }
 
 impl Target {
     /// From an explicit URL when there is one, otherwise from the `PG*` environment.
     pub fn from_url_or_env(url: Option<&str>) -> Result<Self, ConnectError> {
-        let options = match url.map(str::trim).filter(|u| !u.is_empty()) {
-            Some(url) => PgConnectOptions::from_str(url).map_err(|e| ConnectError::BadUrl {
-                reason: redact_reason(&e.to_string(), url),
-            })?,
-            None => PgConnectOptions::new(),
+        let Some(url) = url.map(str::trim).filter(|u| !u.is_empty()) else {
+            return Ok(Self::from_options(PgConnectOptions::new()));
         };
-        Ok(Self::from_options(options))
+        let bad = |e: String| ConnectError::BadUrl {
+            reason: redact_reason(&e, url),
+        };
+        let hosts = super::hosts::single_host_urls(url).map_err(bad)?;
+        let options = hosts
+            .iter()
+            .map(|one| PgConnectOptions::from_str(one).map_err(|e| bad(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Self {
+            options: options[0].clone(),
+            hosts: std::sync::Arc::new(options),
+        })
     }
 
     pub fn from_options(options: PgConnectOptions) -> Self {
-        Self { options }
+        Self {
+            hosts: std::sync::Arc::new(vec![options.clone()]),
+            options,
+        }
+    }
+
+    /// Each host listed, as a target of its own (itself alone for a single host).
+    pub fn hosts(&self) -> Vec<Target> {
+        self.hosts
+            .iter()
+            .map(|options| Self {
+                options: options.clone(),
+                hosts: self.hosts.clone(),
+            })
+            .collect()
+    }
+
+    /// Whether several hosts were listed (a failover is possible).
+    pub fn has_alternates(&self) -> bool {
+        self.hosts.len() > 1
     }
 
     /// The options with the console's session settings applied.
@@ -94,6 +125,18 @@ impl Target {
                 ),
             }),
         }
+    }
+
+    /// Whether this host is a standby (in recovery), asked over one connection.
+    pub async fn in_recovery(&self) -> Result<bool, ConnectError> {
+        let mut conn = self
+            .connect_with(self.session_options(DEFAULT_STATEMENT_TIMEOUT, true))
+            .await?;
+        let answer: Result<bool, _> = sqlx::query_scalar("SELECT pg_is_in_recovery()")
+            .fetch_one(&mut conn)
+            .await;
+        let _ = conn.close().await;
+        answer.map_err(|e| ConnectError::classify(self, e))
     }
 
     /// A pool for the simulated platform (workers and writers): ordinary read-write sessions

@@ -7,6 +7,7 @@
 pub mod capabilities;
 pub mod connect;
 pub mod fleet;
+pub mod hosts;
 pub mod lookup;
 pub mod read;
 pub mod replica;
@@ -15,6 +16,8 @@ pub mod rows;
 pub mod schema;
 pub mod sync;
 pub mod write;
+
+use std::sync::{Arc, RwLock};
 
 use sqlx::PgPool;
 
@@ -70,12 +73,21 @@ impl StoreError {
     }
 }
 
-/// The connection pool and the schema layout it was opened against.
+/// The connection pool and the schema layout it was opened against. When the target lists
+/// several hosts, the pool is on the primary among them, and [`Store::find_primary`] moves it
+/// after a failover; clones share the move.
 #[derive(Clone)]
 pub struct Store {
-    pool: PgPool,
+    current: Arc<RwLock<Current>>,
+    /// Every host the target lists.
     target: Target,
     layout: Layout,
+}
+
+/// The host in use and its pool.
+struct Current {
+    pool: PgPool,
+    target: Target,
 }
 
 /// The console keeps its footprint small: a couple of sessions are enough for polling and one
@@ -86,7 +98,7 @@ impl Store {
     /// Connects as an observer: every session's transactions are read-only unless a write
     /// transaction asks otherwise.
     pub async fn connect(target: &Target) -> Result<(Self, Capabilities), ConnectError> {
-        let pool = target.observer_pool(POOL_SIZE).await?;
+        let (host, pool) = open_primary(target).await?;
         let caps = match Capabilities::detect(&pool).await {
             Ok(caps) => caps,
             Err(e) => {
@@ -98,29 +110,120 @@ impl Store {
             }
         };
         let store = Self {
-            pool,
+            current: Arc::new(RwLock::new(Current { pool, target: host })),
             target: target.clone(),
             layout: Layout::from(&caps),
         };
         Ok((store, caps))
     }
 
-    pub fn pool(&self) -> &PgPool {
-        &self.pool
+    /// The pool on the host in use (a cheap handle).
+    pub fn pool(&self) -> PgPool {
+        self.read_current(|c| c.pool.clone())
     }
 
     /// Closes the pool's connections (see [`close_pool`]).
     pub async fn close(&self) {
-        close_pool(&self.pool).await;
+        close_pool(&self.pool()).await;
     }
 
-    pub fn target(&self) -> &Target {
-        &self.target
+    /// The host in use.
+    pub fn target(&self) -> Target {
+        self.read_current(|c| c.target.clone())
+    }
+
+    /// Whether the target lists other hosts to fail over to.
+    pub fn has_alternates(&self) -> bool {
+        self.target.has_alternates()
+    }
+
+    /// After a failover: finds the host that is the primary now among those listed and moves
+    /// the pool there. `Some` names the new host; `None` when the host in use is still the
+    /// primary, or no listed host is one (yet).
+    pub async fn find_primary(&self) -> Option<Target> {
+        if !self.has_alternates() {
+            return None;
+        }
+        let in_use = self.target().to_string();
+        for host in self.target.hosts() {
+            if !is_primary(&host).await {
+                continue;
+            }
+            if host.to_string() == in_use {
+                return None;
+            }
+            let Ok(pool) = host.observer_pool(POOL_SIZE).await else {
+                continue;
+            };
+            let old = {
+                let mut current = match self.current.write() {
+                    Ok(current) => current,
+                    Err(poisoned) => poisoned.into_inner(),
+                };
+                std::mem::replace(
+                    &mut *current,
+                    Current {
+                        pool,
+                        target: host.clone(),
+                    },
+                )
+            };
+            // The old primary's sessions go quietly (it may be gone already).
+            tokio::spawn(async move { close_pool(&old.pool).await });
+            return Some(host);
+        }
+        None
+    }
+
+    fn read_current<T>(&self, read: impl FnOnce(&Current) -> T) -> T {
+        match self.current.read() {
+            Ok(current) => read(&current),
+            Err(poisoned) => read(&poisoned.into_inner()),
+        }
     }
 
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
+}
+
+/// The primary among the target's hosts and a pool on it: the first listed that is not in
+/// recovery, else the first that answers (a standby: the console is then read-only, and says
+/// why), else the first host's error.
+async fn open_primary(target: &Target) -> Result<(Target, PgPool), ConnectError> {
+    let hosts = target.hosts();
+    if hosts.len() == 1 {
+        return Ok((target.clone(), target.observer_pool(POOL_SIZE).await?));
+    }
+    let mut first_error = None;
+    let mut standby = None;
+    for host in hosts {
+        match host.in_recovery().await {
+            Ok(false) => {
+                let pool = host.observer_pool(POOL_SIZE).await?;
+                return Ok((host, pool));
+            }
+            Ok(true) => {
+                standby.get_or_insert(host);
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match (standby, first_error) {
+        (Some(host), _) => {
+            let pool = host.observer_pool(POOL_SIZE).await?;
+            Ok((host, pool))
+        }
+        (None, Some(e)) => Err(e),
+        (None, None) => unreachable!("a target lists at least one host"),
+    }
+}
+
+/// Whether `host` answers as a primary (within the connect timeout).
+async fn is_primary(host: &Target) -> bool {
+    matches!(host.in_recovery().await, Ok(false))
 }
 
 /// Closes a pool's connections — closed, not dropped, so the server sees a goodbye and not a

@@ -146,7 +146,8 @@ async fn event_loop(
 ) -> std::io::Result<Ended> {
     let size = terminal.size()?;
     let header = Header {
-        target: format!("{}{}", session.store().target(), polls_read(session)),
+        target: session.store().target().to_string(),
+        polls: polls_read(session),
         label: options.label.clone(),
         sandbox: options.sandbox,
         tenant_scope: session.tenant_scope().map(str::to_string),

@@ -144,6 +144,7 @@ fn app_with(n: usize) -> App {
     fleet.apply(load(n));
     let header = Header {
         target: "ops@db:5432/platform".into(),
+        polls: String::new(),
         label: Some("prod".into()),
         sandbox: false,
         tenant_scope: None,

@@ -49,6 +49,32 @@ impl Pair {
         self.sandbox.url()
     }
 
+    /// One URL listing both servers, primary first, as libpq takes several hosts.
+    pub fn both_url(&self) -> String {
+        let host = |url: String| {
+            let (_, rest) = url.split_once('@').expect("a user");
+            rest.split_once('/').expect("a database").0.to_string()
+        };
+        format!(
+            "postgres://postgres@{},{}/sandbox",
+            host(self.primary_url()),
+            host(self.standby_url())
+        )
+    }
+
+    /// Stops the primary (its data kept) and promotes the standby: a failover.
+    pub async fn fail_over(&mut self) {
+        self.sandbox
+            .cluster_mut()
+            .stop_server()
+            .expect("stop the primary");
+        let promoted: bool = sqlx::query_scalar("SELECT pg_promote()")
+            .fetch_one(&self.standby)
+            .await
+            .expect("promote");
+        assert!(promoted, "the standby was promoted");
+    }
+
     pub fn standby_url(&self) -> String {
         self.sandbox.standby_url().expect("a standby")
     }

@@ -370,6 +370,7 @@ impl Console {
     pub fn new(size: (u16, u16), extra: Extra, focus: Focus) -> Self {
         let header = Header {
             target: "ops@db.internal:5432/platform".into(),
+            polls: String::new(),
             label: Some("prod".into()),
             sandbox: false,
             tenant_scope: None,

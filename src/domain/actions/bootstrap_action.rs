@@ -31,7 +31,7 @@ pub(super) async fn plan(
     action: &Action,
     seen: &SeenBootstrap,
 ) -> Result<Plan, ActionError> {
-    let pool = session.store().pool();
+    let pool = &session.store().pool();
     let Some(row) = read::bootstrap(pool, seen.id).await? else {
         return Ok(Plan::refused(
             action,

@@ -94,7 +94,7 @@ pub async fn plan(session: &Session, action: &Action) -> Result<Plan, ActionErro
     if let Err(refusal) = gate(session) {
         return Ok(Plan::refused(action, refusal));
     }
-    let pool = session.store().pool();
+    let pool = &session.store().pool();
     if let Some(audit_id) = read::audit_of_action(pool, action.action_id()).await? {
         return Ok(Plan::applied_before(action, audit_id));
     }
@@ -113,7 +113,7 @@ pub async fn applied_before(
     subject_id: uuid::Uuid,
 ) -> Result<Option<i64>, ActionError> {
     let id = request.for_subject(kind, subject_id);
-    Ok(read::audit_of_action(session.store().pool(), id).await?)
+    Ok(read::audit_of_action(&session.store().pool(), id).await?)
 }
 
 /// Applies `action` in one transaction with an audit record, or refuses and writes nothing.

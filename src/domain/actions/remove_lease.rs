@@ -72,7 +72,7 @@ fn changes(evidence: &LeaseEvidence, forced: bool, names: &IdNames) -> Vec<Chang
 
 async fn gone(session: &Session, seen: &LeaseIdentity) -> Result<Refusal, ActionError> {
     let replacement = read::lease_of_space(
-        session.store().pool(),
+        &session.store().pool(),
         session.store().layout(),
         &seen.tenant_id,
         seen.knowledge_space_id,
@@ -92,7 +92,7 @@ pub(super) async fn plan(
     force: bool,
 ) -> Result<Plan, ActionError> {
     let store = session.store();
-    let rows = read::leases(store.pool(), store.layout(), None, Some(seen.id)).await?;
+    let rows = read::leases(&store.pool(), store.layout(), None, Some(seen.id)).await?;
     let board = LeaseBoard::assess(rows, session.thresholds())?;
     let Some(evidence) = board.leases.into_iter().next() else {
         return Ok(Plan::refused(action, gone(session, seen).await?));

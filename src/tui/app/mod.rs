@@ -32,8 +32,11 @@ pub const MIN_HEIGHT: u16 = 24;
 /// Fixed facts shown in the header.
 #[derive(Debug, Clone)]
 pub struct Header {
-    /// `user@host:port/db`, never with a password.
+    /// `user@host:port/db`, never with a password: where actions go (until a failover moves
+    /// the primary; the poller's health then names the new one).
     pub target: String,
+    /// `, polls <standby>` when polls read a standby (`--read-url`), else empty.
+    pub polls: String,
     /// `--label` (e.g. `prod`), drawn prominently.
     pub label: Option<String>,
     /// A private simulated database.

@@ -193,6 +193,19 @@ fn absorb_poll(app: &mut App, status: PollStatus) {
             false,
         );
     }
+    let moved = status.health.primary.as_ref().filter(|now| {
+        app.status
+            .health
+            .primary
+            .as_ref()
+            .is_some_and(|before| before != *now)
+    });
+    if let Some(primary) = moved {
+        app.say(
+            format!("the primary moved: plans and actions go to {primary} now"),
+            true,
+        );
+    }
     app.status = status;
     if fresh {
         follow_selection(app);

@@ -51,7 +51,9 @@ pub fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let used: usize = spans.iter().map(|s| s.width()).sum();
     let room = usize::from(area.width).saturating_sub(used + 1);
     if room > 8 {
-        spans.push(Span::styled(text::clean(&h.target, room), theme.dim()));
+        let primary = app.status.health.primary.as_deref().unwrap_or(&h.target);
+        let target = format!("{primary}{}", h.polls);
+        spans.push(Span::styled(text::clean(&target, room), theme.dim()));
     }
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
@@ -108,7 +110,19 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
 /// the WAL still to replay — then the board's ages are as of the last replayed commit, which
 /// it says — in warning style past [`LAG_WARNING`].
 fn replication(app: &App, theme: &Theme) -> Option<Span<'static>> {
-    let r = app.status.health.replication?;
+    let health = &app.status.health;
+    if health.reader_down {
+        return Some(Span::styled(
+            " · standby unreachable: polls read the primary",
+            theme.stale(),
+        ));
+    }
+    let Some(r) = health.replication else {
+        // Polls that were to read a standby read a primary: promoted, perhaps.
+        return (!app.header.polls.is_empty() && app.snapshot_age().is_some())
+            .then(|| Span::styled(" · the read URL is a primary now", theme.stale()));
+    };
+    let r = &r;
     if r.caught_up() {
         return Some(Span::styled(" · standby in sync", theme.live()));
     }

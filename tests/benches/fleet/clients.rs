@@ -265,7 +265,7 @@ pub async fn enter_detail(
     }
     let ids: Vec<uuid::Uuid> =
         sqlx::query_scalar("SELECT id FROM legacy_space_publication_bootstraps LIMIT 5")
-            .fetch_all(session.store().pool())
+            .fetch_all(&session.store().pool())
             .await
             .expect("ids");
     let mut query = Vec::new();

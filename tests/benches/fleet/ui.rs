@@ -23,6 +23,7 @@ use uuid::Uuid;
 pub fn app(size: (u16, u16)) -> App {
     let header = Header {
         target: "bench@fleet".into(),
+        polls: String::new(),
         label: Some("bench".into()),
         sandbox: false,
         tenant_scope: None,
