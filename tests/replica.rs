@@ -268,3 +268,41 @@ async fn actions_refuse_a_standby_and_find_the_primary_among_listed_hosts() {
     );
     assert_eq!(fixture::audit_count(&pair.primary).await, 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn demo_with_a_replica_watches_through_the_standby_and_deletes_both_servers() {
+    let mut console = Console::start(
+        &[
+            "demo",
+            "--replica",
+            "--tenants",
+            "1",
+            "--spaces",
+            "3",
+            "--workers",
+            "1",
+        ],
+        &[],
+        160,
+        30,
+    );
+    let screen = console.wait_until("the standby in the header", 60, |s| {
+        s.contains("standby in sync") || s.contains("standby lag")
+    });
+    assert!(screen.contains("SANDBOX"), "{screen}");
+    let raw = String::from_utf8_lossy(&console.raw_output()).into_owned();
+    let dirs: Vec<String> = raw
+        .split("%2F")
+        .filter_map(|part| part.strip_prefix("bc-pg-"))
+        .filter_map(|rest| rest.split(':').next())
+        .map(|name| format!("/tmp/bc-pg-{name}"))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(dirs.len(), 2, "a primary and a standby: {dirs:?}");
+    console.send("q");
+    assert_eq!(console.wait_exit(60), 0);
+    for dir in dirs {
+        assert!(!std::path::Path::new(&dir).exists(), "{dir} is deleted");
+    }
+}

@@ -33,7 +33,7 @@ pub enum Command {
     /// Open the live console on a database (the default without a subcommand).
     Watch(WatchArgs),
     /// Run a simulated rollout on a private PostgreSQL and watch it (nothing to set up).
-    Demo(RolloutArgs),
+    Demo(DemoArgs),
     /// Run simulated workers and document writers against a database (staging rehearsal,
     /// benchmark load).
     Simulate(SimulateArgs),
@@ -343,6 +343,17 @@ impl ReadArgs {
             _ => Ok(None),
         }
     }
+}
+
+/// `demo`: a simulated rollout on a private PostgreSQL.
+#[derive(Debug, Clone, Args)]
+pub struct DemoArgs {
+    #[command(flatten)]
+    pub rollout: RolloutArgs,
+    /// Start a streaming hot standby too, and watch through it (actions still go to the
+    /// primary): the header shows how far it lags.
+    #[arg(long)]
+    pub replica: bool,
 }
 
 /// The size of a seeded rollout and the faults of the simulated platform.

@@ -4,7 +4,7 @@ use super::outln;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use super::args::{FixtureArgs, SimulateArgs};
+use super::args::{DemoArgs, FixtureArgs, SimulateArgs};
 use super::{Failure, RolloutArgs, StopSignals};
 use crate::domain::fleet::Fleet;
 use crate::domain::session::{Session, SessionOptions};
@@ -16,14 +16,23 @@ use crate::store::connect::Target;
 use crate::store::schema;
 use crate::store::sync::SyncSettings;
 
-pub(super) async fn demo(args: &RolloutArgs) -> Result<ExitCode, Failure> {
+pub(super) async fn demo(demo: &DemoArgs) -> Result<ExitCode, Failure> {
+    let args = &demo.rollout;
     // Bad flags are refused before anything is started.
     args.thresholds.thresholds().map_err(Failure::Usage)?;
     super::watch::tui_options(&args.display, None, true)?;
     let mut signals = StopSignals::install()?;
-    let sandbox = SandboxDatabase::start(SandboxSchema::PlatformStandIn).await?;
+    let mut sandbox = SandboxDatabase::start(SandboxSchema::PlatformStandIn).await?;
     outln!("SANDBOX private PostgreSQL at {}", sandbox.url());
-    let outcome = run_demo(&sandbox.target(), args, &mut signals).await;
+    let mut read = None;
+    if demo.replica {
+        // Started before the rollout is seeded: everything reaches it by streaming.
+        sandbox.start_standby().await?;
+        let url = sandbox.standby_url().unwrap_or_default();
+        outln!("SANDBOX streaming hot standby at {url} (polls read it)");
+        read = Some(Target::from_url_or_env(Some(&url))?);
+    }
+    let outcome = run_demo(&sandbox.target(), read.as_ref(), args, &mut signals).await;
     let stopped = sandbox.stop();
     let code = outcome?;
     stopped.map_err(|e| Failure::Sandbox(e.into()))?;
@@ -33,6 +42,7 @@ pub(super) async fn demo(args: &RolloutArgs) -> Result<ExitCode, Failure> {
 
 async fn run_demo(
     target: &Target,
+    read: Option<&Target>,
     args: &RolloutArgs,
     signals: &mut StopSignals,
 ) -> Result<ExitCode, Failure> {
@@ -42,7 +52,7 @@ async fn run_demo(
     print_seed_report(&report);
     let pool = target.simulator_pool(args.workers + 4).await?;
     let simulation = Simulation::start(pool, args.run_config(), report.writers);
-    let session = Session::open(
+    let mut session = Session::open(
         target,
         SessionOptions {
             thresholds,
@@ -50,6 +60,9 @@ async fn run_demo(
         },
     )
     .await?;
+    if let Some(read) = read {
+        session = session.with_reader(read).await?;
+    }
     let watched = if interactive(args) {
         let mut options = super::watch::tui_options(&args.display, None, true)?;
         options.thresholds = thresholds;
