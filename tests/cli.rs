@@ -543,3 +543,26 @@ fn a_bad_polling_setting_is_refused_before_anything_starts() {
         );
     }
 }
+
+#[tokio::test]
+async fn under_a_locale_that_is_not_utf8_the_table_is_ascii_and_json_stays_utf8() {
+    let db = TestDb::migrated().await;
+    fixture::job(
+        &db.pool,
+        &JobSpec {
+            error_message: "parser \u{1b}[2Jcrashed",
+            ..JobSpec::new("株式会社\u{202e}", "failed")
+        },
+    )
+    .await;
+    let url = db.url();
+    let table = common::cli::run_in_locale(&["status", "--wide", "--database-url", &url], "C");
+    let text = stdout(&table);
+    assert!(table.stdout.is_ascii(), "{text}");
+    assert!(text.contains("\\u{682a}\\u{5f0f}"), "{text}");
+    assert!(text.contains("parser \\ecrashed"), "{text}");
+    let json = common::cli::run_in_locale(&["status", "--json", "--database-url", &url], "C");
+    let document: serde_json::Value =
+        serde_json::from_slice(&json.stdout).expect("JSON, whatever the locale");
+    assert_eq!(document["spaces"][0]["tenant_id"], "株式会社\u{202e}");
+}

@@ -139,6 +139,22 @@ static STDOUT_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 
 /// Writes to standard output, tolerating a reader that went away.
 pub(crate) fn emit(text: &str) {
+    if ascii_output() {
+        emit_raw(&crate::domain::text::to_ascii(text));
+    } else {
+        emit_raw(text);
+    }
+}
+
+/// Whether the locale's character set is not UTF-8: then what the commands write is ASCII,
+/// as the live console draws (JSON aside: it is UTF-8 by definition).
+fn ascii_output() -> bool {
+    static ASCII: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ASCII.get_or_init(|| !crate::tui::terminal::locale_is_utf8(|name| std::env::var(name).ok()))
+}
+
+/// [`emit`] without the ASCII transliteration (JSON).
+pub(crate) fn emit_raw(text: &str) {
     use std::io::Write;
     use std::sync::atomic::Ordering;
     if STDOUT_GONE.load(Ordering::Relaxed) {
@@ -156,6 +172,11 @@ pub(crate) fn emit(text: &str) {
 /// session): `eprintln!` would panic there, and a panic with no terminal aborts.
 pub(crate) fn say(text: &str) {
     use std::io::Write;
+    let text = if ascii_output() {
+        crate::domain::text::to_ascii(text)
+    } else {
+        text.to_string()
+    };
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 

@@ -85,9 +85,9 @@ async fn report_on(
             out.row(&mut text, row, report.db_now);
             shown += 1;
         }
-        super::emit(&text);
+        out.emit(&text);
     }
-    super::emit(&out.end(&report, shown));
+    out.emit(&out.end(&report, shown));
     if let (Output::Table(_), Some(replication)) = (&out, replication) {
         super::emit(&format!("{}\n", replication_line(&replication)));
     }
@@ -104,6 +104,14 @@ enum Output {
 }
 
 impl Output {
+    /// Tables follow the terminal's character set; JSON is UTF-8 whatever the locale.
+    fn emit(&self, text: &str) {
+        match self {
+            Self::Table(_) => super::emit(text),
+            Self::Json(_) => super::emit_raw(text),
+        }
+    }
+
     fn row(&mut self, out: &mut String, row: &BoardRow, now: DateTime<Utc>) {
         match self {
             Self::Table(table) => table.row(out, row, now),
@@ -213,7 +221,7 @@ impl TableOutput {
             out.push_str(&format!(
                 "{:<7} {} {:<space$} {:<17} {:<9} {:>9} {}\n",
                 crate::tui::view::format::flag(s.attention),
-                text::fit(&row.tenant, tenant),
+                text::fit_middle(&row.tenant, tenant),
                 self.names.short(&row.space),
                 row.checkpoint,
                 row.run_state,
@@ -364,7 +372,7 @@ impl JsonOutput {
             pretty(&scope, 2),
             pretty(&json_summary(&report.summary), 2),
         );
-        super::emit(&head);
+        super::emit_raw(&head);
         Self { first: true }
     }
 

@@ -50,6 +50,23 @@ pub fn ascii_glyph(ch: char) -> Option<&'static str> {
     })
 }
 
+/// `text` (already cleaned) in ASCII for a terminal that shows nothing else: the console's
+/// glyphs in their ASCII forms, any other character escaped (`\u{6f22}`); lines kept.
+pub fn to_ascii(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for ch in text.chars() {
+        match (ch.is_ascii(), ascii_glyph(ch)) {
+            (true, _) => out.push(ch),
+            (false, Some(glyph)) => out.push_str(glyph),
+            (false, None) => out.push_str(&escaped(ch)),
+        }
+    }
+    out
+}
+
 /// Appends `piece` as shown: itself, or a mark or an escape (see the module's comment).
 fn push_piece(out: &mut String, piece: &Piece, ascii: bool) {
     match (piece, ascii) {
@@ -134,6 +151,38 @@ pub fn fit(text: &str, width: usize) -> String {
             out.push(ELLIPSIS);
         }
     }
+    let pad = width.saturating_sub(out.width());
+    out.extend(std::iter::repeat_n(' ', pad));
+    out
+}
+
+/// [`fit`], cutting from the middle when the text is too wide (`ten…-712`): names that
+/// differ at the end — tenants numbered in series — stay told apart.
+pub fn fit_middle(text: &str, width: usize) -> String {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    let cleaned = clean(text, 1000);
+    if cleaned.width() <= width || width < 5 {
+        return fit(&cleaned, width);
+    }
+    let room = width - 1;
+    let keep_end = room - room / 2;
+    let mut tail = Vec::new();
+    let mut used = 0;
+    for ch in cleaned.chars().rev() {
+        let w = ch.width().unwrap_or(0);
+        if used + w > keep_end {
+            break;
+        }
+        used += w;
+        tail.push(ch);
+    }
+    let head = fit(&cleaned, room - used + 1);
+    // `fit` ends a cut head with its own ellipsis: it stands for the middle.
+    let head = head.trim_end_matches(' ');
+    let head = head.strip_suffix(ELLIPSIS).unwrap_or(head);
+    let mut out: String = head.to_string();
+    out.push(ELLIPSIS);
+    out.extend(tail.into_iter().rev());
     let pad = width.saturating_sub(out.width());
     out.extend(std::iter::repeat_n(' ', pad));
     out
@@ -306,6 +355,21 @@ mod tests {
         let panicked = std::panic::catch_unwind(|| super::in_ascii(true, || panic!("draw")));
         assert!(panicked.is_err());
         assert_eq!(super::clean("é", 10), "é");
+    }
+
+    #[test]
+    fn a_middle_cut_keeps_both_ends() {
+        use unicode_width::UnicodeWidthStr;
+        assert_eq!(super::fit_middle("tenant-712", 8), "ten…-712");
+        assert_eq!(super::fit_middle("tenant-7", 8), "tenant-7");
+        assert_eq!(super::fit_middle("acme", 8), "acme    ");
+        for value in [
+            "株式会社アクメ-712",
+            "e\u{301}cole-de-paris",
+            "x\u{1b}[2Jyyyyyyyyy",
+        ] {
+            assert_eq!(super::fit_middle(value, 8).width(), 8, "{value}");
+        }
     }
 
     #[test]

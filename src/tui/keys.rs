@@ -245,7 +245,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Char('q'), NONE), (KeyCode::Char('c'), CTRL)],
         shown: "q",
         command: Command::Quit,
-        help: "quit (Ctrl-C); C-z suspends",
+        help: "quit; C-z suspend, C-l redraw",
         hint: Some("quit"),
     },
 ];

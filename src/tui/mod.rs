@@ -81,6 +81,10 @@ pub async fn run(
         },
     );
     let mut screen = terminal::enter()?;
+    // Whatever was on the alternate screen before (a console killed with its ssh session)
+    // is not left showing through cells the console has not drawn yet.
+    // (A terminal already gone fails the first draw, which ends the console as a hang-up.)
+    let _ = screen.clear();
     let size = screen.size().unwrap_or_default();
     let env = |name: &str| std::env::var(name).unwrap_or_default();
     tracing::info!(
@@ -237,6 +241,11 @@ async fn event_loop(
                     perform(effect, session, poller, &results, &mut waiting);
                 }
             }
+        }
+        if std::mem::take(&mut app.repaint)
+            && let Err(e) = terminal.clear()
+        {
+            break gone_or(e)?;
         }
         if app.should_quit {
             break "quit".to_string();

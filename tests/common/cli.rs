@@ -8,8 +8,16 @@ use super::TestDb;
 pub const BINARY: &str = env!("CARGO_BIN_EXE_bootstrap-console");
 
 pub fn run(args: &[&str]) -> Output {
+    run_in_locale(args, "C.UTF-8")
+}
+
+/// [`run`] with `LANG` set to `lang` (and nothing overriding it).
+pub fn run_in_locale(args: &[&str], lang: &str) -> Output {
     Command::new(BINARY)
         .args(args)
+        .env("LANG", lang)
+        .env_remove("LC_ALL")
+        .env_remove("LC_CTYPE")
         .env_remove("DATABASE_URL")
         .env("BOOTSTRAP_CONSOLE_LOG_DIR", super::pty::console_log_dir())
         .stdin(std::process::Stdio::null())
@@ -50,6 +58,9 @@ pub fn on_with_input(db: &TestDb, args: &[&str], input: &str) -> Output {
     let mut child = Command::new(BINARY)
         .args(args)
         .args(["--database-url", url.as_str()])
+        .env("LANG", "C.UTF-8")
+        .env_remove("LC_ALL")
+        .env_remove("LC_CTYPE")
         .env_remove("DATABASE_URL")
         .env("BOOTSTRAP_CONSOLE_LOG_DIR", super::pty::console_log_dir())
         .stdin(Stdio::piped())

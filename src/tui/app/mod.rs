@@ -165,6 +165,9 @@ pub struct App {
     pub quit_armed: bool,
     /// Ctrl-Z: the event loop gives the terminal back and stops the process.
     pub suspend: bool,
+    /// Ctrl-L: the event loop clears the terminal and draws everything again (after another
+    /// program wrote over the screen).
+    pub repaint: bool,
 }
 
 impl App {
@@ -215,6 +218,7 @@ impl App {
             should_quit: false,
             quit_armed: false,
             suspend: false,
+            repaint: false,
         }
     }
 

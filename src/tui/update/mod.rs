@@ -234,6 +234,11 @@ fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
         app.request_suspend();
         return Vec::new();
     }
+    // Ctrl-L: the screen is drawn again from nothing, as in every full-screen program.
+    if key.code == KeyCode::Char('l') && key.modifiers.contains(KeyModifiers::CONTROL) {
+        app.repaint = true;
+        return Vec::new();
+    }
     if matches!(app.overlay, Overlay::Dialog(_)) {
         return dialog::dialog_key(app, key);
     }

@@ -207,7 +207,7 @@ fn board_row<'a>(
     let mut cells = vec![
         Cell::from(mark).style(theme.marked()),
         Cell::from(format::flag(s.attention)).style(theme.attention(s.attention)),
-        Cell::from(text::clean(&b.tenant, 64)),
+        Cell::from(text::fit_middle(&b.tenant, usize::from(c.tenant))),
         Cell::from(app.names().short(&b.space)),
         Cell::from(format::pipeline(b.checkpoint, ascii)),
         Cell::from(b.run_state.as_str()).style(state_style),

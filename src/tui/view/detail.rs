@@ -170,7 +170,8 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
             "published",
             format!(
                 "{} rev {} fp {}",
-                IdNames::EMPTY.short(&p.publication_id),
+                // Whole: nothing on screen tells publications apart.
+                p.publication_id,
                 p.head_revision,
                 text::clean(&p.fingerprint, 24)
             ),
@@ -211,7 +212,7 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
                 documents.short(&item.document_asset_id),
                 item.document_version,
                 item.compilation_attempt_id
-                    .map_or("-".into(), |a| IdNames::EMPTY.short(&a))
+                    .map_or("-".into(), |a| a.to_string())
             ),
             theme,
         ));

@@ -2,7 +2,7 @@
 
 use chrono::Duration;
 
-use crate::domain::ids::{IdNames, MAX_SHOWN_WIDTH};
+use crate::domain::ids::IdNames;
 use crate::domain::model::Checkpoint;
 use crate::domain::signals::Attention;
 pub use crate::domain::text::age;
@@ -62,10 +62,11 @@ pub fn flag(attention: Attention) -> &'static str {
 }
 
 /// A column that holds every shown id in scope (the same width on every page and frame): 8 to
-/// 14 characters; wider forms (ids alike at both ends) are cut by the cell.
+/// 14 characters, more only for ids alike at both ends.
 pub fn id_width(names: &IdNames) -> u16 {
-    let widest = names.widest().min(MAX_SHOWN_WIDTH);
-    u16::try_from(widest).unwrap_or(u16::MAX)
+    // Forms wider than usual (ids alike at both ends) are never cut: a cut form names
+    // another id, or none.
+    u16::try_from(names.widest()).unwrap_or(u16::MAX)
 }
 
 #[cfg(test)]

@@ -47,17 +47,25 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         return;
     }
     let names = app.names();
+    // Below 110 columns the heartbeat column goes (the ORPHAN? flag says what matters) and
+    // the bootstrap is told by its state alone.
+    let wide = area.width >= 110;
     let rows: Vec<Row> = window(&board.leases, &app.leases, app)
         .map(|(index, evidence)| {
             let lease = &evidence.lease;
             let blocks = match &evidence.job {
-                Some(job) => format!(
-                    "{} {} {}@{}",
-                    if job.is_blocked() { "BLOCKS" } else { "on" },
-                    names.short(&job.bootstrap_id),
-                    job.run_state,
-                    job.checkpoint
-                ),
+                Some(job) => {
+                    let mut text = if job.is_blocked() { "BLOCKS" } else { "on" }.to_string();
+                    // The space column already names a bootstrap whose id is its space's.
+                    if job.bootstrap_id != lease.knowledge_space_id {
+                        text.push_str(&format!(" {}", names.short(&job.bootstrap_id)));
+                    }
+                    text.push_str(&format!(" {}", job.run_state));
+                    if wide {
+                        text.push_str(&format!("@{}", job.checkpoint));
+                    }
+                    text
+                }
                 None => "no bootstrap".to_string(),
             };
             let live = match (evidence.live_until(), lease.expires_at) {
@@ -70,30 +78,31 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             } else {
                 ""
             };
-            Row::new(vec![
+            let mut cells = vec![
                 Cell::from(flag).style(theme.attention(Attention::Blocked)),
                 Cell::from(names.short(&lease.id)),
-                Cell::from(text::clean(&lease.tenant_id, 40)),
+                Cell::from(text::fit_middle(&lease.tenant_id, 10)),
                 Cell::from(names.short(&lease.knowledge_space_id)),
                 Cell::from(text::clean(&lease.operation, 32)),
                 Cell::from(format::age(evidence.held_for())),
                 Cell::from(blocks),
-                Cell::from(live),
-            ])
-            .style(cursor_style(&app.leases, index, theme))
+            ];
+            if wide {
+                cells.push(Cell::from(live));
+            }
+            Row::new(cells).style(cursor_style(&app.leases, index, theme))
         })
         .collect();
-    let widths = [
+    let mut widths = vec![
         Constraint::Length(7),
         Constraint::Length(format::id_width(names)),
         Constraint::Length(10),
         Constraint::Length(format::id_width(names)),
-        Constraint::Length(14),
-        Constraint::Length(7),
+        Constraint::Length(if wide { 14 } else { 12 }),
+        Constraint::Length(6),
         Constraint::Fill(2),
-        Constraint::Fill(1),
     ];
-    let header = Row::new([
+    let mut header = vec![
         "",
         "lease",
         "tenant",
@@ -101,9 +110,12 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         "operation",
         "age",
         "bootstrap",
-        "heartbeat",
-    ])
-    .style(theme.heading());
+    ];
+    if wide {
+        widths.push(Constraint::Fill(1));
+        header.push("heartbeat");
+    }
+    let header = Row::new(header).style(theme.heading());
     frame.render_widget(
         Table::new(rows, widths).header(header).column_spacing(1),
         area,
