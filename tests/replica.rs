@@ -306,3 +306,61 @@ async fn demo_with_a_replica_watches_through_the_standby_and_deletes_both_server
         assert!(!std::path::Path::new(&dir).exists(), "{dir} is deleted");
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sandbox_command_can_start_a_standby_and_deletes_both() {
+    use sqlx::{ConnectOptions, Connection};
+    use std::io::{BufRead, BufReader};
+    use std::str::FromStr;
+
+    let mut child = std::process::Command::new(common::cli::BINARY)
+        .args(["sandbox", "--replica"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the sandbox");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let mut urls = (None, None);
+    while let Some(Ok(line)) = lines.next() {
+        if let Some(url) = line.strip_prefix("DATABASE_URL=") {
+            urls.0 = Some(url.to_string());
+        }
+        if let Some(url) = line.strip_prefix("BOOTSTRAP_CONSOLE_READ_URL=") {
+            urls.1 = Some(url.to_string());
+            break;
+        }
+    }
+    let (Some(primary), Some(standby)) = urls else {
+        panic!("both URLs are printed")
+    };
+    let in_recovery = |url: String| async move {
+        let mut conn = sqlx::postgres::PgConnectOptions::from_str(&url)
+            .expect("url")
+            .connect()
+            .await
+            .expect("connect");
+        let answer: bool = sqlx::query_scalar("SELECT pg_is_in_recovery()")
+            .fetch_one(&mut conn)
+            .await
+            .expect("ask");
+        conn.close().await.expect("close");
+        answer
+    };
+    assert!(!in_recovery(primary.clone()).await, "the primary");
+    assert!(in_recovery(standby.clone()).await, "a standby");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    assert!(child.wait().expect("exit").success());
+    for url in [primary, standby] {
+        let dir = url
+            .split("%2F")
+            .nth(2)
+            .and_then(|rest| rest.split(':').next())
+            .map(|name| format!("/tmp/{name}"))
+            .expect("a socket directory");
+        assert!(!std::path::Path::new(&dir).exists(), "{dir} is deleted");
+    }
+}

@@ -66,6 +66,9 @@ pub enum Command {
         /// Create only the platform stand-in tables (no migration 0009, no console schema).
         #[arg(long)]
         platform_only: bool,
+        /// Start a streaming hot standby too (its URL is printed as BOOTSTRAP_CONSOLE_READ_URL).
+        #[arg(long)]
+        replica: bool,
     },
 }
 

@@ -107,7 +107,10 @@ const INSUFFICIENT_PRIVILEGE: &str = "42501";
 pub async fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
         Some(Command::Migrate(args)) => schema_commands::migrate(&args).await,
-        Some(Command::Sandbox { platform_only }) => schema_commands::sandbox(platform_only).await,
+        Some(Command::Sandbox {
+            platform_only,
+            replica,
+        }) => schema_commands::sandbox(platform_only, replica).await,
         Some(Command::Demo(args)) => rehearsal::demo(&args).await,
         Some(Command::Simulate(args)) => rehearsal::simulate(&args).await,
         Some(Command::Fixture(args)) => rehearsal::fixture(&args).await,

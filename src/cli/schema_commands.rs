@@ -23,16 +23,22 @@ pub(super) async fn migrate(args: &ConnectArgs) -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub(super) async fn sandbox(platform_only: bool) -> Result<ExitCode, Failure> {
+pub(super) async fn sandbox(platform_only: bool, replica: bool) -> Result<ExitCode, Failure> {
     let level = if platform_only {
         SandboxSchema::PlatformStandIn
     } else {
         SandboxSchema::Full
     };
     let mut signals = StopSignals::install()?;
-    let sandbox = SandboxDatabase::start(level).await?;
+    let mut sandbox = SandboxDatabase::start(level).await?;
+    if replica {
+        sandbox.start_standby().await?;
+    }
     outln!("SANDBOX private PostgreSQL is ready (Unix socket only, no TCP port).");
     outln!("DATABASE_URL={}", sandbox.url());
+    if let Some(url) = sandbox.standby_url() {
+        outln!("BOOTSTRAP_CONSOLE_READ_URL={url}");
+    }
     outln!("server pid {}", sandbox.cluster().server_pid());
     outln!("directory {}", sandbox.cluster().socket_dir().display());
     outln!("Press Ctrl-C to stop it and delete it.");
