@@ -70,6 +70,11 @@ async fn polls_read_the_standby_and_plans_and_actions_go_to_the_primary() {
         primary_scans,
         "no poll on the primary"
     );
+    // The console's sessions on the standby, as pg_stat_activity shows them.
+    assert!(
+        !Pair::console_statements(&pair.standby).await.is_empty(),
+        "the console is connected to the standby"
+    );
 
     // The plan and the action go to the primary (the standby cannot write); the standby
     // stops replaying meanwhile, so the console must wait before showing the new state.
