@@ -91,14 +91,9 @@ async fn status_and_outcome_lines_show_each_id_by_a_form_no_other_shares() {
     assert_eq!(fixture::audit_count(&db.pool).await, 2);
 }
 
-#[tokio::test]
-async fn the_lease_confirmation_asks_for_the_form_that_tells_the_lease_apart() {
-    let db = TestDb::migrated().await;
-    fleet_of_alike_ids(&db, "queued").await;
-    let space = uuid(SPACES[0].0);
-    fixture::lease_with_id(&db.pool, uuid(LEASE.0), "acme", space, 7200).await;
-    let url = db.url();
-    let mut cli = Console::start(
+/// `lease remove` of [`LEASE`] by its shown form, on a terminal (so it asks to confirm).
+fn remove(url: &str) -> Console {
+    Console::start(
         &[
             "lease",
             "remove",
@@ -106,12 +101,22 @@ async fn the_lease_confirmation_asks_for_the_form_that_tells_the_lease_apart() {
             "--reason",
             "writer pod is gone",
             "--database-url",
-            &url,
+            url,
         ],
         &[],
         100,
         30,
-    );
+    )
+}
+
+#[tokio::test]
+async fn the_lease_confirmation_asks_for_the_form_that_tells_the_lease_apart() {
+    let db = TestDb::migrated().await;
+    fleet_of_alike_ids(&db, "queued").await;
+    let space = uuid(SPACES[0].0);
+    fixture::lease_with_id(&db.pool, uuid(LEASE.0), "acme", space, 7200).await;
+    let url = db.url();
+    let mut cli = remove(&url);
     let prompt = format!("type the lease id as shown ({}) to confirm", LEASE.1);
     let screen = cli.wait_for(&prompt, 20);
     assert!(
@@ -125,20 +130,7 @@ async fn the_lease_confirmation_asks_for_the_form_that_tells_the_lease_apart() {
     assert_eq!(cli.wait_exit(10), 3);
     assert_eq!(fixture::audit_count(&db.pool).await, 0);
 
-    let mut cli = Console::start(
-        &[
-            "lease",
-            "remove",
-            LEASE.1,
-            "--reason",
-            "writer pod is gone",
-            "--database-url",
-            &url,
-        ],
-        &[],
-        100,
-        30,
-    );
+    let mut cli = remove(&url);
     cli.wait_for(&prompt, 20);
     cli.send(&format!("{}\r", LEASE.1));
     let screen = cli.wait_for("1 applied", 20);

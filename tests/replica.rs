@@ -11,6 +11,16 @@ use common::fixture::{self, JobSpec};
 use common::pty::Console;
 use common::replica::Pair;
 
+/// `watch` acting on `database` and polling `standby`, in a `cols`×30 terminal.
+fn watch(database: &str, standby: &str, cols: u16) -> Console {
+    Console::start(
+        &["watch", "--database-url", database, "--read-url", standby],
+        &[],
+        cols,
+        30,
+    )
+}
+
 /// Index and sequential scans of the bootstrap table on one server, as its statistics say.
 async fn ledger_scans(pool: &sqlx::PgPool) -> i64 {
     sqlx::query("SELECT pg_stat_clear_snapshot()")
@@ -48,12 +58,7 @@ async fn polls_read_the_standby_and_plans_and_actions_go_to_the_primary() {
     pair.reconnect_primary().await;
     let primary_scans = settled_scans(&pair.primary).await;
     let (primary, standby) = (pair.primary_url(), pair.standby_url());
-    let mut console = Console::start(
-        &["watch", "--database-url", &primary, "--read-url", &standby],
-        &[],
-        140,
-        30,
-    );
+    let mut console = watch(&primary, &standby, 140);
     console.wait_for("FAILED", 30);
     console.wait_for("standby in sync", 30);
     // Several polls later: the standby served them, the primary none.
@@ -140,12 +145,7 @@ async fn a_lagging_standby_raises_no_false_alarm_and_a_quiet_primary_hides_no_de
     );
 
     // The live console says the same: the lag in the header, no false alarm on the board.
-    let mut console = Console::start(
-        &["watch", "--database-url", &primary, "--read-url", &standby],
-        &[],
-        160,
-        30,
-    );
+    let mut console = watch(&primary, &standby, 160);
     let screen = console.wait_for("standby lag", 30);
     assert!(screen.contains("ages as of"), "{screen}");
     assert!(!screen.contains("EXPIRED"), "{screen}");
@@ -177,12 +177,7 @@ async fn after_a_failover_the_console_finds_the_new_primary_and_acts_on_it_witho
     fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
     pair.replayed().await;
     let (both, standby) = (pair.both_url(), pair.standby_url());
-    let mut console = Console::start(
-        &["watch", "--database-url", &both, "--read-url", &standby],
-        &[],
-        160,
-        30,
-    );
+    let mut console = watch(&both, &standby, 160);
     console.wait_for("FAILED", 30);
     console.wait_for("standby in sync", 30);
 
@@ -206,12 +201,7 @@ async fn polls_fall_back_to_the_primary_while_the_standby_is_gone() {
     fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
     pair.replayed().await;
     let (primary, standby) = (pair.primary_url(), pair.standby_url());
-    let mut console = Console::start(
-        &["watch", "--database-url", &primary, "--read-url", &standby],
-        &[],
-        160,
-        30,
-    );
+    let mut console = watch(&primary, &standby, 160);
     console.wait_for("standby in sync", 30);
     pair.sandbox
         .standby_mut()

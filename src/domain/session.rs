@@ -118,20 +118,7 @@ impl Session {
         // A role name is text from the database like any other: it reaches the terminal in
         // sentences about grants.
         capabilities.current_user = super::text::clean(&capabilities.current_user, 64);
-        let refusal = match (
-            capabilities.missing_ledger_tables(),
-            capabilities.missing_read_grants(),
-        ) {
-            (missing, _) if !missing.is_empty() => Some(OpenError::MissingLedger {
-                target: target.to_string(),
-                missing,
-            }),
-            (_, missing) if !missing.is_empty() => Some(OpenError::MissingPrivilege {
-                role: capabilities.current_user.clone(),
-                missing,
-            }),
-            _ => None,
-        };
+        let refusal = ledger_refusal(target, &capabilities);
         if let Some(refusal) = refusal {
             // Closed, not dropped: the server log stays free of lost connections.
             store.close().await;
@@ -241,20 +228,7 @@ impl Session {
 
     async fn open_reader(target: &Target) -> Result<Reader, OpenError> {
         let (store, capabilities) = Store::connect(target).await?;
-        let refusal = match (
-            capabilities.missing_ledger_tables(),
-            capabilities.missing_read_grants(),
-        ) {
-            (missing, _) if !missing.is_empty() => Some(OpenError::MissingLedger {
-                target: target.to_string(),
-                missing,
-            }),
-            (_, missing) if !missing.is_empty() => Some(OpenError::MissingPrivilege {
-                role: super::text::clean(&capabilities.current_user, 64),
-                missing,
-            }),
-            _ => None,
-        };
+        let refusal = ledger_refusal(target, &capabilities);
         if let Some(refusal) = refusal {
             store.close().await;
             return Err(refusal);
@@ -620,4 +594,20 @@ impl TryFrom<read::DetailRows> for Detail {
 /// still needed (SQLSTATE 40001 on a hot standby: "conflict with recovery").
 fn recovery_conflict(error: &StoreError) -> bool {
     error.sqlstate().as_deref() == Some("40001")
+}
+
+/// Why a database cannot be watched: no ledger, or a role that may not read it.
+fn ledger_refusal(target: &Target, capabilities: &Capabilities) -> Option<OpenError> {
+    let tables = capabilities.missing_ledger_tables();
+    if !tables.is_empty() {
+        return Some(OpenError::MissingLedger {
+            target: target.to_string(),
+            missing: tables,
+        });
+    }
+    let grants = capabilities.missing_read_grants();
+    (!grants.is_empty()).then(|| OpenError::MissingPrivilege {
+        role: super::text::clean(&capabilities.current_user, 64),
+        missing: grants,
+    })
 }
