@@ -566,3 +566,18 @@ async fn under_a_locale_that_is_not_utf8_the_table_is_ascii_and_json_stays_utf8(
         serde_json::from_slice(&json.stdout).expect("JSON, whatever the locale");
     assert_eq!(document["spaces"][0]["tenant_id"], "株式会社\u{202e}");
 }
+
+#[tokio::test]
+async fn a_read_url_where_nothing_answers_is_named_as_such() {
+    let db = TestDb::migrated().await;
+    fixture::job(&db.pool, &JobSpec::new("acme", "queued")).await;
+    let nothing = "postgres://postgres@%2Ftmp%2Fbc-no-such-standby:5432/sandbox";
+    let status = on(&db, &["status", "--read-url", nothing]);
+    let err = stderr(&status);
+    assert!(
+        err.contains("--read-url") && err.contains("reading the primary instead"),
+        "{err}"
+    );
+    assert!(stdout(&status).contains("1 of 1 spaces shown"), "{}", stdout(&status));
+    assert!(!err.contains("name the database with --database-url"), "{err}");
+}

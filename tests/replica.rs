@@ -183,7 +183,7 @@ async fn after_a_failover_the_console_finds_the_new_primary_and_acts_on_it_witho
 
     pair.fail_over().await;
     console.wait_for("the primary moved", 30);
-    console.wait_for("the read URL is a primary now", 30);
+    console.wait_for("polls read a primary", 30);
     // The plan and the action go to the new primary, in the same console.
     console.send("r");
     console.wait_for("will change", 20);
@@ -358,4 +358,34 @@ async fn the_sandbox_command_can_start_a_standby_and_deletes_both() {
             .expect("a socket directory");
         assert!(!std::path::Path::new(&dir).exists(), "{dir} is deleted");
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dialog_plans_on_the_primary_not_on_the_standby_copy() {
+    let pair = Pair::start().await;
+    let job = fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
+    pair.replayed().await;
+    pair.pause_replay().await;
+    // Someone retries it on the primary; the standby does not replay that.
+    let (primary, standby) = (pair.primary_url(), pair.standby_url());
+    let space = job.space.to_string();
+    let elsewhere = run(&[
+        "retry",
+        &space,
+        "--reason",
+        "someone else",
+        "--yes",
+        "--database-url",
+        &primary,
+    ]);
+    assert_eq!(elsewhere.status.code(), Some(0), "{}", stderr(&elsewhere));
+    let mut console = watch(&primary, &standby, 160);
+    console.wait_for("FAILED", 30);
+    console.send("r");
+    let dialog = console.wait_for("retried by someone else", 20);
+    assert!(dialog.contains("failed → queued"), "{dialog}");
+    console.send("\x1b");
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+    pair.resume_replay().await;
 }

@@ -147,3 +147,49 @@ async fn simulate_says_when_its_workers_keep_failing_and_exits_non_zero() {
         "the summaries count them: {stdout}"
     );
 }
+
+#[tokio::test]
+async fn seeding_again_adds_spaces_without_colliding_with_held_leases() {
+    let db = TestDb::empty().await;
+    let mut conn = db.connect().await;
+    schema::apply_unit(&mut conn, &schema::PLATFORM_STANDIN)
+        .await
+        .expect("stand-in");
+    let first = simulate(&db, &["--duration-secs", "1", "--writer-share", "1"]);
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let before: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM legacy_space_publication_bootstraps")
+            .fetch_one(&db.pool)
+            .await
+            .expect("count");
+    let held: i64 = sqlx::query_scalar("SELECT count(*) FROM knowledge_space_mutation_leases")
+        .fetch_one(&db.pool)
+        .await
+        .expect("leases");
+    assert!(held > 0, "orphaned leases stay behind the first run");
+    // Writers are placed again; spaces still holding a lease are left to their writer.
+    let again = simulate(
+        &db,
+        &[
+            "--duration-secs",
+            "1",
+            "--writer-share",
+            "1",
+            "--seed-anyway",
+        ],
+    );
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let after: i64 = sqlx::query_scalar("SELECT count(*) FROM legacy_space_publication_bootstraps")
+        .fetch_one(&db.pool)
+        .await
+        .expect("count");
+    assert!(after > before, "{before} → {after}");
+}

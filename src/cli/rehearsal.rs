@@ -60,8 +60,12 @@ async fn run_demo(
         },
     )
     .await?;
-    if let Some(read) = read {
-        session = session.with_reader(read).await?;
+    if let Some(read) = read
+        && let Err(e) = session.add_reader(read).await
+    {
+        session.close().await;
+        simulation.stop().await;
+        return Err(e.into());
     }
     let watched = if interactive(args) {
         let mut options = super::watch::tui_options(&args.display, None, true)?;

@@ -16,7 +16,7 @@ use crate::domain::board::{BoardRow, Summary};
 use crate::domain::ids::{IdNames, MAX_SHOWN_WIDTH, SHOWN_DIGITS};
 use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::report::{self, Report, Rows};
-use crate::domain::session::{Session, SessionOptions};
+use crate::domain::session::{OpenError, Session, SessionOptions};
 use crate::domain::signals::Attention;
 use crate::domain::text;
 
@@ -40,9 +40,22 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
     )
     .await?;
     if let Some(read) = read {
-        session = session.with_reader(&read).await?;
-        if let Some(warning) = session.reader_warning() {
-            super::say(&format!("bootstrap-console: {warning}"));
+        match session.add_reader(&read).await {
+            Ok(()) => {
+                if let Some(warning) = session.reader_warning() {
+                    super::say(&format!("bootstrap-console: {warning}"));
+                }
+            }
+            // A standby that is gone: the report reads the primary, as the live console does.
+            Err(OpenError::Connect(e)) if e.is_unreachable() => {
+                super::say(&format!(
+                    "bootstrap-console: {e}; reading the primary instead"
+                ));
+            }
+            Err(e) => {
+                session.close().await;
+                return Err(e.into());
+            }
         }
     }
     let result = report_on(&session, args, &target).await;
@@ -234,19 +247,27 @@ impl TableOutput {
 
 /// How old the data read from a standby is.
 fn replication_line(r: &crate::store::replica::Replication) -> String {
+    if !r.measured {
+        return "read from a standby; its lag is not measured (no primary was named)".into();
+    }
     if r.caught_up() {
         return "read from a standby in sync with the primary".into();
     }
+    let (Some(as_of), Some(delay)) = (r.as_of(), r.delay()) else {
+        return "read from a standby that cannot tell how old its data is (no commit replayed \
+                since it started)"
+            .into();
+    };
+    let as_of = as_of.format("%H:%M:%S UTC");
     match r.bytes_behind() {
         Some(bytes) => format!(
-            "read from a standby {} behind ({bytes} bytes of WAL to replay): ages are as of {}",
-            text::age(r.delay()),
-            r.as_of().format("%H:%M:%S UTC")
+            "read from a standby {} behind ({bytes} bytes of WAL to replay): ages are as of \
+             {as_of}",
+            text::age(delay)
         ),
         None => format!(
             "read from a standby whose lag is unknown (the primary does not answer): ages are \
-             as of its last replayed commit, {}",
-            r.as_of().format("%H:%M:%S UTC")
+             as of its last replayed commit, {as_of}"
         ),
     }
 }

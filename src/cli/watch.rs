@@ -26,8 +26,11 @@ pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
         },
     )
     .await?;
-    if let Some(read) = read {
-        session = session.with_reader(&read).await?;
+    if let Some(read) = read
+        && let Err(e) = session.add_reader(&read).await
+    {
+        session.close().await;
+        return Err(e.into());
     }
     if let (Some(tenant), Some(found)) = (session.tenant_scope(), session.scope_match().await?) {
         options.scope_note = found.sentence(tenant);

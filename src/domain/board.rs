@@ -383,9 +383,14 @@ impl BoardQuery {
     /// Whether `self` shows a subset of what `before` showed, in the same order: then the new
     /// rows can be found among the old ones instead of among all rows.
     pub fn narrows(&self, before: &BoardQuery) -> bool {
+        // Text read as an id (a marked suffix, a hyphenated prefix) matches differently from
+        // the plain text it grew from: `.` matches nothing, `..7d30` an id's end.
+        let plain = |text: &str| !text.contains(super::ids::SUFFIX_MARK) && !text.contains('-');
         self.sort == before.sort
             && self.quick == before.quick
             && self.tenant == before.tenant
+            && plain(&self.text)
+            && plain(&before.text)
             && self
                 .text
                 .to_lowercase()
@@ -521,5 +526,15 @@ mod tests {
             assert!(!Needle::new(typed).finds(row.as_bytes()), "{typed}");
         }
         assert!(Needle::new("").finds(b"anything"));
+        // Typed key by key, an id's shown form is filtered afresh, not within what `.` found.
+        let query = |text: &str| super::BoardQuery {
+            text: text.into(),
+            ..super::BoardQuery::default()
+        };
+        assert!(!query("..").narrows(&query(".")));
+        assert!(!query("..7d30").narrows(&query("..7d3")));
+        assert!(!query("3f2a9c10-4b").narrows(&query("3f2a9c10-4")));
+        assert!(!query("acme-eu").narrows(&query("acme")));
+        assert!(query("acme").narrows(&query("acm")));
     }
 }

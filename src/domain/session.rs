@@ -1,8 +1,9 @@
 //! A session: the store, what the database offers, the tenant scope and the access mode.
 //! Scope and read-only are enforced here, for the TUI and the CLI alike — not only in a UI.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -17,7 +18,7 @@ use super::scope::{ScopeMatch, near_names};
 use super::signals::Thresholds;
 use crate::store::connect::{ConnectError, Target};
 use crate::store::read;
-use crate::store::replica::{self, Lsn, Replication};
+use crate::store::replica::{self, Lsn, Primary, Replication};
 use crate::store::sync::{Changes, LedgerSync, SyncSettings};
 use crate::store::{Capabilities, Store, StoreError};
 
@@ -92,7 +93,14 @@ pub struct Session {
     reader: Option<Reader>,
     /// The primary's WAL position could not be read at the last try.
     primary_silent: Arc<AtomicBool>,
+    /// Recent readings of the primary's WAL position and clock (see `primary_position`).
+    samples: Arc<Mutex<Readings>>,
+    /// How far the last poll's data was behind the standby's clock, in milliseconds.
+    behind_ms: Arc<AtomicI64>,
 }
+
+/// Readings of the primary's WAL position and clock, oldest first.
+type Readings = VecDeque<(Lsn, DateTime<Utc>)>;
 
 /// The database polls read from when that is not the one actions write to: a hot standby.
 #[derive(Clone)]
@@ -143,6 +151,8 @@ impl Session {
             names: Arc::default(),
             reader: None,
             primary_silent: Arc::default(),
+            samples: Arc::default(),
+            behind_ms: Arc::default(),
         })
     }
 
@@ -187,6 +197,18 @@ impl Session {
         )
     }
 
+    /// How far the standby has replayed, asked of it whatever polls read now (`None` when it
+    /// does not answer within 2 s, or there is none).
+    pub async fn standby_replayed(&self) -> Option<Lsn> {
+        let reader = self.reader.as_ref()?;
+        let pool = reader.store.pool();
+        let asked = replica::replay_position(&pool);
+        match tokio::time::timeout(std::time::Duration::from_secs(2), asked).await {
+            Ok(Ok(replayed)) => replayed,
+            _ => None,
+        }
+    }
+
     /// Whether the primary did not answer when its WAL position was last asked for (a
     /// failover, perhaps).
     pub fn primary_silent(&self) -> bool {
@@ -212,22 +234,16 @@ impl Session {
     /// Connects `target` as where polls and reports read. A standby is what it is for; a
     /// primary is accepted with a warning (after a promotion the standby may be one), said by
     /// [`Self::reader_warning`]. A database without the ledger is refused like any other.
-    /// Refused, the session is closed (the primary's connections too).
-    pub async fn with_reader(mut self, target: &Target) -> Result<Self, OpenError> {
-        match Self::open_reader(target).await {
-            Ok(reader) => {
-                self.reader = Some(reader);
-                Ok(self)
-            }
-            Err(e) => {
-                self.close().await;
-                Err(e)
-            }
-        }
+    /// Refused, the session stays as it was (reading the primary).
+    pub async fn add_reader(&mut self, target: &Target) -> Result<(), OpenError> {
+        self.reader = Some(Self::open_reader(target).await?);
+        Ok(())
     }
 
     async fn open_reader(target: &Target) -> Result<Reader, OpenError> {
-        let (store, capabilities) = Store::connect(target).await?;
+        let (store, capabilities) = Store::connect(target)
+            .await
+            .map_err(ConnectError::for_read_url)?;
         let refusal = ledger_refusal(target, &capabilities);
         if let Some(refusal) = refusal {
             store.close().await;
@@ -342,14 +358,31 @@ impl Session {
 
     /// [`Self::database_now`] with the standby's replication state (`None` on a primary).
     pub async fn read_clock(&self) -> Result<(DateTime<Utc>, Option<Replication>), StoreError> {
-        let primary = match &self.reader {
-            Some(_) => self.primary_position().await,
-            None => None,
-        };
+        let primary = self.primary_view().await;
         let mut conn = self.reader().pool().acquire().await?;
         let clock = crate::store::fleet::clock(&mut conn).await?;
-        let replication = clock.replication.map(|r| Replication { primary, ..r });
-        Ok((replication.map_or(clock.now, |r| r.as_of()), replication))
+        let replication = clock.replication(&primary);
+        let as_of = replication.and_then(|r| r.as_of()).unwrap_or(clock.now);
+        Ok((as_of, replication))
+    }
+
+    /// What is known of the primary for a read of the standby: nothing to ask without one,
+    /// else where its WAL ends now (and the readings before), or that it did not answer.
+    async fn primary_view(&self) -> Primary {
+        if self.reader.is_none() || self.reader_is_down() {
+            return Primary::NotAsked;
+        }
+        match self.primary_position().await {
+            Some(position) => Primary::At {
+                position,
+                samples: self.samples().iter().copied().collect(),
+            },
+            None => Primary::Silent,
+        }
+    }
+
+    fn samples(&self) -> std::sync::MutexGuard<'_, Readings> {
+        self.samples.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// A sync that keeps a copy of this session's scope current (see [`crate::store::sync`]).
@@ -370,13 +403,18 @@ impl Session {
         let reader = self.reader();
         let mut attempt = 1;
         loop {
-            let primary = match &self.reader {
-                Some(_) => self.primary_position().await,
-                None => None,
-            };
+            let primary = self.primary_view().await;
             let polled = sync
-                .poll(&reader.pool(), reader.layout(), period, primary)
+                .poll(&reader.pool(), reader.layout(), period, &primary)
                 .await;
+            if let Ok(changes) = &polled {
+                // Views read outside the poll (detail, leases) are judged as of the same data.
+                let behind = changes
+                    .replication
+                    .and_then(|r| r.delay())
+                    .map_or(0, |d| d.num_milliseconds());
+                self.behind_ms.store(behind, Ordering::Relaxed);
+            }
             match polled {
                 Err(e) if attempt < ATTEMPTS && self.has_reader() && recovery_conflict(&e) => {
                     tracing::info!("poll cancelled by a recovery conflict on the standby; again");
@@ -388,12 +426,14 @@ impl Session {
     }
 
     /// Where the primary's WAL ends now; `None` when it does not answer within 2 s (the
-    /// standby's lag is then unknown, which the header says).
+    /// standby's lag is then unknown, which the header says). Each reading is kept a while:
+    /// once the standby has replayed it, its data is known complete up to that instant.
     pub async fn primary_position(&self) -> Option<Lsn> {
+        const KEPT: usize = 120;
         let pool = self.store.pool();
         let asked = replica::primary_position(&pool);
-        let position = match tokio::time::timeout(std::time::Duration::from_secs(2), asked).await {
-            Ok(Ok(position)) => Some(position),
+        let reading = match tokio::time::timeout(std::time::Duration::from_secs(2), asked).await {
+            Ok(Ok(reading)) => Some(reading),
             Ok(Err(e)) => {
                 tracing::debug!("the primary's WAL position: {e}");
                 None
@@ -401,8 +441,23 @@ impl Session {
             Err(_) => None,
         };
         self.primary_silent
-            .store(position.is_none(), Ordering::Relaxed);
-        position
+            .store(reading.is_none(), Ordering::Relaxed);
+        let (position, at) = reading?;
+        let mut samples = self.samples();
+        samples.push_back((position, at));
+        while samples.len() > KEPT {
+            samples.pop_front();
+        }
+        Some(position)
+    }
+
+    /// How far behind the standby's clock the last poll's data was: what views read beside the
+    /// polls subtract from the standby's clock.
+    fn behind(&self) -> chrono::Duration {
+        if self.reader.is_none() || self.reader_is_down() {
+            return chrono::Duration::zero();
+        }
+        chrono::Duration::milliseconds(self.behind_ms.load(Ordering::Relaxed))
     }
 
     /// The whole ledger in scope, loaded and judged once (for one-shot reports and tests).
@@ -426,8 +481,12 @@ impl Session {
         )
         .await?;
         let mut detail = rows.map(Detail::try_from).transpose()?;
-        if let (Some(detail), Some(why)) = (&mut detail, self.capabilities.audit_unavailable()) {
-            detail.audit = Err(why);
+        if let Some(detail) = &mut detail {
+            // Read on a standby: judged as of its data, like the board.
+            detail.db_now -= self.behind();
+            if let Some(why) = self.capabilities.audit_unavailable() {
+                detail.audit = Err(why);
+            }
         }
         Ok(detail)
     }
@@ -441,6 +500,11 @@ impl Session {
             None,
         )
         .await?;
+        let rows = read::LeaseRows {
+            // Read on a standby: judged as of its data, like the board.
+            db_now: rows.db_now - self.behind(),
+            ..rows
+        };
         Ok(LeaseBoard::assess(rows, &self.thresholds)?)
     }
 

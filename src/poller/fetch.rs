@@ -11,7 +11,7 @@ use super::cadence::Cadence;
 use super::model::Input;
 use super::{AUDIT_SHOWN, Extra, Focus, Focused, Health, PollerOptions, REPLAY_WAIT};
 use crate::domain::session::Session;
-use crate::store::replica::{self, Lsn};
+use crate::store::replica::{self, ReplayMark};
 use crate::store::sync::LedgerSync;
 
 /// The longest a regular poll may take before it counts as failed.
@@ -26,7 +26,7 @@ pub(super) enum Request {
     Pause(bool),
     Interval(Duration),
     Focus(Focus),
-    AwaitReplay(Lsn),
+    AwaitReplay(ReplayMark),
 }
 
 struct Fetcher {
@@ -42,6 +42,8 @@ struct Fetcher {
     reader_probed: Option<Instant>,
     /// When the listed hosts were last searched for the primary.
     primary_searched: Option<Instant>,
+    /// Polls in a row after which the primary looked gone.
+    suspect_polls: u32,
 }
 
 /// How often a standby that stopped answering is asked again.
@@ -71,6 +73,7 @@ pub(super) async fn run(
         again: false,
         reader_probed: None,
         primary_searched: None,
+        suspect_polls: 0,
     };
     let mut poll_now = false;
     let mut focus_changed = false;
@@ -101,8 +104,8 @@ pub(super) async fn run(
                         focus_changed |= focus != fetcher.focus;
                         fetcher.focus = focus;
                     }
-                    Request::AwaitReplay(position) => {
-                        fetcher.await_replay(position).await;
+                    Request::AwaitReplay(mark) => {
+                        fetcher.await_replay(&mark).await;
                         poll_now = true;
                     }
                 }
@@ -198,7 +201,9 @@ impl Fetcher {
         let session = self.session.clone();
         let now = Instant::now();
         if session.has_reader() {
-            if poll_failed && !session.reader_is_down() {
+            // A failed poll of a standby that still answers (a timeout, a conflict) is not a
+            // lost standby.
+            if poll_failed && !session.reader_is_down() && !session.reader_answers().await {
                 session.set_reader_down(true);
                 self.reader_probed = Some(now);
                 self.again = true;
@@ -209,16 +214,27 @@ impl Fetcher {
                     .is_none_or(|at| now.duration_since(at) >= READER_RETRY)
             {
                 self.reader_probed = Some(now);
-                if session.reader_answers().await {
+                // Back to the standby only once it holds what the board already showed from
+                // the primary: never older data after newer.
+                let primary = session.primary_position().await;
+                let replayed = session.standby_replayed().await;
+                if let (Some(primary), Some(replayed)) = (primary, replayed)
+                    && replayed >= primary
+                {
                     session.set_reader_down(false);
                     self.again = true;
-                    tracing::info!("the standby answers again: polls read it");
+                    tracing::info!("the standby answers again and has caught up: polls read it");
                 }
             }
         }
         let polls_read_primary = !session.has_reader() || session.reader_is_down();
-        let suspect = session.primary_silent() || (poll_failed && polls_read_primary);
-        if suspect
+        // Without a standby of its own, polls reading one mean the primary became a standby.
+        let primary_demoted = polls_read_primary && self.health.replication.is_some();
+        let suspect =
+            session.primary_silent() || primary_demoted || (poll_failed && polls_read_primary);
+        self.suspect_polls = if suspect { self.suspect_polls + 1 } else { 0 };
+        // Two suspect polls in a row before a search: one slow answer is not a failover.
+        if self.suspect_polls >= 2
             && session.store().has_alternates()
             && self
                 .primary_searched
@@ -226,32 +242,41 @@ impl Fetcher {
         {
             self.primary_searched = Some(now);
             if session.find_primary().await.is_some() {
+                self.suspect_polls = 0;
                 self.again = true;
             }
         }
         self.health.reader_down = session.reader_is_down();
+        self.health.primary_silent = session.has_reader() && session.primary_silent();
         self.health.primary = Some(session.store().target().to_string());
     }
 
-    /// Waits until where polls read has replayed `position` (checked every 50 ms), at most
-    /// [`REPLAY_WAIT`]. A primary has nothing to replay.
-    async fn await_replay(&self, position: Lsn) {
+    /// Waits until where polls read holds what an action wrote (checked every 50 ms): its
+    /// audit records, or else its WAL position replayed; at most [`REPLAY_WAIT`]. A primary
+    /// has nothing to replay.
+    async fn await_replay(&mut self, mark: &ReplayMark) {
         let reader = self.session.reader().pool().clone();
         let replayed = async {
             loop {
-                match replica::replay_position(&reader).await {
-                    Ok(Some(replayed)) if replayed < position => {}
-                    Ok(_) => return true,
-                    Err(e) => tracing::debug!("the standby's replay position: {e}"),
+                match replica::holds_audit(&reader, &mark.audit_ids).await {
+                    Some(true) => return,
+                    Some(false) => {}
+                    None => match replica::replay_position(&reader).await {
+                        Ok(Some(replayed)) if replayed < mark.position => {}
+                        Ok(_) => return,
+                        Err(e) => tracing::debug!("the standby's replay position: {e}"),
+                    },
                 }
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         };
-        if tokio::time::timeout(REPLAY_WAIT, replayed).await.is_err() {
-            tracing::warn!(
-                "the standby had not replayed {position} after {}s",
+        match tokio::time::timeout(REPLAY_WAIT, replayed).await {
+            Ok(()) => self.health.replay_confirmed = Some(Instant::now()),
+            Err(_) => tracing::warn!(
+                "the standby did not hold the action's records ({}) after {}s",
+                mark.position,
                 REPLAY_WAIT.as_secs()
-            );
+            ),
         }
     }
 

@@ -27,7 +27,7 @@ use crate::domain::leases::LeaseBoard;
 use crate::domain::model::AuditRecord;
 use crate::domain::session::{Detail, Session};
 use crate::domain::signals::Thresholds;
-use crate::store::replica::{Lsn, Replication};
+use crate::store::replica::{ReplayMark, Replication};
 use crate::store::sync::SyncSettings;
 
 pub use cadence::{MAX_INTERVAL, MIN_INTERVAL};
@@ -91,6 +91,10 @@ pub struct Health {
     pub reader_down: bool,
     /// The primary plans and actions go to, as last found (it moves after a failover).
     pub primary: Option<String>,
+    /// The primary did not answer when last asked (polls of a standby go on).
+    pub primary_silent: bool,
+    /// When the standby was last seen holding what an action wrote (the next poll shows it).
+    pub replay_confirmed: Option<Instant>,
 }
 
 /// The latest state of polling, as the UI sees it.
@@ -109,6 +113,14 @@ impl PollStatus {
     /// The database clock now, estimated from the last snapshot and the local monotonic clock.
     pub fn db_now_at(&self, local: Instant) -> Option<chrono::DateTime<chrono::Utc>> {
         let fleet = self.fleet.as_ref()?;
+        // A standby behind its primary: the data is as of its instant, which does not move.
+        if self
+            .health
+            .replication
+            .is_some_and(|r| r.measured && !r.caught_up())
+        {
+            return Some(fleet.db_now);
+        }
         let at = self.fleet_at?;
         let elapsed = chrono::Duration::from_std(local.saturating_duration_since(at)).ok()?;
         Some(fleet.db_now + elapsed)
@@ -124,9 +136,9 @@ pub enum Command {
     Focus(Focus),
     /// Order and filter the board like this.
     Query(BoardQuery),
-    /// Poll as soon as the standby has replayed this far (an action's commit), at most
-    /// [`REPLAY_WAIT`] from now: the board then shows what the action did.
-    AwaitReplay(Lsn),
+    /// Poll as soon as the standby holds what an action wrote, at most [`REPLAY_WAIT`] from
+    /// now: the board then shows what the action did.
+    AwaitReplay(ReplayMark),
 }
 
 /// How long a poll waits for the standby to replay an action's commit.
@@ -160,7 +172,7 @@ impl PollerHandle {
             Command::Pause(paused) => fetch::Request::Pause(paused),
             Command::Interval(interval) => fetch::Request::Interval(interval),
             Command::Focus(focus) => fetch::Request::Focus(focus),
-            Command::AwaitReplay(position) => fetch::Request::AwaitReplay(position),
+            Command::AwaitReplay(mark) => fetch::Request::AwaitReplay(mark),
         };
         let _ = self.fetch.send(request);
     }

@@ -35,6 +35,8 @@ struct Model {
     /// The last poll's clock and the local instant it corresponds to.
     anchor: Option<(DateTime<Utc>, Instant)>,
     publisher: watch::Sender<PollStatus>,
+    /// The last poll read a standby that had not replayed all the primary had written.
+    lagging: bool,
 }
 
 pub(super) async fn run(
@@ -48,6 +50,7 @@ pub(super) async fn run(
         status,
         anchor: None,
         publisher,
+        lagging: false,
     };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -86,6 +89,9 @@ impl Model {
                 health,
             } => {
                 self.anchor = Some((changes.db_now, started));
+                self.lagging = changes
+                    .replication
+                    .is_some_and(|r| r.measured && !r.caught_up());
                 self.fleet.apply(*changes);
                 if let Some(focused) = focused {
                     self.status.focused = Some(Arc::new(focused));
@@ -109,6 +115,11 @@ impl Model {
         let Some((db_now, at)) = self.anchor else {
             return false;
         };
+        // Data from a standby behind its primary is as of an instant that does not move with
+        // the local clock: ages wait for the next poll instead of running past the data.
+        if self.lagging {
+            return false;
+        }
         let Ok(elapsed) = chrono::Duration::from_std(local.saturating_duration_since(at)) else {
             return false;
         };

@@ -215,6 +215,33 @@ pub enum ConnectError {
 }
 
 impl ConnectError {
+    /// The same failure, said of the standby named by `--read-url`.
+    pub fn for_read_url(self) -> Self {
+        let named = |target: String| format!("{target} (the standby named by --read-url)");
+        match self {
+            Self::Unreachable { target, reason } => Self::Unreachable {
+                target: named(target),
+                reason: reason.replace(
+                    NAME_A_DATABASE,
+                    " — check --read-url (or BOOTSTRAP_CONSOLE_READ_URL)",
+                ),
+            },
+            Self::Login { target, reason } => Self::Login {
+                target: named(target),
+                reason,
+            },
+            Self::NoSuchDatabase { target } => Self::NoSuchDatabase {
+                target: named(target),
+            },
+            bad @ Self::BadUrl { .. } => bad,
+        }
+    }
+
+    /// Nothing answered there (as opposed to a refused login or a missing database).
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self, Self::Unreachable { .. })
+    }
+
     fn classify(target: &Target, error: sqlx::Error) -> Self {
         let target_text = target.to_string();
         if let sqlx::Error::Database(db) = &error {

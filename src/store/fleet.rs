@@ -20,7 +20,7 @@ use sqlx::{PgConnection, Row};
 use uuid::Uuid;
 
 use super::read::lease_columns;
-use super::replica::Replication;
+use super::replica::{Lsn, Primary, Replication};
 use super::rows::{BoardRecord, LeaseRow};
 use super::{Layout, StoreError};
 
@@ -147,30 +147,36 @@ pub fn leases_sql(layout: &Layout) -> String {
 pub struct Clock {
     pub now: DateTime<Utc>,
     pub pages: i64,
-    /// `Some` on a standby (`primary` is left for the caller to fill in).
-    pub replication: Option<Replication>,
+    /// `Some` on a standby: how far it has replayed, and when the last commit replayed was
+    /// made on the primary.
+    pub replay: Option<(Option<Lsn>, Option<DateTime<Utc>>)>,
+}
+
+impl Clock {
+    /// The replication state, judged against what is known of the primary (`None` on a
+    /// primary).
+    pub fn replication(&self, primary: &Primary) -> Option<Replication> {
+        self.replay
+            .map(|(replayed, at)| Replication::new(self.now, replayed, at, primary))
+    }
 }
 
 pub async fn clock(conn: &mut PgConnection) -> Result<Clock, StoreError> {
     let row = sqlx::query(CLOCK_SQL).fetch_one(conn).await?;
     let now = row.try_get("db_now")?;
-    let replication = if row.try_get("in_recovery")? {
+    let replay = if row.try_get("in_recovery")? {
         let replayed: Option<String> = row.try_get("replayed")?;
-        Some(Replication {
-            standby_now: now,
-            replayed: replayed
-                .map(|t| t.parse().map_err(StoreError::Replication))
-                .transpose()?,
-            replayed_at: row.try_get("replayed_at")?,
-            primary: None,
-        })
+        let replayed = replayed
+            .map(|t| t.parse().map_err(StoreError::Replication))
+            .transpose()?;
+        Some((replayed, row.try_get("replayed_at")?))
     } else {
         None
     };
     Ok(Clock {
         now,
         pages: row.try_get("pages")?,
-        replication,
+        replay,
     })
 }
 

@@ -144,14 +144,27 @@ impl Store {
         if !self.has_alternates() {
             return None;
         }
-        let in_use = self.target().to_string();
-        for host in self.target.hosts() {
-            if !is_primary(&host).await {
-                continue;
-            }
-            if host.to_string() == in_use {
-                return None;
-            }
+        // The host in use first: while it is a primary it is kept, so that an old primary
+        // restarted without fencing never draws the console back to its timeline.
+        let in_use = self.target();
+        if is_primary(&in_use).await {
+            return None;
+        }
+        // The others at once, each within a short bound: a host that drops packets must not
+        // hold the search (nor the polls that wait for it).
+        let others: Vec<Target> = self
+            .target
+            .hosts()
+            .into_iter()
+            .filter(|host| host.to_string() != in_use.to_string())
+            .collect();
+        let answers = futures::future::join_all(others.iter().map(is_primary)).await;
+        let found = others
+            .into_iter()
+            .zip(answers)
+            .filter(|(_, primary)| *primary)
+            .map(|(host, _)| host);
+        for host in found {
             let Ok(pool) = host.observer_pool(POOL_SIZE).await else {
                 continue;
             };
@@ -221,9 +234,10 @@ async fn open_primary(target: &Target) -> Result<(Target, PgPool), ConnectError>
     }
 }
 
-/// Whether `host` answers as a primary (within the connect timeout).
+/// Whether `host` answers as a primary, within 3 s.
 async fn is_primary(host: &Target) -> bool {
-    matches!(host.in_recovery().await, Ok(false))
+    let asked = tokio::time::timeout(std::time::Duration::from_secs(3), host.in_recovery());
+    matches!(asked.await, Ok(Ok(false)))
 }
 
 /// Closes a pool's connections — closed, not dropped, so the server sees a goodbye and not a

@@ -37,21 +37,66 @@ fn parse(text: Option<String>) -> Result<Option<Lsn>, StoreError> {
         .transpose()
 }
 
-/// Where the primary's WAL ends now: every transaction committed before this call is at or
-/// below it.
-pub async fn primary_position(pool: &PgPool) -> Result<Lsn, StoreError> {
-    let text: Option<String> = sqlx::query_scalar("SELECT pg_current_wal_lsn()::text")
-        .fetch_one(pool)
-        .await?;
-    parse(text)?.ok_or_else(|| StoreError::Replication("no WAL position".into()))
+/// Where the primary's WAL ends now (as written: what a standby can be sent), and its clock.
+/// Under synchronous commit, every transaction committed before this call is at or below it.
+pub async fn primary_position(pool: &PgPool) -> Result<(Lsn, DateTime<Utc>), StoreError> {
+    let (text, now): (Option<String>, DateTime<Utc>) =
+        sqlx::query_as("SELECT pg_current_wal_lsn()::text, now()")
+            .fetch_one(pool)
+            .await?;
+    let position = parse(text)?.ok_or_else(|| StoreError::Replication("no WAL position".into()))?;
+    Ok((position, now))
 }
 
 /// How far a standby has replayed (`None` on a primary, which replays nothing).
 pub async fn replay_position(pool: &PgPool) -> Result<Option<Lsn>, StoreError> {
-    let text: Option<String> = sqlx::query_scalar("SELECT pg_last_wal_replay_lsn()::text")
-        .fetch_one(pool)
-        .await?;
+    // A promoted standby keeps its last replay position: on a primary it means nothing.
+    let text: Option<String> = sqlx::query_scalar(
+        "SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()::text END",
+    )
+    .fetch_one(pool)
+    .await?;
     parse(text)
+}
+
+/// What an action wrote, for a standby to be seen holding: its audit records (exact: written
+/// in the action's transaction), and where the primary's WAL ended after it (for a role that
+/// may not read the audit table there).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayMark {
+    pub audit_ids: Vec<i64>,
+    pub position: Lsn,
+}
+
+/// Whether the standby at `pool` holds `mark`: `None` when it cannot tell by the audit records
+/// (no audit table there, or no grant), and the position is all there is.
+pub async fn holds_audit(pool: &PgPool, audit_ids: &[i64]) -> Option<bool> {
+    if audit_ids.is_empty() {
+        return None;
+    }
+    let found: Result<i64, _> =
+        sqlx::query_scalar("SELECT count(*) FROM bootstrap_console.audit_log WHERE id = ANY($1)")
+            .bind(audit_ids)
+            .fetch_one(pool)
+            .await;
+    found.ok().map(|n| n == audit_ids.len() as i64)
+}
+
+/// What the console knows of the primary when it reads a standby.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Primary {
+    /// There is no primary to ask (a standby named as the only database): the standby's clock
+    /// is taken as it is, and its lag is not measured.
+    #[default]
+    NotAsked,
+    /// The primary did not answer.
+    Silent,
+    /// Where the primary's WAL ended just before the poll, and earlier readings (position and
+    /// the primary's clock then), newest last.
+    At {
+        position: Lsn,
+        samples: Vec<(Lsn, DateTime<Utc>)>,
+    },
 }
 
 /// What a poll of a standby learned about replication, read with the poll's clock.
@@ -62,11 +107,46 @@ pub struct Replication {
     /// How far it had replayed, and when the last transaction replayed committed.
     pub replayed: Option<Lsn>,
     pub replayed_at: Option<DateTime<Utc>>,
-    /// Where the primary's WAL ended just before the poll (`None`: the primary did not answer).
+    /// Where the primary's WAL ended just before the poll; `None` when it was not asked or did
+    /// not answer (see `measured`).
     pub primary: Option<Lsn>,
+    /// Whether a primary was asked at all.
+    pub measured: bool,
+    /// The newest instant (primary clock) of a reading of the primary's position that the
+    /// standby had replayed: its data holds everything committed before then.
+    pub complete_until: Option<DateTime<Utc>>,
 }
 
 impl Replication {
+    /// The state read on a standby, judged against what is known of the primary.
+    pub fn new(
+        standby_now: DateTime<Utc>,
+        replayed: Option<Lsn>,
+        replayed_at: Option<DateTime<Utc>>,
+        primary: &Primary,
+    ) -> Self {
+        let (position, measured, complete_until) = match primary {
+            Primary::NotAsked => (None, false, None),
+            Primary::Silent => (None, true, None),
+            Primary::At { position, samples } => {
+                let complete_until = samples
+                    .iter()
+                    .filter(|(at, _)| replayed.is_some_and(|r| r >= *at))
+                    .map(|(_, when)| *when)
+                    .max();
+                (Some(*position), true, complete_until)
+            }
+        };
+        Self {
+            standby_now,
+            replayed,
+            replayed_at,
+            primary: position,
+            measured,
+            complete_until,
+        }
+    }
+
     /// Everything the primary had written before the poll was replayed: the data is as of the
     /// standby's clock (even when the primary has been quiet for long and the last replayed
     /// commit is old).
@@ -74,19 +154,26 @@ impl Replication {
         matches!((self.replayed, self.primary), (Some(replayed), Some(primary)) if replayed >= primary)
     }
 
-    /// The instant the data read is as of: the standby's clock when caught up, otherwise the
-    /// last replayed commit — never later than the standby's clock.
-    pub fn as_of(&self) -> DateTime<Utc> {
-        if self.caught_up() {
-            return self.standby_now;
+    /// The instant the data read is as of: the standby's clock when caught up (or when no
+    /// primary was named, as before replication was known), otherwise the latest instant the
+    /// data is known complete to — the last replayed commit, or an earlier reading of the
+    /// primary's position already replayed — never later than the standby's clock. `None`
+    /// when nothing tells (a standby that has replayed no commit since it started).
+    pub fn as_of(&self) -> Option<DateTime<Utc>> {
+        if self.caught_up() || !self.measured {
+            return Some(self.standby_now);
         }
-        self.replayed_at
-            .map_or(self.standby_now, |at| at.min(self.standby_now))
+        let known = self
+            .replayed_at
+            .into_iter()
+            .chain(self.complete_until)
+            .max()?;
+        Some(known.min(self.standby_now))
     }
 
-    /// How far behind the data is (zero when caught up).
-    pub fn delay(&self) -> chrono::Duration {
-        self.standby_now - self.as_of()
+    /// How far behind the data is (zero when caught up; `None` when unknown).
+    pub fn delay(&self) -> Option<chrono::Duration> {
+        self.as_of().map(|at| self.standby_now - at)
     }
 
     /// WAL bytes the standby had still to replay (`None` when the primary did not answer).
@@ -113,41 +200,57 @@ mod tests {
         assert!("16B374D848".parse::<Lsn>().is_err());
     }
 
+    fn at_primary(position: u64, samples: &[(u64, i64)]) -> Primary {
+        Primary::At {
+            position: Lsn(position),
+            samples: samples.iter().map(|(p, t)| (Lsn(*p), at(*t))).collect(),
+        }
+    }
+
     #[test]
-    fn a_caught_up_standby_is_as_of_its_clock_a_lagging_one_as_of_its_replay() {
-        let caught_up = Replication {
-            standby_now: at(100),
-            replayed: Some(Lsn(500)),
-            // The primary has been quiet for a minute: the last commit is old.
-            replayed_at: Some(at(40)),
-            primary: Some(Lsn(500)),
-        };
+    fn a_caught_up_standby_is_as_of_its_clock_a_lagging_one_as_of_what_it_is_known_to_hold() {
+        // The primary has been quiet for a minute: the last commit replayed is old.
+        let caught_up =
+            Replication::new(at(100), Some(Lsn(500)), Some(at(40)), &at_primary(500, &[]));
         assert!(caught_up.caught_up());
-        assert_eq!(caught_up.as_of(), at(100));
-        assert_eq!(caught_up.delay(), chrono::Duration::zero());
+        assert_eq!(caught_up.as_of(), Some(at(100)));
+        assert_eq!(caught_up.delay(), Some(chrono::Duration::zero()));
         assert_eq!(caught_up.bytes_behind(), Some(0));
 
-        let lagging = Replication {
-            primary: Some(Lsn(900)),
-            replayed_at: Some(at(70)),
-            ..caught_up
-        };
+        let lagging =
+            Replication::new(at(100), Some(Lsn(500)), Some(at(70)), &at_primary(900, &[]));
         assert!(!lagging.caught_up());
-        assert_eq!(lagging.as_of(), at(70));
-        assert_eq!(lagging.delay(), chrono::Duration::seconds(30));
+        assert_eq!(lagging.as_of(), Some(at(70)));
+        assert_eq!(lagging.delay(), Some(chrono::Duration::seconds(30)));
         assert_eq!(lagging.bytes_behind(), Some(400));
 
-        let primary_unknown = Replication {
-            primary: None,
-            ..lagging
-        };
-        assert!(!primary_unknown.caught_up());
-        assert_eq!(primary_unknown.bytes_behind(), None);
+        // One commit in flight after an hour of quiet: an earlier reading the standby has
+        // replayed says its data is complete up to a second ago, not an hour ago.
+        let in_flight = Replication::new(
+            at(3600),
+            Some(Lsn(500)),
+            Some(at(0)),
+            &at_primary(510, &[(500, 3598), (500, 3599), (510, 3600)]),
+        );
+        assert_eq!(in_flight.as_of(), Some(at(3599)));
+
+        let silent = Replication::new(at(100), Some(Lsn(500)), Some(at(70)), &Primary::Silent);
+        assert!(!silent.caught_up());
+        assert_eq!(silent.bytes_behind(), None);
+        assert_eq!(silent.as_of(), Some(at(70)));
+        // No primary named: the standby's clock, as without replication.
+        let alone = Replication::new(at(100), Some(Lsn(500)), Some(at(40)), &Primary::NotAsked);
+        assert_eq!(alone.as_of(), Some(at(100)));
+        // Nothing replayed since it started, and behind: unknown, not "now".
+        let blank = Replication::new(at(100), Some(Lsn(500)), None, &at_primary(900, &[]));
+        assert_eq!(blank.as_of(), None);
         // A replay stamp ahead of the standby's clock (clock skew) is not the future.
-        let skewed = Replication {
-            replayed_at: Some(at(130)),
-            ..lagging
-        };
-        assert_eq!(skewed.as_of(), at(100));
+        let skewed = Replication::new(
+            at(100),
+            Some(Lsn(500)),
+            Some(at(130)),
+            &at_primary(900, &[]),
+        );
+        assert_eq!(skewed.as_of(), Some(at(100)));
     }
 }

@@ -25,7 +25,7 @@ use sqlx::{PgConnection, PgPool};
 use uuid::Uuid;
 
 use super::fleet;
-use super::replica::{Lsn, Replication};
+use super::replica::{Primary, Replication};
 use super::rows::{BoardRecord, LeaseRow};
 use super::{Layout, StoreError};
 
@@ -124,8 +124,8 @@ pub struct LedgerSync {
     tenant: Option<String>,
     settings: SyncSettings,
     mirror: Option<Mirror>,
-    /// The primary's WAL position given for the poll under way.
-    primary: Option<Lsn>,
+    /// What is known of the primary for the poll under way.
+    primary: Primary,
 }
 
 impl LedgerSync {
@@ -134,7 +134,7 @@ impl LedgerSync {
             tenant,
             settings,
             mirror: None,
-            primary: None,
+            primary: Primary::NotAsked,
         }
     }
 
@@ -148,9 +148,9 @@ impl LedgerSync {
         pool: &PgPool,
         layout: &Layout,
         period: Duration,
-        primary: Option<Lsn>,
+        primary: &Primary,
     ) -> Result<Changes, StoreError> {
-        self.primary = primary;
+        self.primary = primary.clone();
         let mut tx = pool
             .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             .await?;
@@ -184,11 +184,14 @@ impl LedgerSync {
         conn: &mut PgConnection,
     ) -> Result<(DateTime<Utc>, i64, Option<Replication>), StoreError> {
         let clock = fleet::clock(conn).await?;
-        let replication = clock.replication.map(|r| Replication {
-            primary: self.primary,
-            ..r
-        });
-        let as_of = replication.as_ref().map_or(clock.now, Replication::as_of);
+        let replication = clock.replication(&self.primary);
+        let as_of = match replication.as_ref().map(Replication::as_of) {
+            None => clock.now,
+            Some(Some(as_of)) => as_of,
+            // A standby that cannot tell how old its data is: the watermark and the clock stay
+            // where the last poll left them, so that nothing is skipped or judged early.
+            Some(None) => self.mirror.as_ref().map_or(clock.now, |m| m.last_now),
+        };
         Ok((as_of, clock.pages, replication))
     }
 

@@ -24,6 +24,7 @@ use crate::domain::actions::{self, Verdict};
 use crate::domain::session::Session;
 use crate::domain::signals::Thresholds;
 use crate::poller::{self, Focus, PollerHandle, PollerOptions};
+use crate::store::replica::ReplayMark;
 use crate::store::sync::SyncSettings;
 use app::{App, Display, Header, Overlay, Stage};
 use update::{Effect, Event};
@@ -355,6 +356,11 @@ fn perform(
                     match actions::plan(&session, action).await {
                         Ok(plan) => plans.push(plan),
                         Err(e) => {
+                            tracing::warn!(
+                                "could not plan {} on {}: {e}",
+                                action.subject_id(),
+                                session.store().target()
+                            );
                             let _ = results.send(Event::Planned {
                                 dialog,
                                 round,
@@ -384,6 +390,7 @@ fn perform(
             waiting.insert(dialog, stop);
             tokio::spawn(async move {
                 let mut report = Vec::with_capacity(actions.len());
+                let mut audit_ids = Vec::new();
                 // One transaction per space, one after another, each reported on its own.
                 for action in &actions {
                     if *stopped.borrow() {
@@ -406,17 +413,26 @@ fn perform(
                     };
                     let result =
                         actions::apply_bounded(&session, action, &reason, deadline, give_up).await;
+                    match &result {
+                        Ok(actions::Outcome::Applied(applied)) => audit_ids.push(applied.audit_id),
+                        Ok(actions::Outcome::Interrupted {
+                            found: actions::Lookup::Applied { audit_id },
+                            ..
+                        }) => audit_ids.push(*audit_id),
+                        _ => {}
+                    }
                     report.push(actions::sentence(action, &result, &session.names()));
                 }
-                // Read your own writes: polls of a standby wait for it to replay the commit.
-                let applied = report
-                    .iter()
-                    .any(|(verdict, _)| *verdict == Verdict::Applied);
-                let replica = if applied && session.has_reader() {
-                    session.primary_position().await
-                } else {
-                    None
-                };
+                // Read your own writes: polls of a standby wait for it to hold what was written.
+                let replica =
+                    if !audit_ids.is_empty() && session.has_reader() && !session.reader_is_down() {
+                        session.primary_position().await.map(|position| ReplayMark {
+                            audit_ids,
+                            position,
+                        })
+                    } else {
+                        None
+                    };
                 let _ = results.send(Event::Applied {
                     dialog,
                     results: report,

@@ -92,6 +92,17 @@ impl Plan {
             .is_err_and(|refusal| refusal.decision_changed())
     }
 
+    /// The same request, resting from now on on the state this plan read on the primary (when
+    /// what the operator looked at was a standby's copy, older by the lag), and the plan
+    /// without what "moved" only because of that lag.
+    pub fn rebased(&mut self) -> Action {
+        if let (Some(now), false) = (&self.now, self.decision_changed()) {
+            self.meanwhile = None;
+            self.action = self.action.reseen(now.clone());
+        }
+        self.action.clone()
+    }
+
     /// The same request, decided on what is there now (when the decision changed).
     pub fn replanned_action(&self) -> Action {
         match (&self.now, self.decision_changed()) {

@@ -259,8 +259,11 @@ async fn place_writers(
     rng: &mut Rng,
 ) -> Result<Vec<SeededWriter>, sqlx::Error> {
     let marked: Vec<(String, Uuid)> = sqlx::query_as(
-        "SELECT tenant_id, knowledge_space_id FROM legacy_space_publication_bootstraps \
-         ORDER BY tenant_id, knowledge_space_id",
+        // Spaces a writer may take: not one already held (seeding again adds to a ledger).
+        "SELECT b.tenant_id, b.knowledge_space_id FROM legacy_space_publication_bootstraps b \
+         WHERE NOT EXISTS (SELECT 1 FROM knowledge_space_mutation_leases l \
+           WHERE l.tenant_id = b.tenant_id AND l.knowledge_space_id = b.knowledge_space_id) \
+         ORDER BY b.tenant_id, b.knowledge_space_id",
     )
     .fetch_all(&mut *conn)
     .await?;

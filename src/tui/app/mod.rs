@@ -19,7 +19,6 @@ use crate::domain::ids::IdNames;
 use crate::domain::session::Access;
 use crate::domain::signals::Thresholds;
 use crate::poller::{Extra, Focus, Health, PollStatus};
-use crate::store::replica::Lsn;
 
 /// How long a changed row stays highlighted.
 pub const CHANGE_HIGHLIGHT: Duration = Duration::from_secs(4);
@@ -119,7 +118,6 @@ pub struct Message {
 /// Waiting for the standby to replay an action's commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AwaitingReplica {
-    pub position: Lsn,
     pub since: Instant,
 }
 

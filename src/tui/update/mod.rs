@@ -21,7 +21,7 @@ use crate::domain::actions::{BootstrapKind, Plan, Verdict};
 use crate::domain::board::{Quick, SortKey};
 use crate::domain::model::MutationLease;
 use crate::poller::{self, Extra, Focus, PollStatus};
-use crate::store::replica::Lsn;
+use crate::store::replica::ReplayMark;
 
 /// Everything that can happen to the console.
 #[derive(Debug, Clone)]
@@ -39,9 +39,9 @@ pub enum Event {
     Applied {
         dialog: u64,
         results: Vec<(Verdict, String)>,
-        /// Where the primary's WAL ended after the last commit, when polls read a standby
-        /// that must replay it before the board shows what was done.
-        replica: Option<Lsn>,
+        /// What was written, when polls read a standby that must hold it before the board
+        /// shows what was done.
+        replica: Option<ReplayMark>,
     },
     Tick(Instant),
 }
@@ -92,13 +92,19 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             plans,
         } => {
             let now = app.now;
+            let board_from_standby = !app.header.polls.is_empty() && !app.status.health.reader_down;
             if let Overlay::Dialog(d) = &mut app.overlay
                 && d.id == dialog
                 && d.round == round
                 && matches!(d.stage, Stage::Planning | Stage::Editing)
             {
                 match plans {
-                    Ok(plans) => {
+                    Ok(mut plans) => {
+                        // What the dialog compares against comes from the primary: the board
+                        // it was opened from is a standby's copy.
+                        if d.stage == Stage::Planning && board_from_standby {
+                            d.actions = plans.iter_mut().map(Plan::rebased).collect();
+                        }
                         d.plans = plans;
                         d.stage = Stage::Editing;
                         d.replan_error = None;
@@ -118,12 +124,9 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             replica,
         } => {
             let poll = match replica {
-                Some(position) => {
-                    app.awaiting_replica = Some(AwaitingReplica {
-                        position,
-                        since: app.now,
-                    });
-                    poller::Command::AwaitReplay(position)
+                Some(mark) => {
+                    app.awaiting_replica = Some(AwaitingReplica { since: app.now });
+                    poller::Command::AwaitReplay(mark)
                 }
                 None => poller::Command::PollNow,
             };
@@ -180,12 +183,12 @@ fn expire(app: &mut App) {
 fn absorb_poll(app: &mut App, status: PollStatus) {
     let fresh = status.fleet.as_ref().map(std::sync::Arc::as_ptr)
         != app.status.fleet.as_ref().map(std::sync::Arc::as_ptr);
+    // Only a poll begun after the standby was seen holding the action shows it.
     if let Some(waiting) = app.awaiting_replica
         && fresh
-        && status
-            .health
-            .replication
-            .is_none_or(|r| r.replayed.is_some_and(|at| at >= waiting.position))
+        && let Some(confirmed) = status.health.replay_confirmed
+        && confirmed > waiting.since
+        && status.health.polled_at.is_some_and(|at| at >= confirmed)
     {
         app.awaiting_replica = None;
         app.say(

@@ -37,7 +37,7 @@ pub fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         spans.push(Span::styled("READ-WRITE ", theme.read_write()));
     }
     spans.push(poll_health(app, theme));
-    if let Some(replica) = replication(app, theme) {
+    if let Some(replica) = replication(app, theme, area.width < 120) {
         spans.push(replica);
     }
     let scope = h
@@ -83,8 +83,9 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
         return Span::styled(text, theme.dim());
     };
     let period = health.period.unwrap_or(health.interval);
-    // A poll is late once two periods passed without one: then its age matters.
-    if age > period.max(health.interval) * 2 {
+    // A poll is late once two periods passed without one: then its age matters (not while
+    // polls wait on purpose for the standby to replay an action).
+    if age > period.max(health.interval) * 2 && app.awaiting_replica.is_none() {
         return Span::styled(
             format!(" late: last poll {} ago ", human_secs(age)),
             theme.stale(),
@@ -108,45 +109,64 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
 
 /// How far behind the standby that polls read is, when they read one: in sync, or the lag and
 /// the WAL still to replay — then the board's ages are as of the last replayed commit, which
-/// it says — in warning style past [`LAG_WARNING`].
-fn replication(app: &App, theme: &Theme) -> Option<Span<'static>> {
+/// it says — in warning style past [`LAG_WARNING`]; a standby or primary that does not answer.
+/// Narrow terminals get the short forms.
+fn replication(app: &App, theme: &Theme, narrow: bool) -> Option<Span<'static>> {
     let health = &app.status.health;
-    if health.reader_down {
-        return Some(Span::styled(
-            " · standby unreachable: polls read the primary",
+    let say = |long: &str, short: &str, style| {
+        let text = if narrow { short } else { long };
+        Some(Span::styled(format!(" · {text}"), style))
+    };
+    if health.primary_silent {
+        return say(
+            "the primary does not answer: nothing can be planned or applied",
+            "PRIMARY SILENT",
             theme.stale(),
-        ));
+        );
+    }
+    if health.reader_down {
+        return say(
+            "standby unreachable: polls read the primary",
+            "standby gone",
+            theme.stale(),
+        );
     }
     let Some(r) = health.replication else {
-        // Polls that were to read a standby read a primary: promoted, perhaps.
-        return (!app.header.polls.is_empty() && app.snapshot_age().is_some())
-            .then(|| Span::styled(" · the read URL is a primary now", theme.stale()));
-    };
-    let r = &r;
-    if r.caught_up() {
-        return Some(Span::styled(" · standby in sync", theme.live()));
-    }
-    let Some(bytes) = r.bytes_behind() else {
-        return Some(Span::styled(
-            " · standby lag unknown (the primary does not answer)",
+        // Polls that were to read a standby read a primary (promoted, or misnamed).
+        if app.header.polls.is_empty() || app.snapshot_age().is_none() {
+            return None;
+        }
+        return say(
+            "polls read a primary: the read URL is no standby",
+            "read URL: a primary",
             theme.stale(),
-        ));
+        );
     };
-    let delay = r.delay();
+    if !r.measured {
+        return say("a standby, lag not measured", "standby", theme.dim());
+    }
+    if r.caught_up() {
+        return say("standby in sync", "in sync", theme.live());
+    }
+    let (Some(bytes), Some(delay)) = (r.bytes_behind(), r.delay()) else {
+        return say(
+            "standby lag unknown: ages as of the last poll that could tell",
+            "lag unknown",
+            theme.stale(),
+        );
+    };
     let style = if delay >= LAG_WARNING {
         theme.stale()
     } else {
         theme.dim()
     };
-    Some(Span::styled(
-        format!(
-            " · standby lag {} {}, ages as of {}",
-            format::age(delay),
-            human_bytes(bytes),
-            r.as_of().format("%H:%M:%S")
-        ),
-        style,
-    ))
+    let lag = format!("lag {} {}", format::age(delay), human_bytes(bytes));
+    // The board is judged by the model's clock, which never goes back: that is the instant
+    // its ages are as of.
+    let as_of = app.fleet().map_or(String::new(), |f| {
+        format!(", ages as of {}", f.db_now.format("%H:%M:%S"))
+    });
+    say(&format!("standby {lag}{as_of}"), &lag, style)
 }
 
 /// A standby this far behind is shown in warning style.

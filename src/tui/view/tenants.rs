@@ -34,6 +34,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         return;
     }
     let wide = area.width >= 110;
+    let tenant_width: usize = if wide { 24 } else { 10 };
     let rows: Vec<Row> = window(&fleet.tenants, &app.tenants, app)
         .map(|(index, t)| {
             let worst = t.worst();
@@ -41,7 +42,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             let flag_style = worst.map_or(theme.dim(), |w| theme.attention(w));
             let mut cells = vec![
                 Cell::from(flag).style(flag_style),
-                Cell::from(text::clean(&t.tenant, 40)),
+                Cell::from(text::fit_middle(&t.tenant, tenant_width)),
                 Cell::from(format!("{:>6}", t.spaces)),
                 Cell::from(format!("{:>3.0}%", t.readable_share() * 100.0)),
             ];
@@ -70,7 +71,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .collect();
     let mut widths = vec![
         Constraint::Length(7),
-        Constraint::Length(if wide { 24 } else { 10 }),
+        Constraint::Length(tenant_width as u16),
         Constraint::Length(6),
         Constraint::Length(4),
     ];
