@@ -578,6 +578,13 @@ async fn a_read_url_where_nothing_answers_is_named_as_such() {
         err.contains("--read-url") && err.contains("reading the primary instead"),
         "{err}"
     );
-    assert!(stdout(&status).contains("1 of 1 spaces shown"), "{}", stdout(&status));
-    assert!(!err.contains("name the database with --database-url"), "{err}");
+    assert!(
+        stdout(&status).contains("1 of 1 spaces shown"),
+        "{}",
+        stdout(&status)
+    );
+    assert!(
+        !err.contains("name the database with --database-url"),
+        "{err}"
+    );
 }

@@ -15,10 +15,15 @@ pub struct Pair {
     pub standby: PgPool,
 }
 
+/// The test's own sessions commit synchronously (the sandbox's default is asynchronous):
+/// once a fixture's commit returns, its WAL is written, so `replayed` waits for it.
 async fn pool(url: &str) -> PgPool {
+    let options = PgConnectOptions::from_str(url)
+        .expect("url")
+        .options([("synchronous_commit", "on")]);
     PgPoolOptions::new()
         .max_connections(3)
-        .connect_with(PgConnectOptions::from_str(url).expect("url"))
+        .connect_with(options)
         .await
         .expect("connect")
 }
