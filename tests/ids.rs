@@ -232,3 +232,20 @@ async fn under_a_tenant_scope_forms_are_told_apart_and_typed_back_within_the_sco
     );
     assert_eq!(fixture::audit_count(&db.pool).await, 0);
 }
+
+#[tokio::test]
+async fn a_short_report_names_ids_from_their_neighbours_as_a_long_one_does() {
+    let db = TestDb::migrated().await;
+    // Only prefixes tell these apart: a short report asks the primary key for neighbours.
+    for (id, _) in &SPACES[4..] {
+        let spec = JobSpec {
+            id: Some(uuid(id)),
+            ..JobSpec::new("acme", "failed")
+        };
+        fixture::job(&db.pool, &spec).await;
+    }
+    let text = stdout(&on(&db, &["status", "--attention", "failed"]));
+    for (_, shown) in &SPACES[4..] {
+        assert!(text.contains(&format!(" {shown} ")), "{shown}:\n{text}");
+    }
+}

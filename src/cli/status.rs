@@ -4,6 +4,7 @@
 //! At 100,000 spaces it stays light: the summary is one aggregate statement, rows come in
 //! keyset pages (see [`crate::domain::report`]) and are written as they arrive.
 
+use std::collections::VecDeque;
 use std::process::ExitCode;
 
 use serde::Serialize;
@@ -73,7 +74,21 @@ async fn report_on(
     // One instant for everything; the first page is read while the summary is computed.
     let (now, replication) = session.read_clock().await?;
     let mut pages = Rows::new(session, now, &args.filter.report_filter(), &thresholds).prefetch();
-    let report = report::summarize_at(session, &thresholds, now).await?;
+    // The first pages (a table's ids are named from them) are read while the summary is made.
+    let first_pages = async {
+        let mut first = VecDeque::new();
+        if !args.json {
+            while first.len() < 2
+                && let Some(page) = pages.next().await
+            {
+                first.push_back(page?);
+            }
+        }
+        Ok::<_, crate::store::StoreError>(first)
+    };
+    let (report, first) =
+        tokio::join!(report::summarize_at(session, &thresholds, now), first_pages);
+    let (report, mut first) = (report?, first?);
     let mut out = if args.json {
         Output::Json(JsonOutput::begin(
             &report,
@@ -81,17 +96,23 @@ async fn report_on(
             session.tenant_scope(),
         ))
     } else {
-        // Ids are shown in the form that tells them from every other in scope — the same on
-        // every page, since the form comes from the ids alone.
-        let names = session.read_names().await?;
-        Output::Table(TableOutput::begin(args.wide, names))
+        Output::Table(TableOutput::begin(
+            args.wide,
+            table_names(session, &first).await?,
+        ))
     };
     let mut shown = 0usize;
     let mut attention = !report.unreadable.is_empty();
     // Pages arrive one ahead of the writing: nothing stays open on the server while a slow
     // reader drains the output.
-    while let Some(page) = pages.next().await {
-        let page = page?;
+    loop {
+        let page = match first.pop_front() {
+            Some(page) => page,
+            None => match pages.next().await {
+                Some(page) => page?,
+                None => break,
+            },
+        };
         let mut text = String::new();
         for row in &page {
             attention |= row.signals.attention.needs_attention();
@@ -109,6 +130,35 @@ async fn report_on(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// How the table names ids: told apart from every id in scope. A short report (one page of a
+/// few thousand rows) asks only for its ids' neighbours in the primary keys, which gives the
+/// same forms; a long one reads every id once. Either way a form comes from the ids alone, so
+/// it is the same on every page.
+async fn table_names(
+    session: &Session,
+    first: &VecDeque<Vec<BoardRow>>,
+) -> Result<std::sync::Arc<IdNames>, crate::store::StoreError> {
+    const SHORT: usize = 2_000;
+    match first.iter().collect::<Vec<_>>().as_slice() {
+        [] => session.read_names_around(&[]).await,
+        [only] if only.len() <= SHORT => {
+            let ids: Vec<uuid::Uuid> = only
+                .iter()
+                .flat_map(|row| {
+                    [
+                        Some(row.id),
+                        Some(row.space),
+                        row.lease.as_ref().map(|l| l.id),
+                    ]
+                })
+                .flatten()
+                .collect();
+            session.read_names_around(&ids).await
+        }
+        _ => session.read_names().await,
+    }
 }
 
 enum Output {

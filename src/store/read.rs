@@ -359,19 +359,20 @@ pub async fn neighbour_ids(pool: &PgPool, ids: &[Uuid]) -> Result<Vec<Uuid>, Sto
 /// Every id the console shows in `tenant`'s scope (all tenants without one): bootstrap ids,
 /// their spaces' ids, lease ids and their spaces' ids — what shown ids must be told apart from.
 pub async fn ids_in_scope(pool: &PgPool, tenant: Option<&str>) -> Result<Vec<Uuid>, StoreError> {
-    Ok(sqlx::query_scalar(
-        "SELECT id FROM legacy_space_publication_bootstraps \
+    // One pass over each table, both ids of a row at once.
+    let pairs: Vec<(Uuid, Uuid)> = sqlx::query_as(
+        "SELECT id, knowledge_space_id FROM legacy_space_publication_bootstraps \
            WHERE $1::text IS NULL OR tenant_id = $1 \
-         UNION ALL SELECT knowledge_space_id FROM legacy_space_publication_bootstraps \
-           WHERE ($1::text IS NULL OR tenant_id = $1) AND knowledge_space_id <> id \
-         UNION ALL SELECT id FROM knowledge_space_mutation_leases \
-           WHERE $1::text IS NULL OR tenant_id = $1 \
-         UNION ALL SELECT knowledge_space_id FROM knowledge_space_mutation_leases \
+         UNION ALL SELECT id, knowledge_space_id FROM knowledge_space_mutation_leases \
            WHERE $1::text IS NULL OR tenant_id = $1",
     )
     .bind(tenant)
     .fetch_all(pool)
-    .await?)
+    .await?;
+    Ok(pairs
+        .into_iter()
+        .flat_map(|(id, space)| [id, space])
+        .collect())
 }
 
 /// The bootstrap named by `id` as a bootstrap id, else as a space id (commands accept either),
