@@ -86,20 +86,29 @@ async fn report_on(
         }
         Ok::<_, crate::store::StoreError>(first)
     };
-    let (report, first) =
-        tokio::join!(report::summarize_at(session, &thresholds, now), first_pages);
-    let (report, mut first) = (report?, first?);
-    let mut out = if args.json {
-        Output::Json(JsonOutput::begin(
+    // The table's ids are told apart among every id in scope, read at the same time.
+    let names = async {
+        if args.json {
+            Ok(None)
+        } else {
+            session.read_names().await.map(Some)
+        }
+    };
+    let (report, first, names) = tokio::join!(
+        report::summarize_at(session, &thresholds, now),
+        first_pages,
+        names
+    );
+    let (report, mut first, names) = (report?, first?, names?);
+    let mut out = match names {
+        // Ids are shown in the form that tells them from every other in scope — the same on
+        // every page, since the form comes from the ids alone.
+        Some(names) => Output::Table(TableOutput::begin(args.wide, names)),
+        None => Output::Json(JsonOutput::begin(
             &report,
             &target.to_string(),
             session.tenant_scope(),
-        ))
-    } else {
-        Output::Table(TableOutput::begin(
-            args.wide,
-            table_names(session, &first).await?,
-        ))
+        )),
     };
     let mut shown = 0usize;
     let mut attention = !report.unreadable.is_empty();
@@ -130,35 +139,6 @@ async fn report_on(
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// How the table names ids: told apart from every id in scope. A short report (one page of a
-/// few thousand rows) asks only for its ids' neighbours in the primary keys, which gives the
-/// same forms; a long one reads every id once. Either way a form comes from the ids alone, so
-/// it is the same on every page.
-async fn table_names(
-    session: &Session,
-    first: &VecDeque<Vec<BoardRow>>,
-) -> Result<std::sync::Arc<IdNames>, crate::store::StoreError> {
-    const SHORT: usize = 2_000;
-    match first.iter().collect::<Vec<_>>().as_slice() {
-        [] => session.read_names_around(&[]).await,
-        [only] if only.len() <= SHORT => {
-            let ids: Vec<uuid::Uuid> = only
-                .iter()
-                .flat_map(|row| {
-                    [
-                        Some(row.id),
-                        Some(row.space),
-                        row.lease.as_ref().map(|l| l.id),
-                    ]
-                })
-                .flatten()
-                .collect();
-            session.read_names_around(&ids).await
-        }
-        _ => session.read_names().await,
-    }
 }
 
 enum Output {
