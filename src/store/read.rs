@@ -359,9 +359,10 @@ pub async fn neighbour_ids(pool: &PgPool, ids: &[Uuid]) -> Result<Vec<Uuid>, Sto
 /// Every id the console shows in `tenant`'s scope (all tenants without one): bootstrap ids,
 /// their spaces' ids, lease ids and their spaces' ids — what shown ids must be told apart from.
 pub async fn ids_in_scope(pool: &PgPool, tenant: Option<&str>) -> Result<Vec<Uuid>, StoreError> {
-    // One pass over each table, both ids of a row at once.
-    let pairs: Vec<(Uuid, Uuid)> = sqlx::query_as(
-        "SELECT id, knowledge_space_id FROM legacy_space_publication_bootstraps \
+    // A space id is sent only where it differs from its bootstrap's id (never, for legacy
+    // spaces): half the values to decode for 100,000 rows.
+    let pairs: Vec<(Uuid, Option<Uuid>)> = sqlx::query_as(
+        "SELECT id, NULLIF(knowledge_space_id, id) FROM legacy_space_publication_bootstraps \
            WHERE $1::text IS NULL OR tenant_id = $1 \
          UNION ALL SELECT id, knowledge_space_id FROM knowledge_space_mutation_leases \
            WHERE $1::text IS NULL OR tenant_id = $1",
@@ -371,7 +372,7 @@ pub async fn ids_in_scope(pool: &PgPool, tenant: Option<&str>) -> Result<Vec<Uui
     .await?;
     Ok(pairs
         .into_iter()
-        .flat_map(|(id, space)| [id, space])
+        .flat_map(|(id, space)| std::iter::once(id).chain(space))
         .collect())
 }
 
