@@ -359,20 +359,33 @@ pub async fn neighbour_ids(pool: &PgPool, ids: &[Uuid]) -> Result<Vec<Uuid>, Sto
 /// Every id the console shows in `tenant`'s scope (all tenants without one): bootstrap ids,
 /// their spaces' ids, lease ids and their spaces' ids — what shown ids must be told apart from.
 pub async fn ids_in_scope(pool: &PgPool, tenant: Option<&str>) -> Result<Vec<Uuid>, StoreError> {
-    // A space id is sent only where it differs from its bootstrap's id (never, for legacy
-    // spaces): half the values to decode for 100,000 rows.
-    let pairs: Vec<(Uuid, Option<Uuid>)> = sqlx::query_as(
-        "SELECT id, NULLIF(knowledge_space_id, id) FROM legacy_space_publication_bootstraps \
-           WHERE $1::text IS NULL OR tenant_id = $1 \
-         UNION ALL SELECT id, knowledge_space_id FROM knowledge_space_mutation_leases \
-           WHERE $1::text IS NULL OR tenant_id = $1",
+    // Sent as one byte string of 16-byte ids per table: 100,000 ids cost the client a copy,
+    // not 100,000 rows to decode. A space id is sent only where it differs from its
+    // bootstrap's id (never, for legacy spaces).
+    type Packed = Option<Vec<u8>>;
+    let (bootstraps, spaces, leases): (Packed, Packed, Packed) = sqlx::query_as(
+        "SELECT string_agg(uuid_send(b.id), ''::bytea), \
+                    string_agg(uuid_send(b.knowledge_space_id), ''::bytea) \
+                      FILTER (WHERE b.knowledge_space_id <> b.id), \
+                    (SELECT string_agg(uuid_send(l.id) || uuid_send(l.knowledge_space_id), \
+                                       ''::bytea) \
+                       FROM knowledge_space_mutation_leases l \
+                      WHERE $1::text IS NULL OR l.tenant_id = $1) \
+             FROM legacy_space_publication_bootstraps b \
+             WHERE $1::text IS NULL OR b.tenant_id = $1",
     )
     .bind(tenant)
-    .fetch_all(pool)
+    .fetch_one(pool)
     .await?;
-    Ok(pairs
+    Ok([bootstraps, spaces, leases]
         .into_iter()
-        .flat_map(|(id, space)| std::iter::once(id).chain(space))
+        .flatten()
+        .flat_map(|bytes| {
+            bytes
+                .chunks_exact(16)
+                .map(|id| Uuid::from_bytes(id.try_into().expect("16 bytes")))
+                .collect::<Vec<_>>()
+        })
         .collect())
 }
 
