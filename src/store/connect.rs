@@ -334,6 +334,36 @@ mod tests {
     }
 
     #[test]
+    fn each_listed_host_is_its_own_target_with_its_own_name_for_tls() {
+        let target = Target::from_url_or_env(Some(
+            "postgres://ops:s3cret@db-a.internal:5432,db-b.internal:5433/platform?sslmode=verify-full",
+        ))
+        .expect("valid");
+        assert!(target.has_alternates());
+        let hosts = target.hosts();
+        let seen: Vec<(String, u16)> = hosts
+            .iter()
+            .map(|h| (h.options.get_host().to_string(), h.options.get_port()))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("db-a.internal".into(), 5432),
+                ("db-b.internal".into(), 5433)
+            ]
+        );
+        // Certificates are checked against each host's own name, with the URL's mode.
+        for host in &hosts {
+            assert!(matches!(
+                host.options.get_ssl_mode(),
+                sqlx::postgres::PgSslMode::VerifyFull
+            ));
+            assert!(!host.has_alternates() || host.hosts().len() == 2);
+        }
+        assert_eq!(hosts[1].to_string(), "ops@db-b.internal:5433/platform");
+    }
+
+    #[test]
     fn the_session_identifies_itself() {
         let target = Target::from_url_or_env(Some("postgres://a@b/c")).expect("valid");
         let options = target.options(Duration::from_secs(5));
