@@ -144,6 +144,26 @@ async fn a_lagging_standby_raises_no_false_alarm_and_a_quiet_primary_hides_no_de
         stderr(&status)
     );
 
+    // Scripts read the same from the JSON report.
+    let json = run(&[
+        "status",
+        "--json",
+        "--database-url",
+        &primary,
+        "--read-url",
+        &standby,
+    ]);
+    let document: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let lag = &document["standby"];
+    assert_eq!(lag["in_sync"], false, "{lag}");
+    assert!(
+        lag["lag_seconds"].as_f64().is_some_and(|s| s > 5.0),
+        "{lag}"
+    );
+    assert!(
+        lag["wal_bytes_behind"].as_u64().is_some_and(|b| b > 0),
+        "{lag}"
+    );
     // The live console says the same: the lag in the header, no false alarm on the board.
     let mut console = watch(&primary, &standby, 160);
     let screen = console.wait_for("standby lag", 30);

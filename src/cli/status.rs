@@ -108,6 +108,7 @@ async fn report_on(
             &report,
             &target.to_string(),
             session.tenant_scope(),
+            replication.as_ref(),
         )),
     };
     let mut shown = 0usize;
@@ -381,6 +382,17 @@ struct JsonSpace<'a> {
     signals: JsonSignals,
 }
 
+/// Where the report was read when that was a standby (`--read-url`), and how old its data was.
+#[derive(Serialize)]
+struct JsonStandby {
+    in_sync: bool,
+    /// False when no primary was named (a standby given as the only database).
+    lag_measured: bool,
+    lag_seconds: Option<f64>,
+    wal_bytes_behind: Option<u64>,
+    data_as_of: Option<DateTime<Utc>>,
+}
+
 #[derive(Serialize)]
 struct JsonLease<'a> {
     id: uuid::Uuid,
@@ -413,14 +425,28 @@ fn pretty<T: Serialize>(value: &T, by: usize) -> String {
 }
 
 impl JsonOutput {
-    fn begin(report: &Report, target: &str, scope: Option<&str>) -> Self {
+    fn begin(
+        report: &Report,
+        target: &str,
+        scope: Option<&str>,
+        replication: Option<&crate::store::replica::Replication>,
+    ) -> Self {
+        let standby = replication.map(|r| JsonStandby {
+            in_sync: r.caught_up(),
+            lag_measured: r.measured,
+            lag_seconds: r.delay().map(|d| d.num_milliseconds() as f64 / 1000.0),
+            wal_bytes_behind: r.bytes_behind(),
+            data_as_of: r.as_of(),
+        });
         let head = format!(
             "{{\n  \"schema\": {},\n  \"database_time\": {},\n  \"target\": {},\n  \
-             \"tenant_scope\": {},\n  \"summary\": {},\n  \"spaces\": [",
+             \"tenant_scope\": {},\n  \"standby\": {},\n  \"summary\": {},\n  \
+             \"spaces\": [",
             pretty(&SCHEMA, 2),
             pretty(&report.db_now, 2),
             pretty(&target, 2),
             pretty(&scope, 2),
+            pretty(&standby, 2),
             pretty(&json_summary(&report.summary), 2),
         );
         super::emit_raw(&head);
