@@ -124,8 +124,6 @@ pub struct LedgerSync {
     tenant: Option<String>,
     settings: SyncSettings,
     mirror: Option<Mirror>,
-    /// What is known of the primary for the poll under way.
-    primary: Primary,
 }
 
 impl LedgerSync {
@@ -134,7 +132,6 @@ impl LedgerSync {
             tenant,
             settings,
             mirror: None,
-            primary: Primary::NotAsked,
         }
     }
 
@@ -150,14 +147,16 @@ impl LedgerSync {
         period: Duration,
         primary: &Primary,
     ) -> Result<Changes, StoreError> {
-        self.primary = primary.clone();
         let mut tx = pool
             .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             .await?;
         let outcome = match &self.mirror {
-            None => self.load(&mut tx, layout).await.map(|(c, m)| (c, Err(m))),
+            None => self
+                .load(&mut tx, layout, primary)
+                .await
+                .map(|(c, m)| (c, Err(m))),
             Some(mirror) => self
-                .refresh(&mut tx, layout, mirror, period)
+                .refresh(&mut tx, layout, mirror, period, primary)
                 .await
                 .map(|(c, l)| (c, Ok(l))),
         };
@@ -182,9 +181,10 @@ impl LedgerSync {
     async fn clock(
         &self,
         conn: &mut PgConnection,
+        primary: &Primary,
     ) -> Result<(DateTime<Utc>, i64, Option<Replication>), StoreError> {
         let clock = fleet::clock(conn).await?;
-        let replication = clock.replication(&self.primary);
+        let replication = clock.replication(primary);
         let as_of = match replication.as_ref().map(Replication::as_of) {
             None => clock.now,
             Some(Some(as_of)) => as_of,
@@ -199,10 +199,11 @@ impl LedgerSync {
         &self,
         conn: &mut PgConnection,
         layout: &Layout,
+        primary: &Primary,
     ) -> Result<(Changes, Mirror), StoreError> {
         let tenant = self.tenant.as_deref();
         let mut report = SyncReport::default();
-        let (db_now, pages, replication) = self.clock(conn).await?;
+        let (db_now, pages, replication) = self.clock(conn, primary).await?;
         report.statements += 1;
         let upserts = match tenant {
             Some(tenant) => {
@@ -258,11 +259,12 @@ impl LedgerSync {
         layout: &Layout,
         mirror: &Mirror,
         period: Duration,
+        primary: &Primary,
     ) -> Result<(Changes, Learned), StoreError> {
         let tenant = self.tenant.as_deref();
         let mut report = SyncReport::default();
         let mut learned = Learned::default();
-        let (db_now, pages, replication) = self.clock(conn).await?;
+        let (db_now, pages, replication) = self.clock(conn, primary).await?;
         report.statements += 1;
         let mut changes = Changes {
             db_now,
