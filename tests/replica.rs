@@ -409,3 +409,101 @@ async fn a_dialog_plans_on_the_primary_not_on_the_standby_copy() {
     assert_eq!(console.wait_exit(10), 0);
     pair.resume_replay().await;
 }
+
+/// Recovery conflicts on the standby cancel the console's reads (the primary takes exclusive
+/// locks on the ledger tables in bursts, and the standby is told to cancel at once rather than
+/// wait): every read — polls, the detail, the leases, the audit log, the summary and the
+/// report's pages — is read again and succeeds, and the standby counts the conflicts it caused.
+#[tokio::test(flavor = "multi_thread")]
+async fn reads_cancelled_by_recovery_conflicts_are_read_again() {
+    use bootstrap_console::domain::report::{self, ReportFilter, Rows};
+    use bootstrap_console::domain::session::{Session, SessionOptions};
+    use bootstrap_console::domain::signals::Thresholds;
+    use bootstrap_console::store::connect::Target;
+
+    let pair = Pair::start().await;
+    let job = fixture::job(&pair.primary, &JobSpec::new("acme", "running")).await;
+    fixture::job(&pair.primary, &JobSpec::new("globex", "failed")).await;
+    fixture::lease(&pair.primary, "acme", job.space, 30).await;
+    pair.replayed().await;
+    pair.cancel_conflicts_at_once().await;
+    let conflicts_before = pair.standby_lock_conflicts().await;
+
+    let target = |url: &str| Target::from_url_or_env(Some(url)).expect("url");
+    let mut session = Session::open(&target(&pair.primary_url()), SessionOptions::default())
+        .await
+        .expect("open");
+    session
+        .add_reader(&target(&pair.standby_url()))
+        .await
+        .expect("the standby");
+
+    let locking = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let locker = tokio::spawn(lock_in_bursts(pair.primary.clone(), locking.clone()));
+    let thresholds = Thresholds::default();
+    let started = std::time::Instant::now();
+    let mut rounds = 0;
+    while started.elapsed() < Duration::from_secs(5) {
+        rounds += 1;
+        let fleet = session.load_fleet(thresholds).await.expect("a poll");
+        assert_eq!(fleet.len(), 2);
+        let detail = session.detail(job.bootstrap).await.expect("the detail");
+        assert!(detail.is_some());
+        session.leases().await.expect("the leases");
+        session.recent_audit(10).await.expect("the audit log");
+        let summary = report::summarize(&session, &thresholds)
+            .await
+            .expect("the summary");
+        let mut pages = Rows::new(
+            &session,
+            summary.db_now,
+            &ReportFilter::default(),
+            &thresholds,
+        )
+        .page_size(1)
+        .prefetch();
+        let mut listed = 0;
+        while let Some(page) = pages.next().await {
+            listed += page.expect("a page").len();
+        }
+        assert_eq!(listed, 2);
+        session.read_names().await.expect("the ids");
+    }
+    locking.store(false, std::sync::atomic::Ordering::Relaxed);
+    let locks = locker.await.expect("the locker");
+    session.close().await;
+    assert!(locks > 0, "the primary took no lock");
+    // The standby counts what its replay cancelled (flushed as the sessions end).
+    let caused = pair.settled_lock_conflicts(conflicts_before).await;
+    assert!(
+        caused > 0,
+        "no read was cancelled in {rounds} rounds against {locks} locks: nothing was tested"
+    );
+}
+
+/// Takes exclusive locks on the three ledger tables on the primary, one transaction after
+/// another for 300 ms, then rests 300 ms, while `on`; returns how many it took.
+async fn lock_in_bursts(
+    primary: sqlx::PgPool,
+    on: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> u64 {
+    let mut locks = 0;
+    while on.load(std::sync::atomic::Ordering::Relaxed) {
+        let burst = std::time::Instant::now();
+        while burst.elapsed() < Duration::from_millis(300) {
+            let mut tx = primary.begin().await.expect("begin");
+            sqlx::query(
+                "LOCK TABLE legacy_space_publication_bootstraps, \
+                 legacy_space_publication_bootstrap_items, knowledge_space_mutation_leases \
+                 IN ACCESS EXCLUSIVE MODE",
+            )
+            .execute(&mut *tx)
+            .await
+            .expect("lock");
+            tx.commit().await.expect("commit");
+            locks += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    locks
+}

@@ -19,6 +19,7 @@ use super::model::{Checkpoint, MutationLease, RowError, RunState};
 use super::session::Session;
 use super::signals::{self, Attention, Thresholds};
 use crate::store::StoreError;
+use crate::store::conflict::retried;
 use crate::store::report::{self, Clock, Keyset, Narrowing, SummaryGroup};
 
 /// Rows per page: large enough to be cheap per row, small enough to stream.
@@ -102,10 +103,11 @@ pub async fn summarize_at(
 ) -> Result<Report, StoreError> {
     let pool = &session.reader().pool();
     let tenant = session.tenant_scope();
-    let groups = report::summary(pool, tenant, &clock(now, thresholds)).await?;
+    let clock = clock(now, thresholds);
+    let groups = retried("the summary", || report::summary(pool, tenant, &clock)).await?;
     let (summary, unreadable_count) = summary_of(&groups);
     let unreadable = if unreadable_count > 0 {
-        report::unreadable(pool, tenant)
+        retried("the unreadable rows", || report::unreadable(pool, tenant))
             .await?
             .into_iter()
             .map(|row| RowError {
@@ -292,11 +294,10 @@ impl Rows {
 
     async fn load_leases(&self) -> Result<Arc<Leases>, StoreError> {
         let store = self.session.reader();
-        let rows = crate::store::fleet::leases(
-            &store.pool(),
-            store.layout(),
-            self.narrowing.tenant.as_deref(),
-        )
+        let pool = store.pool();
+        let rows = retried("the leases", || {
+            crate::store::fleet::leases(&pool, store.layout(), self.narrowing.tenant.as_deref())
+        })
         .await?;
         let mut leases = Leases::new();
         for row in rows {
@@ -323,15 +324,17 @@ impl Rows {
         if self.leases.is_none() {
             self.leases = Some(self.load_leases().await?);
         }
-        let store = self.session.reader();
-        let records = report::page(
-            &store.pool(),
-            &self.narrowing,
-            &self.clock,
-            class.index(),
-            self.after,
-            page,
-        )
+        let pool = self.session.reader().pool();
+        let records = retried("a page", || {
+            report::page(
+                &pool,
+                &self.narrowing,
+                &self.clock,
+                class.index(),
+                self.after,
+                page,
+            )
+        })
         .await?;
         match records.last() {
             Some(last) if records.len() as i64 == page => {

@@ -16,6 +16,7 @@ use super::model::{AuditRecord, Bootstrap, Item, MutationLease, RowError};
 use super::refusal::Refusal;
 use super::scope::{ScopeMatch, near_names};
 use super::signals::Thresholds;
+use crate::store::conflict::{ConflictRetry, MaybeConflict, retried};
 use crate::store::connect::{ConnectError, Target};
 use crate::store::read;
 use crate::store::replica::{self, Lsn, Primary, Replication};
@@ -305,7 +306,11 @@ impl Session {
     /// Reads every id in scope (bootstraps, their spaces, leases) and shows ids by them from
     /// now on: one index-only pass, for commands that print ids.
     pub async fn read_names(&self) -> Result<Arc<IdNames>, StoreError> {
-        let ids = read::ids_in_scope(&self.reader().pool(), self.tenant_scope()).await?;
+        let pool = self.reader().pool();
+        let ids = retried("the ids in scope", || {
+            read::ids_in_scope(&pool, self.tenant_scope())
+        })
+        .await?;
         let names = Arc::new(IdNames::new(ids));
         self.set_names(names.clone());
         Ok(names)
@@ -319,7 +324,8 @@ impl Session {
         if self.tenant_scope().is_some() {
             return self.read_names().await;
         }
-        let neighbours = read::neighbour_ids(&self.reader().pool(), ids).await?;
+        let pool = self.reader().pool();
+        let neighbours = retried("the ids' neighbours", || read::neighbour_ids(&pool, ids)).await?;
         let names = IdNames::new(ids.iter().copied().chain(neighbours));
         if ids
             .iter()
@@ -359,8 +365,12 @@ impl Session {
     /// [`Self::database_now`] with the standby's replication state (`None` on a primary).
     pub async fn read_clock(&self) -> Result<(DateTime<Utc>, Option<Replication>), StoreError> {
         let primary = self.primary_view().await;
-        let mut conn = self.reader().pool().acquire().await?;
-        let clock = crate::store::fleet::clock(&mut conn).await?;
+        let pool = self.reader().pool();
+        let clock = retried("the clock", || async {
+            let mut conn = pool.acquire().await?;
+            crate::store::fleet::clock(&mut conn).await
+        })
+        .await?;
         let replication = clock.replication(&primary);
         let as_of = replication.and_then(|r| r.as_of()).unwrap_or(clock.now);
         Ok((as_of, replication))
@@ -391,17 +401,15 @@ impl Session {
     }
 
     /// One poll of `sync` where polls read. On a standby, the primary's WAL position is read
-    /// first (see [`LedgerSync::poll`]), and a poll cancelled by a recovery conflict (the
-    /// standby replaying a change its snapshot still needed) is tried again: that is
-    /// replication at work, not an outage.
+    /// first (see [`LedgerSync::poll`]), and a poll cancelled by a recovery conflict is tried
+    /// again (see [`crate::store::conflict`]).
     pub async fn sync(
         &self,
         sync: &mut LedgerSync,
         period: std::time::Duration,
     ) -> Result<Changes, StoreError> {
-        const ATTEMPTS: usize = 3;
         let reader = self.reader();
-        let mut attempt = 1;
+        let mut retry = ConflictRetry::default();
         loop {
             let primary = self.primary_view().await;
             let polled = sync
@@ -416,10 +424,7 @@ impl Session {
                 self.behind_ms.store(behind, Ordering::Relaxed);
             }
             match polled {
-                Err(e) if attempt < ATTEMPTS && self.has_reader() && recovery_conflict(&e) => {
-                    tracing::info!("poll cancelled by a recovery conflict on the standby; again");
-                    attempt += 1;
-                }
+                Err(e) if retry.again(&e, "a poll").await => {}
                 polled => return polled,
             }
         }
@@ -473,12 +478,10 @@ impl Session {
 
     /// One bootstrap in depth; `None` when it does not exist in scope.
     pub async fn detail(&self, bootstrap_id: Uuid) -> Result<Option<Detail>, DetailError> {
-        let rows = read::detail(
-            &self.reader().pool(),
-            self.reader().layout(),
-            bootstrap_id,
-            self.tenant_scope(),
-        )
+        let (pool, layout) = (self.reader().pool(), self.reader().layout());
+        let rows = retried("the detail", || {
+            read::detail(&pool, layout, bootstrap_id, self.tenant_scope())
+        })
         .await?;
         let mut detail = rows.map(Detail::try_from).transpose()?;
         if let Some(detail) = &mut detail {
@@ -493,12 +496,10 @@ impl Session {
 
     /// Every mutation lease in scope, judged against the session's thresholds.
     pub async fn leases(&self) -> Result<LeaseBoard, DetailError> {
-        let rows = read::leases(
-            &self.reader().pool(),
-            self.reader().layout(),
-            self.tenant_scope(),
-            None,
-        )
+        let (pool, layout) = (self.reader().pool(), self.reader().layout());
+        let rows = retried("the leases", || {
+            read::leases(&pool, layout, self.tenant_scope(), None)
+        })
         .await?;
         let rows = read::LeaseRows {
             // Read on a standby: judged as of its data, like the board.
@@ -517,8 +518,11 @@ impl Session {
         if let Some(why) = self.capabilities.audit_unavailable() {
             return Err(StoreError::NotGranted(why));
         }
-        let rows = read::recent_audit(&self.reader().pool(), self.tenant_scope(), limit).await?;
-        Ok(rows)
+        let pool = self.reader().pool();
+        retried("the audit log", || {
+            read::recent_audit(&pool, self.tenant_scope(), limit)
+        })
+        .await
     }
 
     /// The bootstrap named by `id`, which may be a bootstrap id or a space id. Rows of other
@@ -564,11 +568,15 @@ impl Session {
             return Ok(None);
         };
         let pool = &self.reader().pool();
-        Ok(Some(match read::tenant_presence(pool, tenant).await? {
+        let presence = retried("the tenant", || read::tenant_presence(pool, tenant)).await?;
+        Ok(Some(match presence {
             (true, _) => ScopeMatch::Bootstraps,
             (false, Some(true)) => ScopeMatch::NoBootstraps,
             (false, spaces) => ScopeMatch::NoSuchTenant {
-                near: near_names(tenant, &read::bootstrap_tenants(pool).await?),
+                near: near_names(
+                    tenant,
+                    &retried("the tenants", || read::bootstrap_tenants(pool)).await?,
+                ),
                 spaces_known: spaces.is_some(),
             },
         }))
@@ -654,10 +662,10 @@ impl TryFrom<read::DetailRows> for Detail {
     }
 }
 
-/// Whether a statement was cancelled because a standby had to replay a change its snapshot
-/// still needed (SQLSTATE 40001 on a hot standby: "conflict with recovery").
-fn recovery_conflict(error: &StoreError) -> bool {
-    error.sqlstate().as_deref() == Some("40001")
+impl MaybeConflict for DetailError {
+    fn is_recovery_conflict(&self) -> bool {
+        matches!(self, Self::Store(e) if e.is_recovery_conflict())
+    }
 }
 
 /// Why a database cannot be watched: no ledger, or a role that may not read it.

@@ -5,6 +5,7 @@
 //! [`write::WriteTx`], which the domain's actions open explicitly.
 
 pub mod capabilities;
+pub mod conflict;
 pub mod connect;
 pub mod fleet;
 pub mod hosts;

@@ -132,3 +132,60 @@ impl Pair {
         .expect("pg_stat_activity")
     }
 }
+
+impl Pair {
+    /// The standby cancels a conflicting read as soon as replay needs to, instead of waiting
+    /// for it (`max_standby_streaming_delay = 0`).
+    pub async fn cancel_conflicts_at_once(&self) {
+        sqlx::query("ALTER SYSTEM SET max_standby_streaming_delay = 0")
+            .execute(&self.standby)
+            .await
+            .expect("alter system");
+        sqlx::query("SELECT pg_reload_conf()")
+            .execute(&self.standby)
+            .await
+            .expect("reload");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let mut conn = self.standby.acquire().await.expect("a session");
+            let delay: String = sqlx::query_scalar("SHOW max_standby_streaming_delay")
+                .fetch_one(&mut *conn)
+                .await
+                .expect("show");
+            if delay == "0" {
+                // The startup process reloads on its own; give it a moment too.
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                return;
+            }
+            assert!(Instant::now() < deadline, "the setting never took: {delay}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// How many statements the standby cancelled for lock conflicts with replay.
+    pub async fn standby_lock_conflicts(&self) -> i64 {
+        sqlx::query("SELECT pg_stat_clear_snapshot()")
+            .execute(&self.standby)
+            .await
+            .expect("clear the stats snapshot");
+        sqlx::query_scalar(
+            "SELECT confl_lock FROM pg_stat_database_conflicts WHERE datname = current_database()",
+        )
+        .fetch_one(&self.standby)
+        .await
+        .expect("conflict statistics")
+    }
+
+    /// How many more than `before` the standby counts, once the sessions that were cancelled
+    /// have ended and flushed their statistics (waits up to 15 s for a first one).
+    pub async fn settled_lock_conflicts(&self, before: i64) -> i64 {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let caused = self.standby_lock_conflicts().await - before;
+            if caused > 0 || Instant::now() > deadline {
+                return caused;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
