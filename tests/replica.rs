@@ -507,3 +507,33 @@ async fn lock_in_bursts(
     }
     locks
 }
+
+/// A console started on the standby alone is read-only; once that standby is promoted, the
+/// same console says so and acts on it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_console_read_only_on_a_standby_acts_once_that_standby_is_promoted() {
+    let mut pair = Pair::start().await;
+    fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
+    pair.replayed().await;
+    let standby = pair.standby_url();
+    let mut console = Console::start(&["watch", "--database-url", &standby], &[], 160, 30);
+    let screen = console.wait_for("FAILED", 30);
+    assert!(screen.contains("READ-ONLY"), "{screen}");
+    console.send("r");
+    console.wait_for(
+        "retry is not possible: the database is a read-only standby",
+        10,
+    );
+
+    pair.fail_over().await;
+    let screen = console.wait_for("the database is a primary now: actions are allowed", 30);
+    assert!(screen.contains("READ-WRITE"), "{screen}");
+    console.send("r");
+    console.wait_for("will change", 20);
+    console.send("after the promotion\r");
+    console.wait_for("retry applied", 20);
+    assert_eq!(fixture::audit_count(&pair.standby).await, 1);
+    console.send("\x1b");
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+}

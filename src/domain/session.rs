@@ -85,7 +85,10 @@ pub struct Session {
     store: Store,
     capabilities: Capabilities,
     tenant: Option<String>,
-    access: Access,
+    /// Shared by clones: it changes when a standby the console started on is promoted.
+    access: Arc<RwLock<Access>>,
+    /// The only reason not to act is that the database is a standby: a promotion lifts it.
+    awaits_promotion: bool,
     actor: Actor,
     thresholds: Thresholds,
     /// How ids in scope are shown, as last read (see [`IdNames`]); clones share it.
@@ -137,16 +140,18 @@ impl Session {
             Access::ReadOnly {
                 reason: "started with --read-only".into(),
             }
-        } else if let Some(blocker) = capabilities.write_blocker() {
-            Access::ReadOnly { reason: blocker }
         } else {
-            Access::ReadWrite
+            access_on(&capabilities)
         };
+        let awaits_promotion = !options.read_only
+            && capabilities.in_recovery
+            && access_on(&promoted(&capabilities)) == Access::ReadWrite;
         Ok(Self {
             store,
             capabilities,
             tenant: options.tenant,
-            access,
+            access: Arc::new(RwLock::new(access)),
+            awaits_promotion,
             actor: Actor::from_environment(),
             thresholds: options.thresholds,
             names: Arc::default(),
@@ -272,8 +277,44 @@ impl Session {
         &self.capabilities
     }
 
-    pub fn access(&self) -> &Access {
-        &self.access
+    /// Whether actions are allowed now, and if not, why.
+    pub fn access(&self) -> Access {
+        match self.access.read() {
+            Ok(access) => access.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Whether the console is read-only only because its database is a standby, which a
+    /// promotion (or a failover to a listed host) would lift: see [`Self::recheck_access`].
+    pub fn awaits_promotion(&self) -> bool {
+        self.awaits_promotion && self.access().is_read_only()
+    }
+
+    /// After a promotion or a failover: whether the database actions go to is a primary now,
+    /// in which case actions are allowed from now on (`true` when that just changed). The
+    /// grants were read at start, on the standby, which has the same catalog.
+    pub async fn recheck_access(&self) -> bool {
+        if !self.awaits_promotion() {
+            return false;
+        }
+        let pool = self.store.pool();
+        let asked = sqlx::query_scalar::<_, bool>("SELECT pg_is_in_recovery()").fetch_one(&pool);
+        let Ok(Ok(false)) = tokio::time::timeout(std::time::Duration::from_secs(2), asked).await
+        else {
+            return false;
+        };
+        let access = access_on(&promoted(&self.capabilities));
+        tracing::warn!(
+            "{} is a primary now: {}",
+            self.store.target(),
+            access.read_only_reason().unwrap_or("actions are allowed")
+        );
+        match self.access.write() {
+            Ok(mut current) => *current = access,
+            Err(poisoned) => *poisoned.into_inner() = access,
+        }
+        true
     }
 
     pub fn tenant_scope(&self) -> Option<&str> {
@@ -665,6 +706,23 @@ impl TryFrom<read::DetailRows> for Detail {
 impl MaybeConflict for DetailError {
     fn is_recovery_conflict(&self) -> bool {
         matches!(self, Self::Store(e) if e.is_recovery_conflict())
+    }
+}
+
+/// What a role with `capabilities` may do.
+fn access_on(capabilities: &Capabilities) -> Access {
+    match capabilities.write_blocker() {
+        Some(reason) => Access::ReadOnly { reason },
+        None => Access::ReadWrite,
+    }
+}
+
+/// The capabilities of the same database once it is promoted: its catalog, grants included,
+/// is the one the standby had replayed.
+fn promoted(capabilities: &Capabilities) -> Capabilities {
+    Capabilities {
+        in_recovery: false,
+        ..capabilities.clone()
     }
 }
 

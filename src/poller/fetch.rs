@@ -42,6 +42,8 @@ struct Fetcher {
     reader_probed: Option<Instant>,
     /// When the listed hosts were last searched for the primary.
     primary_searched: Option<Instant>,
+    /// When a console read-only on a standby last asked whether it was promoted.
+    promotion_checked: Option<Instant>,
     /// Polls in a row after which the primary looked gone.
     suspect_polls: u32,
 }
@@ -73,6 +75,7 @@ pub(super) async fn run(
         again: false,
         reader_probed: None,
         primary_searched: None,
+        promotion_checked: None,
         suspect_polls: 0,
     };
     let mut poll_now = false;
@@ -233,6 +236,7 @@ impl Fetcher {
         let suspect =
             session.primary_silent() || primary_demoted || (poll_failed && polls_read_primary);
         self.suspect_polls = if suspect { self.suspect_polls + 1 } else { 0 };
+        let mut moved = false;
         // Two suspect polls in a row before a search: one slow answer is not a failover.
         if self.suspect_polls >= 2
             && session.store().has_alternates()
@@ -244,8 +248,21 @@ impl Fetcher {
             if session.find_primary().await.is_some() {
                 self.suspect_polls = 0;
                 self.again = true;
+                moved = true;
             }
         }
+        // A console that started on a standby may act once its database is a primary: after
+        // a move to a listed host, or a promotion in place (asked now and then).
+        if session.awaits_promotion()
+            && (moved
+                || self
+                    .promotion_checked
+                    .is_none_or(|at| now.duration_since(at) >= PRIMARY_SEARCH))
+        {
+            self.promotion_checked = Some(now);
+            session.recheck_access().await;
+        }
+        self.health.access = Some(session.access());
         self.health.reader_down = session.reader_is_down();
         self.health.primary_silent = session.has_reader() && session.primary_silent();
         self.health.primary = Some(session.store().target().to_string());

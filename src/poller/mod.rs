@@ -25,7 +25,7 @@ use crate::domain::board::BoardQuery;
 use crate::domain::fleet::FleetSnapshot;
 use crate::domain::leases::LeaseBoard;
 use crate::domain::model::AuditRecord;
-use crate::domain::session::{Detail, Session};
+use crate::domain::session::{Access, Detail, Session};
 use crate::domain::signals::Thresholds;
 use crate::store::replica::{ReplayMark, Replication};
 use crate::store::sync::SyncSettings;
@@ -95,6 +95,9 @@ pub struct Health {
     pub primary_silent: bool,
     /// When the standby was last seen holding what an action wrote (the next poll shows it).
     pub replay_confirmed: Option<Instant>,
+    /// Whether actions are allowed, as last known (it changes when the standby the console
+    /// started on is promoted).
+    pub access: Option<Access>,
 }
 
 /// The latest state of polling, as the UI sees it.

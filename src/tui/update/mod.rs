@@ -209,6 +209,15 @@ fn absorb_poll(app: &mut App, status: PollStatus) {
             true,
         );
     }
+    if let Some(access) = &status.health.access
+        && *access != app.header.access
+    {
+        app.header.access = access.clone();
+        match access.read_only_reason() {
+            None => app.say("the database is a primary now: actions are allowed", true),
+            Some(reason) => app.say(format!("read-only: {reason}"), true),
+        }
+    }
     app.status = status;
     if fresh {
         follow_selection(app);
