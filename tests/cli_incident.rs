@@ -310,7 +310,8 @@ async fn missing_grants_are_named_and_an_unreadable_audit_table_only_hides_the_a
 
     // No USAGE on the console's schema: it still watches, and says what it cannot do.
     let session = session_as(&db, &watcher).await;
-    let reason = session.access().read_only_reason().expect("read-only");
+    let access = session.access();
+    let reason = access.read_only_reason().expect("read-only");
     assert!(
         reason.contains("USAGE on schema bootstrap_console"),
         "{reason}"

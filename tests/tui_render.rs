@@ -230,7 +230,7 @@ fn counts_as_wide_as_a_real_rollouts_keep_every_digit_at_80_columns() {
     let mut app = screens::app((80, 24), Extra::None, Focus::Board);
     let mut status = app.status.clone();
     status.fleet = Some(std::sync::Arc::new(fleet.snapshot().expect("a snapshot")));
-    update::update(&mut app, Event::Poll(status));
+    update::update(&mut app, Event::Poll(Box::new(status)));
     let text = screen_text(&render(&app));
     assert!(text.contains("readable 20000/100000 20%"), "{text}");
     assert!(text.contains("│ 100000 spaces"), "{text}");

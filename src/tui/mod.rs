@@ -204,7 +204,7 @@ async fn event_loop(
                     {
                         session.set_names(fleet.names.clone());
                     }
-                    Event::Poll(status)
+                    Event::Poll(Box::new(status))
                 }
                 Err(_) => break "the poller ended".to_string(),
             },

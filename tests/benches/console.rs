@@ -172,7 +172,7 @@ fn app_with(n: usize) -> App {
         },
         sequence: 1,
     };
-    update::update(&mut app, Event::Poll(status));
+    update::update(&mut app, Event::Poll(Box::new(status)));
     app
 }
 

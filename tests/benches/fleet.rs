@@ -497,7 +497,7 @@ async fn run(args: Args) {
     app.now = at;
     bootstrap_console::tui::update::update(
         &mut app,
-        bootstrap_console::tui::update::Event::Poll(PollStatus {
+        bootstrap_console::tui::update::Event::Poll(Box::new(PollStatus {
             fleet: Some(Arc::new(fleet)),
             fleet_at: Some(at),
             focused: None,
@@ -509,7 +509,7 @@ async fn run(args: Args) {
                 ..poller::Health::default()
             },
             sequence: 1,
-        }),
+        })),
     );
     let (plain_rate, quiet_rate) = ui::idle_bytes_per_second(&mut app, 120);
     table.push(line(

@@ -385,7 +385,10 @@ impl Console {
         app.now = now;
         let mut fleet = fleet();
         let snapshot = fleet.snapshot().expect("a snapshot");
-        update::update(&mut app, Event::Poll(status(snapshot, extra, focus, now)));
+        update::update(
+            &mut app,
+            Event::Poll(Box::new(status(snapshot, extra, focus, now))),
+        );
         Self { app, fleet }
     }
 
@@ -406,7 +409,7 @@ impl Console {
         let mut status = self.app.status.clone();
         status.fleet = Some(Arc::new(self.fleet.snapshot().expect("a snapshot")));
         status.sequence += 1;
-        update::update(&mut self.app, Event::Poll(status));
+        update::update(&mut self.app, Event::Poll(Box::new(status)));
     }
 }
 

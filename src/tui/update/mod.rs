@@ -28,7 +28,7 @@ use crate::store::replica::ReplayMark;
 pub enum Event {
     Key(KeyEvent),
     Resize(u16, u16),
-    Poll(PollStatus),
+    Poll(Box<PollStatus>),
     /// Plans for the dialog with this id.
     Planned {
         dialog: u64,
@@ -83,7 +83,7 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             Vec::new()
         }
         Event::Poll(status) => {
-            absorb_poll(app, status);
+            absorb_poll(app, *status);
             Vec::new()
         }
         Event::Planned {

@@ -40,7 +40,7 @@ pub fn app(size: (u16, u16)) -> App {
 pub fn absorb(app: &mut App, status: PollStatus, terminal: &mut Terminal<TestBackend>) -> Duration {
     let started = Instant::now();
     app.now = Instant::now();
-    update::update(app, Event::Poll(status));
+    update::update(app, Event::Poll(Box::new(status)));
     terminal.draw(|frame| view::draw(frame, app)).expect("draw");
     started.elapsed()
 }
