@@ -274,6 +274,48 @@ async fn actions_refuse_a_standby_and_find_the_primary_among_listed_hosts() {
     let (list, database) = hosts.split_once('/').expect("a database");
     let (first, second) = list.split_once(',').expect("two hosts");
     let reversed = format!("postgres://postgres@{second},{first}/{database}");
+    // The other spellings libpq takes for the same hosts, standby first: each plans on the
+    // primary (a dry run on the standby would be refused).
+    let (sockets, port) = pair.socket_dirs_standby_first();
+    let dry_run = |url: Option<&str>, env: &[(&str, String)]| {
+        let mut command = std::process::Command::new(common::cli::BINARY);
+        command
+            .args(["retry", &space, "--reason", "parser fixed", "--dry-run"])
+            .env("LANG", "C.UTF-8")
+            .env_remove("DATABASE_URL")
+            .env("BOOTSTRAP_CONSOLE_LOG_DIR", common::pty::console_log_dir())
+            .envs(env.iter().map(|(k, v)| (*k, v)));
+        if let Some(url) = url {
+            command.args(["--database-url", url]);
+        }
+        command.output().expect("run the binary")
+    };
+    let keyword_value = format!("host={sockets} port={port} dbname=sandbox user=postgres");
+    let no_host = format!("postgres://postgres@/sandbox?host={sockets}&port={port}");
+    let pghost = [
+        ("PGHOST", sockets.clone()),
+        ("PGPORT", port.clone()),
+        ("PGDATABASE", "sandbox".to_string()),
+        ("PGUSER", "postgres".to_string()),
+    ];
+    for (url, env) in [
+        (Some(keyword_value.as_str()), &[][..]),
+        (Some(no_host.as_str()), &[][..]),
+        (None, &pghost[..]),
+    ] {
+        let planned = dry_run(url, env);
+        assert_eq!(
+            planned.status.code(),
+            Some(0),
+            "{url:?}: {}",
+            stderr(&planned)
+        );
+        assert!(
+            stdout(&planned).contains("will change"),
+            "{}",
+            stdout(&planned)
+        );
+    }
     let listed = retry(&reversed);
     assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
     assert!(

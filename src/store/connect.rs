@@ -34,11 +34,33 @@ pub struct Target {
 impl Target {
     /// From an explicit URL when there is one, otherwise from the `PG*` environment.
     pub fn from_url_or_env(url: Option<&str>) -> Result<Self, ConnectError> {
-        let Some(url) = url.map(str::trim).filter(|u| !u.is_empty()) else {
-            return Ok(Self::from_options(PgConnectOptions::new()));
+        let Some(given) = url.map(str::trim).filter(|u| !u.is_empty()) else {
+            // `PGHOST=a,b`: sqlx would take the list for one host name.
+            return match super::conninfo::pghost_list_url(|name| std::env::var(name).ok()) {
+                Some(url) => Self::from_url(&url, &url),
+                None => Ok(Self::from_options(PgConnectOptions::new())),
+            };
         };
+        if super::conninfo::is_keyword_value(given) {
+            let url = super::conninfo::to_url(given).map_err(|e| ConnectError::BadUrl {
+                what: "connection string",
+                reason: redact_reason(&e, given),
+            })?;
+            return Self::from_url(&url, given);
+        }
+        Self::from_url(given, given)
+    }
+
+    /// From `url`, which says what `given` (a URL, or a keyword/value string) says: errors
+    /// quote `given`'s spelling, its password hidden.
+    fn from_url(url: &str, given: &str) -> Result<Self, ConnectError> {
         let bad = |e: String| ConnectError::BadUrl {
-            reason: redact_reason(&e, url),
+            what: if super::conninfo::is_keyword_value(given) {
+                "connection string"
+            } else {
+                "URL"
+            },
+            reason: redact_reason(&redact_reason(&e, url), given),
         };
         let hosts = super::hosts::single_host_urls(url).map_err(bad)?;
         let options = hosts
@@ -204,8 +226,12 @@ impl fmt::Debug for Target {
 /// Why the console could not reach the database, as one sentence for the operator.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnectError {
-    #[error("the database URL is not valid: {reason}")]
-    BadUrl { reason: String },
+    #[error("the database {what} is not valid: {reason}")]
+    BadUrl {
+        /// "URL", or "connection string" for a keyword/value one.
+        what: &'static str,
+        reason: String,
+    },
     #[error("cannot reach the database at {target}: {reason}")]
     Unreachable { target: String, reason: String },
     #[error("the database at {target} refused the login: {reason}")]
@@ -291,15 +317,29 @@ const NAME_A_DATABASE: &str = " — name the database with --database-url, DATAB
 /// Parser errors may quote the URL; never echo its password.
 fn redact_reason(reason: &str, url: &str) -> String {
     match password_in(url) {
-        Some(password) if !password.is_empty() => reason.replace(password, "***"),
+        Some(password) if !password.is_empty() => reason.replace(&password, "***"),
         _ => reason.to_string(),
     }
 }
 
-fn password_in(url: &str) -> Option<&str> {
+/// The password `url` carries: in its user info, in a `password=` parameter, or as a
+/// keyword/value string's.
+fn password_in(url: &str) -> Option<String> {
+    if super::conninfo::is_keyword_value(url) {
+        return super::conninfo::password(url);
+    }
     let rest = url.split_once("://")?.1;
-    let userinfo = rest.split('@').next().filter(|_| rest.contains('@'))?;
-    userinfo.split_once(':').map(|(_, password)| password)
+    let (before_query, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let authority = before_query.split('/').next().unwrap_or_default();
+    if let Some((userinfo, _)) = authority.rsplit_once('@')
+        && let Some((_, password)) = userinfo.split_once(':')
+    {
+        return Some(password.to_string());
+    }
+    query
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("password="))
+        .map(str::to_string)
 }
 
 #[cfg(test)]
@@ -330,6 +370,32 @@ mod tests {
             .expect_err("invalid");
         let text = error.to_string();
         assert!(text.starts_with("the database URL is not valid"), "{text}");
+        assert!(!text.contains("s3cret"), "{text}");
+    }
+
+    #[test]
+    fn a_keyword_value_string_names_its_hosts_and_hides_its_password() {
+        let target = Target::from_url_or_env(Some(
+            "host=db-a.internal,db-b.internal port=5432,5433 dbname=platform user=ops \
+             password='s3 cret' sslmode=verify-full",
+        ))
+        .expect("valid");
+        let hosts: Vec<String> = target.hosts().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            hosts,
+            [
+                "ops@db-a.internal:5432/platform",
+                "ops@db-b.internal:5433/platform"
+            ]
+        );
+        assert!(!format!("{target:?}").contains("s3 cret"));
+        let error = Target::from_url_or_env(Some("host=db password='s3cret' sslmode=sometimes"))
+            .expect_err("invalid");
+        let text = error.to_string();
+        assert!(
+            text.starts_with("the database connection string is not valid"),
+            "{text}"
+        );
         assert!(!text.contains("s3cret"), "{text}");
     }
 

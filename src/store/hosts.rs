@@ -22,6 +22,23 @@ pub fn single_host_urls(url: &str) -> Result<Vec<String>, String> {
         Some((user, hosts)) => (Some(user), hosts),
         None => (None, authority),
     };
+    if let Some(userinfo) = userinfo
+        && hostlist.is_empty()
+    {
+        // `postgres://ops@/platform?host=/tmp/a,/tmp/b`: libpq takes user info without a host
+        // (the hosts come from the query, or the default), the URL parser sqlx uses does not.
+        // The same user in the query means the same.
+        let (user, password) = match userinfo.split_once(':') {
+            Some((user, password)) => (user, Some(password)),
+            None => (userinfo, None),
+        };
+        let moved = std::iter::once(format!("user={user}"))
+            .chain(password.map(|p| format!("password={p}")))
+            .chain(query.filter(|q| !q.is_empty()).map(str::to_string))
+            .collect::<Vec<_>>()
+            .join("&");
+        return single_host_urls(&format!("{scheme}://{path}?{moved}"));
+    }
     let user = userinfo.map_or(String::new(), |u| format!("{u}@"));
     if hostlist.contains(',') {
         let hosts: Vec<&str> = hostlist.split(',').collect();
@@ -116,6 +133,21 @@ mod tests {
             ]
         );
         assert!(single_host_urls("postgres:///p?host=a,b,c&port=1,2").is_err());
+    }
+
+    #[test]
+    fn user_info_without_a_host_moves_to_the_query() {
+        assert_eq!(
+            single_host_urls("postgres://ops:pw@/platform?host=/tmp/a,/tmp/b").expect("valid"),
+            [
+                "postgres:///platform?host=/tmp/a&user=ops&password=pw",
+                "postgres:///platform?host=/tmp/b&user=ops&password=pw"
+            ]
+        );
+        assert_eq!(
+            single_host_urls("postgres://ops@/platform").expect("valid"),
+            ["postgres:///platform?user=ops"]
+        );
     }
 
     #[test]

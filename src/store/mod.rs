@@ -7,6 +7,7 @@
 pub mod capabilities;
 pub mod conflict;
 pub mod connect;
+pub mod conninfo;
 pub mod fleet;
 pub mod hosts;
 pub mod lookup;

@@ -162,6 +162,24 @@ impl Pair {
         }
     }
 
+    /// The two servers' socket directories, standby first, as a host list (`a,b`), and the
+    /// port they share.
+    pub fn socket_dirs_standby_first(&self) -> (String, String) {
+        let socket = |url: String| {
+            let (_, rest) = url.split_once('@').expect("a user");
+            let authority = rest
+                .split_once('/')
+                .expect("a database")
+                .0
+                .replace("%2F", "/");
+            let (dir, port) = authority.rsplit_once(':').expect("a port");
+            (dir.to_string(), port.to_string())
+        };
+        let (standby, port) = socket(self.standby_url());
+        let (primary, _) = socket(self.primary_url());
+        (format!("{standby},{primary}"), port)
+    }
+
     /// How many statements the standby cancelled for lock conflicts with replay.
     pub async fn standby_lock_conflicts(&self) -> i64 {
         sqlx::query("SELECT pg_stat_clear_snapshot()")

@@ -1,0 +1,212 @@
+//! Connection strings in libpq's other spellings, turned into the URL form the rest of the
+//! console reads: keyword/value strings (`host=a,b port=5432 dbname=platform user=ops`), and
+//! `PGHOST`/`PGPORT` listing several hosts. sqlx reads neither: it takes URLs only, and one
+//! host.
+
+/// The keywords understood, which are the ones a URL's query may carry. Others are refused
+/// rather than ignored: a setting an operator wrote and the console dropped would surprise.
+const KEYWORDS: &[&str] = &[
+    "host",
+    "hostaddr",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "sslmode",
+    "sslrootcert",
+    "sslcert",
+    "sslkey",
+    "application_name",
+    "options",
+    "target_session_attrs",
+];
+
+/// Whether `text` is a keyword/value connection string rather than a URL.
+pub fn is_keyword_value(text: &str) -> bool {
+    !text.contains("://") && text.contains('=')
+}
+
+/// The URL that says what the keyword/value string `text` says. `target_session_attrs` is
+/// taken when it asks for what the console does anyway — act on the primary among the hosts
+/// (`read-write`, `primary`, `any`) — and refused otherwise.
+pub fn to_url(text: &str) -> Result<String, String> {
+    let mut query = Vec::new();
+    for (key, value) in pairs(text)? {
+        if !KEYWORDS.contains(&key.as_str()) {
+            return Err(format!(
+                "unknown connection keyword {key:?} (the console understands {})",
+                KEYWORDS.join(", ")
+            ));
+        }
+        if key == "target_session_attrs" {
+            if !matches!(value.as_str(), "read-write" | "primary" | "any") {
+                return Err(format!(
+                    "target_session_attrs={value} is not supported: plans and actions always \
+                     go to the primary among the hosts (name a standby with --read-url)"
+                ));
+            }
+            continue;
+        }
+        // A host or port list stays a list: each entry is encoded on its own.
+        let encoded = if key == "host" || key == "port" {
+            value.split(',').map(encode).collect::<Vec<_>>().join(",")
+        } else {
+            encode(&value)
+        };
+        query.push(format!("{key}={encoded}"));
+    }
+    Ok(format!("postgres:///?{}", query.join("&")))
+}
+
+/// The password a keyword/value string carries, to keep it out of error messages.
+pub fn password(text: &str) -> Option<String> {
+    pairs(text)
+        .ok()?
+        .into_iter()
+        .find(|(key, _)| key == "password")
+        .map(|(_, value)| value)
+}
+
+/// A URL for `PGHOST`/`PGPORT` when they list several hosts (`PGHOST=a,b`); `None` for one
+/// host, which sqlx reads from the environment itself. The other `PG*` variables still apply.
+pub fn pghost_list_url(var: impl Fn(&str) -> Option<String>) -> Option<String> {
+    let hosts = var("PGHOST").filter(|h| h.contains(','));
+    let ports = var("PGPORT").filter(|p| p.contains(','));
+    if hosts.is_none() && ports.is_none() {
+        return None;
+    }
+    let mut text = String::new();
+    if let Some(hosts) = hosts.or_else(|| var("PGHOST")) {
+        text.push_str(&format!("host='{}' ", quote(&hosts)));
+    }
+    if let Some(ports) = ports.or_else(|| var("PGPORT")) {
+        text.push_str(&format!("port='{}'", quote(&ports)));
+    }
+    to_url(&text).ok()
+}
+
+/// The key/value pairs of a keyword/value string, as libpq reads them: `key = value` separated
+/// by whitespace, a value in single quotes when it has spaces, `\'` and `\\` inside quotes.
+fn pairs(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut pairs = Vec::new();
+    let mut chars = text.chars().peekable();
+    loop {
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.peek().is_none() {
+            return Ok(pairs);
+        }
+        let mut key = String::new();
+        while let Some(c) = chars.next_if(|c| *c != '=' && !c.is_whitespace()) {
+            key.push(c);
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if chars.next() != Some('=') {
+            return Err(format!("{key:?} has no value (write {key}=value)"));
+        }
+        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        let mut value = String::new();
+        if chars.next_if_eq(&'\'').is_some() {
+            loop {
+                match chars.next() {
+                    Some('\\') => value.extend(chars.next()),
+                    Some('\'') => break,
+                    Some(c) => value.push(c),
+                    None => return Err(format!("the value of {key} has no closing quote")),
+                }
+            }
+        } else {
+            while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
+                if c == '\\' {
+                    value.extend(chars.next());
+                } else {
+                    value.push(c);
+                }
+            }
+        }
+        pairs.push((key, value));
+    }
+}
+
+/// Percent-encodes everything but unreserved characters.
+fn encode(value: &str) -> String {
+    let mut out = String::new();
+    for byte in value.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// Quotes a value for a keyword/value string.
+fn quote(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('\'', "\\'")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keyword_value_strings_become_urls_with_their_host_lists_intact() {
+        assert_eq!(
+            to_url("host=db-a,db-b port=5432,5433 dbname=platform user=ops sslmode=verify-full")
+                .expect("valid"),
+            "postgres:///?host=db-a,db-b&port=5432,5433&dbname=platform&user=ops&sslmode=verify-full"
+        );
+        assert_eq!(
+            to_url("host = /tmp/a password='abc").unwrap_err(),
+            "the value of password has no closing quote"
+        );
+        assert_eq!(
+            to_url("host=/tmp/a password='it\\'s a&b' user=o\\ ps").expect("valid"),
+            "postgres:///?host=/tmp/a&password=it%27s%20a%26b&user=o%20ps"
+        );
+        assert_eq!(password("user=x password='p w'").as_deref(), Some("p w"));
+    }
+
+    #[test]
+    fn unknown_keywords_and_standby_sessions_are_refused() {
+        assert!(
+            to_url("host=a bogus=1")
+                .unwrap_err()
+                .contains("unknown connection keyword \"bogus\"")
+        );
+        assert!(to_url("host=a,b target_session_attrs=read-write").is_ok());
+        assert!(
+            to_url("host=a,b target_session_attrs=standby")
+                .unwrap_err()
+                .contains("--read-url")
+        );
+        assert!(to_url("host").unwrap_err().contains("has no value"));
+    }
+
+    #[test]
+    fn only_a_listed_pghost_needs_a_url() {
+        let env = |host: Option<&'static str>, port: Option<&'static str>| {
+            move |name: &str| match name {
+                "PGHOST" => host.map(str::to_string),
+                "PGPORT" => port.map(str::to_string),
+                _ => None,
+            }
+        };
+        assert_eq!(pghost_list_url(env(Some("db"), Some("5432"))), None);
+        assert_eq!(
+            pghost_list_url(env(Some("/tmp/a,/tmp/b"), Some("5432"))).as_deref(),
+            Some("postgres:///?host=/tmp/a,/tmp/b&port=5432")
+        );
+        assert_eq!(
+            pghost_list_url(env(Some("db"), Some("5432,5433"))).as_deref(),
+            Some("postgres:///?host=db&port=5432,5433")
+        );
+    }
+
+    #[test]
+    fn urls_are_not_keyword_value_strings() {
+        assert!(!is_keyword_value("postgres://u@h/db?sslmode=require"));
+        assert!(is_keyword_value("dbname=platform"));
+        assert!(!is_keyword_value("platform"));
+    }
+}
