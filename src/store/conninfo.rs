@@ -157,7 +157,7 @@ mod tests {
             "postgres:///?host=db-a,db-b&port=5432,5433&dbname=platform&user=ops&sslmode=verify-full"
         );
         assert_eq!(
-            to_url("host = /tmp/a password='abc").unwrap_err(),
+            to_url("host = /tmp/a password='abc").expect_err("refused"),
             "the value of password has no closing quote"
         );
         assert_eq!(
@@ -171,16 +171,20 @@ mod tests {
     fn unknown_keywords_and_standby_sessions_are_refused() {
         assert!(
             to_url("host=a bogus=1")
-                .unwrap_err()
+                .expect_err("refused")
                 .contains("unknown connection keyword \"bogus\"")
         );
         assert!(to_url("host=a,b target_session_attrs=read-write").is_ok());
         assert!(
             to_url("host=a,b target_session_attrs=standby")
-                .unwrap_err()
+                .expect_err("refused")
                 .contains("--read-url")
         );
-        assert!(to_url("host").unwrap_err().contains("has no value"));
+        assert!(
+            to_url("host")
+                .expect_err("refused")
+                .contains("has no value")
+        );
     }
 
     #[test]
