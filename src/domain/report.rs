@@ -19,7 +19,6 @@ use super::model::{Checkpoint, MutationLease, RowError, RunState};
 use super::session::Session;
 use super::signals::{self, Attention, Thresholds};
 use crate::store::StoreError;
-use crate::store::conflict::retried;
 use crate::store::report::{self, Clock, Keyset, Narrowing, SummaryGroup};
 
 /// Rows per page: large enough to be cheap per row, small enough to stream.
@@ -104,10 +103,13 @@ pub async fn summarize_at(
     let pool = &session.reader().pool();
     let tenant = session.tenant_scope();
     let clock = clock(now, thresholds);
-    let groups = retried("the summary", || report::summary(pool, tenant, &clock)).await?;
+    let groups = session
+        .retried("the summary", || report::summary(pool, tenant, &clock))
+        .await?;
     let (summary, unreadable_count) = summary_of(&groups);
     let unreadable = if unreadable_count > 0 {
-        retried("the unreadable rows", || report::unreadable(pool, tenant))
+        session
+            .retried("the unreadable rows", || report::unreadable(pool, tenant))
             .await?
             .into_iter()
             .map(|row| RowError {
@@ -295,10 +297,12 @@ impl Rows {
     async fn load_leases(&self) -> Result<Arc<Leases>, StoreError> {
         let store = self.session.reader();
         let pool = store.pool();
-        let rows = retried("the leases", || {
-            crate::store::fleet::leases(&pool, store.layout(), self.narrowing.tenant.as_deref())
-        })
-        .await?;
+        let rows = self
+            .session
+            .retried("the leases", || {
+                crate::store::fleet::leases(&pool, store.layout(), self.narrowing.tenant.as_deref())
+            })
+            .await?;
         let mut leases = Leases::new();
         for row in rows {
             leases
@@ -325,17 +329,19 @@ impl Rows {
             self.leases = Some(self.load_leases().await?);
         }
         let pool = self.session.reader().pool();
-        let records = retried("a page", || {
-            report::page(
-                &pool,
-                &self.narrowing,
-                &self.clock,
-                class.index(),
-                self.after,
-                page,
-            )
-        })
-        .await?;
+        let records = self
+            .session
+            .retried("a page", || {
+                report::page(
+                    &pool,
+                    &self.narrowing,
+                    &self.clock,
+                    class.index(),
+                    self.after,
+                    page,
+                )
+            })
+            .await?;
         match records.last() {
             Some(last) if records.len() as i64 == page => {
                 self.after = Some((last.updated_at, last.id));

@@ -16,7 +16,7 @@ use super::model::{AuditRecord, Bootstrap, Item, MutationLease, RowError};
 use super::refusal::Refusal;
 use super::scope::{ScopeMatch, near_names};
 use super::signals::Thresholds;
-use crate::store::conflict::{ConflictRetry, MaybeConflict, retried};
+use crate::store::conflict::{self, ConflictRetry, MaybeConflict};
 use crate::store::connect::{ConnectError, Target};
 use crate::store::read;
 use crate::store::replica::{self, Lsn, Primary, Replication};
@@ -174,6 +174,28 @@ impl Session {
             Some(reader) if !reader.down.load(Ordering::Relaxed) => &reader.store,
             _ => &self.store,
         }
+    }
+
+    /// The pool reads go to when it is a standby's (where recovery conflicts happen): the
+    /// `--read-url` standby while it answers, or a `--database-url` that is one.
+    fn standby_pool(&self) -> Option<sqlx::PgPool> {
+        match &self.reader {
+            Some(reader) if !reader.down.load(Ordering::Relaxed) => {
+                reader.standby.then(|| reader.store.pool())
+            }
+            _ => self.capabilities.in_recovery.then(|| self.store.pool()),
+        }
+    }
+
+    /// `read` of where polls read, read again while recovery conflicts cancel it (see
+    /// [`crate::store::conflict`]).
+    pub async fn retried<T, E, Fut>(&self, what: &str, read: impl FnMut() -> Fut) -> Result<T, E>
+    where
+        E: MaybeConflict,
+        Fut: std::future::Future<Output = Result<T, E>>,
+    {
+        let standby = self.standby_pool();
+        conflict::retried(what, standby.as_ref(), read).await
     }
 
     /// Whether the standby stopped answering, so that polls read the primary.
@@ -348,10 +370,11 @@ impl Session {
     /// now on: one index-only pass, for commands that print ids.
     pub async fn read_names(&self) -> Result<Arc<IdNames>, StoreError> {
         let pool = self.reader().pool();
-        let ids = retried("the ids in scope", || {
-            read::ids_in_scope(&pool, self.tenant_scope())
-        })
-        .await?;
+        let ids = self
+            .retried("the ids in scope", || {
+                read::ids_in_scope(&pool, self.tenant_scope())
+            })
+            .await?;
         let names = Arc::new(IdNames::new(ids));
         self.set_names(names.clone());
         Ok(names)
@@ -366,7 +389,9 @@ impl Session {
             return self.read_names().await;
         }
         let pool = self.reader().pool();
-        let neighbours = retried("the ids' neighbours", || read::neighbour_ids(&pool, ids)).await?;
+        let neighbours = self
+            .retried("the ids' neighbours", || read::neighbour_ids(&pool, ids))
+            .await?;
         let names = IdNames::new(ids.iter().copied().chain(neighbours));
         if ids
             .iter()
@@ -407,11 +432,12 @@ impl Session {
     pub async fn read_clock(&self) -> Result<(DateTime<Utc>, Option<Replication>), StoreError> {
         let primary = self.primary_view().await;
         let pool = self.reader().pool();
-        let clock = retried("the clock", || async {
-            let mut conn = pool.acquire().await?;
-            crate::store::fleet::clock(&mut conn).await
-        })
-        .await?;
+        let clock = self
+            .retried("the clock", || async {
+                let mut conn = pool.acquire().await?;
+                crate::store::fleet::clock(&mut conn).await
+            })
+            .await?;
         let replication = clock.replication(&primary);
         let as_of = replication.and_then(|r| r.as_of()).unwrap_or(clock.now);
         Ok((as_of, replication))
@@ -450,7 +476,8 @@ impl Session {
         period: std::time::Duration,
     ) -> Result<Changes, StoreError> {
         let reader = self.reader();
-        let mut retry = ConflictRetry::default();
+        let standby = self.standby_pool();
+        let mut retry = ConflictRetry::new(standby.as_ref());
         loop {
             let primary = self.primary_view().await;
             let polled = sync
@@ -520,10 +547,11 @@ impl Session {
     /// One bootstrap in depth; `None` when it does not exist in scope.
     pub async fn detail(&self, bootstrap_id: Uuid) -> Result<Option<Detail>, DetailError> {
         let (pool, layout) = (self.reader().pool(), self.reader().layout());
-        let rows = retried("the detail", || {
-            read::detail(&pool, layout, bootstrap_id, self.tenant_scope())
-        })
-        .await?;
+        let rows = self
+            .retried("the detail", || {
+                read::detail(&pool, layout, bootstrap_id, self.tenant_scope())
+            })
+            .await?;
         let mut detail = rows.map(Detail::try_from).transpose()?;
         if let Some(detail) = &mut detail {
             // Read on a standby: judged as of its data, like the board.
@@ -538,10 +566,11 @@ impl Session {
     /// Every mutation lease in scope, judged against the session's thresholds.
     pub async fn leases(&self) -> Result<LeaseBoard, DetailError> {
         let (pool, layout) = (self.reader().pool(), self.reader().layout());
-        let rows = retried("the leases", || {
-            read::leases(&pool, layout, self.tenant_scope(), None)
-        })
-        .await?;
+        let rows = self
+            .retried("the leases", || {
+                read::leases(&pool, layout, self.tenant_scope(), None)
+            })
+            .await?;
         let rows = read::LeaseRows {
             // Read on a standby: judged as of its data, like the board.
             db_now: rows.db_now - self.behind(),
@@ -560,7 +589,7 @@ impl Session {
             return Err(StoreError::NotGranted(why));
         }
         let pool = self.reader().pool();
-        retried("the audit log", || {
+        self.retried("the audit log", || {
             read::recent_audit(&pool, self.tenant_scope(), limit)
         })
         .await
@@ -609,14 +638,18 @@ impl Session {
             return Ok(None);
         };
         let pool = &self.reader().pool();
-        let presence = retried("the tenant", || read::tenant_presence(pool, tenant)).await?;
+        let presence = self
+            .retried("the tenant", || read::tenant_presence(pool, tenant))
+            .await?;
         Ok(Some(match presence {
             (true, _) => ScopeMatch::Bootstraps,
             (false, Some(true)) => ScopeMatch::NoBootstraps,
             (false, spaces) => ScopeMatch::NoSuchTenant {
                 near: near_names(
                     tenant,
-                    &retried("the tenants", || read::bootstrap_tenants(pool)).await?,
+                    &self
+                        .retried("the tenants", || read::bootstrap_tenants(pool))
+                        .await?,
                 ),
                 spaces_known: spaces.is_some(),
             },
@@ -706,6 +739,10 @@ impl TryFrom<read::DetailRows> for Detail {
 impl MaybeConflict for DetailError {
     fn is_recovery_conflict(&self) -> bool {
         matches!(self, Self::Store(e) if e.is_recovery_conflict())
+    }
+
+    fn is_session_ended(&self) -> bool {
+        matches!(self, Self::Store(e) if e.is_session_ended())
     }
 }
 

@@ -8,83 +8,115 @@
 //!
 //! A conflict that finds the session between two statements of a transaction (a poll reads
 //! in one snapshot) ends the session instead (FATAL "terminating connection due to conflict
-//! with recovery"), which the next statement sees as a broken connection. So a connection
-//! the server ended is read again too, on another: a server that is really gone fails the
-//! next connect, which is not retried.
+//! with recovery"), which the next statement sees as a broken connection. So on a standby, a
+//! connection the server ended is read again once, on another — if the standby answers within
+//! 2 s: one that is really gone is left to the caller at once (polls then read the primary).
 
 use std::future::Future;
 use std::time::{Duration, Instant};
 
+use sqlx::PgPool;
+
 use super::StoreError;
 
-/// How long a read keeps being tried again after conflicts: past this, the conflicts are
-/// said like any other failure (a standby that cancels everything is worth knowing about).
+/// How long after the first conflict a read keeps being tried again: past this, the conflicts
+/// are said like any other failure (a standby that cancels everything is worth knowing about).
+/// Counted from the first conflict, not the start: a long first load cancelled after a minute
+/// is read again too.
 const RETRY_FOR: Duration = Duration::from_secs(3);
 const FIRST_WAIT: Duration = Duration::from_millis(20);
 const LONGEST_WAIT: Duration = Duration::from_millis(320);
+/// How long a standby whose session ended has to answer before it counts as gone.
+const ANSWER_WITHIN: Duration = Duration::from_secs(2);
 
 /// An error that may be a recovery conflict.
 pub trait MaybeConflict {
+    /// The standby cancelled the statement (SQLSTATE 40001 or 40P01).
     fn is_recovery_conflict(&self) -> bool;
+    /// The server ended the session (how a conflict between statements shows).
+    fn is_session_ended(&self) -> bool;
 }
 
 impl MaybeConflict for StoreError {
     fn is_recovery_conflict(&self) -> bool {
+        matches!(self.sqlstate().as_deref(), Some("40001" | "40P01"))
+    }
+
+    fn is_session_ended(&self) -> bool {
         use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset, UnexpectedEof};
-        match self {
-            Self::Database(sqlx::Error::Io(e)) => matches!(
-                e.kind(),
-                BrokenPipe | ConnectionReset | ConnectionAborted | UnexpectedEof
-            ),
-            _ => matches!(self.sqlstate().as_deref(), Some("40001" | "40P01")),
-        }
+        matches!(
+            self,
+            Self::Database(sqlx::Error::Io(e))
+                if matches!(e.kind(), BrokenPipe | ConnectionReset | ConnectionAborted | UnexpectedEof)
+        )
     }
 }
 
-/// When to read again after a conflict: soon at first, then less often, within
-/// [`RETRY_FOR`].
-pub struct ConflictRetry {
-    started: Instant,
+/// When to read again after a conflict: soon at first, then less often, within [`RETRY_FOR`]
+/// of the first one.
+pub struct ConflictRetry<'a> {
+    /// The standby read, when it is one: only there is an ended session read again.
+    standby: Option<&'a PgPool>,
+    first_conflict: Option<Instant>,
     wait: Duration,
-    /// How many reads a conflict cancelled.
-    pub conflicts: u32,
+    sessions_ended: u32,
 }
 
-impl Default for ConflictRetry {
-    fn default() -> Self {
+impl<'a> ConflictRetry<'a> {
+    pub fn new(standby: Option<&'a PgPool>) -> Self {
         Self {
-            started: Instant::now(),
+            standby,
+            first_conflict: None,
             wait: FIRST_WAIT,
-            conflicts: 0,
+            sessions_ended: 0,
         }
     }
-}
 
-impl ConflictRetry {
-    /// Whether to read again after `error`, having waited: only after a recovery conflict,
-    /// and only while there is time left.
+    /// Whether to read again after `error`, having waited: after a recovery conflict while
+    /// there is time left, or once after a standby ended the session if it still answers.
     pub async fn again(&mut self, error: &impl MaybeConflict, what: &str) -> bool {
-        if !error.is_recovery_conflict() || self.started.elapsed() + self.wait > RETRY_FOR {
+        let ended = error.is_session_ended() && self.sessions_ended == 0;
+        let Some(standby) = self.standby.filter(|_| ended) else {
+            return self.after_conflict(error, what).await;
+        };
+        self.sessions_ended += 1;
+        let asked = sqlx::query("SELECT 1").execute(standby);
+        if !matches!(tokio::time::timeout(ANSWER_WITHIN, asked).await, Ok(Ok(_))) {
             return false;
         }
-        self.conflicts += 1;
         tracing::info!(
-            "{what} cancelled by a recovery conflict on the standby (#{}); reading again",
-            self.conflicts
+            "{what}: the standby ended the session (a recovery conflict); reading again"
         );
+        true
+    }
+
+    async fn after_conflict(&mut self, error: &impl MaybeConflict, what: &str) -> bool {
+        if !error.is_recovery_conflict() {
+            return false;
+        }
+        let first = *self.first_conflict.get_or_insert_with(Instant::now);
+        if first.elapsed() + self.wait > RETRY_FOR {
+            return false;
+        }
+        tracing::info!("{what} cancelled by a recovery conflict on the standby; reading again");
         tokio::time::sleep(self.wait).await;
         self.wait = (self.wait * 2).min(LONGEST_WAIT);
         true
     }
 }
 
-/// `read`, read again while recovery conflicts cancel it (see [`ConflictRetry`]).
-pub async fn retried<T, E, Fut>(what: &str, mut read: impl FnMut() -> Fut) -> Result<T, E>
+/// `read`, read again while recovery conflicts cancel it (see [`ConflictRetry`]); `standby`
+/// is the pool read when it is a standby's.
+pub async fn retried<T, E, Fut>(
+    what: &str,
+    standby: Option<&PgPool>,
+    mut read: impl FnMut() -> Fut,
+) -> Result<T, E>
 where
     E: MaybeConflict,
     Fut: Future<Output = Result<T, E>>,
 {
-    let mut retry = ConflictRetry::default();
+    let mut retry = ConflictRetry::new(standby);
     loop {
         match read().await {
             Err(error) if retry.again(&error, what).await => {}
