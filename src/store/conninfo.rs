@@ -7,7 +7,6 @@
 /// rather than ignored: a setting an operator wrote and the console dropped would surprise.
 const KEYWORDS: &[&str] = &[
     "host",
-    "hostaddr",
     "port",
     "dbname",
     "user",
@@ -21,9 +20,11 @@ const KEYWORDS: &[&str] = &[
     "target_session_attrs",
 ];
 
-/// Whether `text` is a keyword/value connection string rather than a URL.
+/// Whether `text` is a keyword/value connection string rather than a URL (libpq tells them
+/// apart by the URL's scheme).
 pub fn is_keyword_value(text: &str) -> bool {
-    !text.contains("://") && text.contains('=')
+    let text = text.trim_start();
+    !text.starts_with("postgres://") && !text.starts_with("postgresql://") && text.contains('=')
 }
 
 /// The URL that says what the keyword/value string `text` says. `target_session_attrs` is
@@ -32,6 +33,14 @@ pub fn is_keyword_value(text: &str) -> bool {
 pub fn to_url(text: &str) -> Result<String, String> {
     let mut query = Vec::new();
     for (key, value) in pairs(text)? {
+        if key == "hostaddr" {
+            // sqlx would connect to the address *and* check the certificate against it.
+            return Err(
+                "hostaddr is not supported: name the host, whose name the certificate \
+                        is checked against"
+                    .into(),
+            );
+        }
         if !KEYWORDS.contains(&key.as_str()) {
             return Err(format!(
                 "unknown connection keyword {key:?} (the console understands {})",
@@ -87,23 +96,39 @@ pub fn pghost_list_url(var: impl Fn(&str) -> Option<String>) -> Option<String> {
 
 /// The key/value pairs of a keyword/value string, as libpq reads them: `key = value` separated
 /// by whitespace, a value in single quotes when it has spaces, `\'` and `\\` inside quotes.
+/// Errors name keys, never values; a word right after an unquoted password may be the rest of
+/// that password, so it is not quoted either.
 fn pairs(text: &str) -> Result<Vec<(String, String)>, String> {
-    let mut pairs = Vec::new();
+    let mut pairs: Vec<(String, String)> = Vec::new();
     let mut chars = text.chars().peekable();
     loop {
-        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        while chars.next_if(char::is_ascii_whitespace).is_some() {}
         if chars.peek().is_none() {
             return Ok(pairs);
         }
         let mut key = String::new();
-        while let Some(c) = chars.next_if(|c| *c != '=' && !c.is_whitespace()) {
+        while let Some(c) = chars.next_if(|c| *c != '=' && !c.is_ascii_whitespace()) {
             key.push(c);
         }
-        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        while chars.next_if(char::is_ascii_whitespace).is_some() {}
+        let after_password = pairs.last().is_some_and(|(k, _)| k == "password");
         if chars.next() != Some('=') {
-            return Err(format!("{key:?} has no value (write {key}=value)"));
+            return Err(if after_password {
+                "a word without a value follows password= (a password with spaces goes in \
+                 single quotes)"
+                    .into()
+            } else {
+                format!("{key:?} has no value (write {key}=value)")
+            });
         }
-        while chars.next_if(|c| c.is_whitespace()).is_some() {}
+        if after_password && !KEYWORDS.contains(&key.as_str()) {
+            return Err(
+                "an unknown keyword follows password= (a password with spaces goes in \
+                        single quotes)"
+                    .into(),
+            );
+        }
+        while chars.next_if(char::is_ascii_whitespace).is_some() {}
         let mut value = String::new();
         if chars.next_if_eq(&'\'').is_some() {
             loop {
@@ -115,7 +140,7 @@ fn pairs(text: &str) -> Result<Vec<(String, String)>, String> {
                 }
             }
         } else {
-            while let Some(c) = chars.next_if(|c| !c.is_whitespace()) {
+            while let Some(c) = chars.next_if(|c| !c.is_ascii_whitespace()) {
                 if c == '\\' {
                     value.extend(chars.next());
                 } else {
@@ -128,7 +153,7 @@ fn pairs(text: &str) -> Result<Vec<(String, String)>, String> {
 }
 
 /// Percent-encodes everything but unreserved characters.
-fn encode(value: &str) -> String {
+pub fn encode(value: &str) -> String {
     let mut out = String::new();
     for byte in value.bytes() {
         if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
@@ -138,6 +163,30 @@ fn encode(value: &str) -> String {
         }
     }
     out
+}
+
+/// Decodes `%XX` escapes (as in a URL's user info); anything else is kept as it is.
+pub fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Quotes a value for a keyword/value string.
@@ -165,6 +214,24 @@ mod tests {
             "postgres:///?host=/tmp/a&password=it%27s%20a%26b&user=o%20ps"
         );
         assert_eq!(password("user=x password='p w'").as_deref(), Some("p w"));
+    }
+
+    #[test]
+    fn what_follows_an_unquoted_password_is_never_quoted_back() {
+        for text in [
+            "host=db password=correct horse battery",
+            "host=db password=correct horse=battery",
+        ] {
+            let error = to_url(text).expect_err("refused");
+            assert!(!error.contains("horse"), "{error}");
+            assert!(error.contains("single quotes"), "{error}");
+        }
+        assert!(
+            to_url("host=db hostaddr=10.0.0.5")
+                .expect_err("refused")
+                .contains("hostaddr is not supported")
+        );
+        assert_eq!(decode("p%40ss+w%2"), "p@ss+w%2");
     }
 
     #[test]
@@ -201,9 +268,12 @@ mod tests {
             pghost_list_url(env(Some("/tmp/a,/tmp/b"), Some("5432"))).as_deref(),
             Some("postgres:///?host=/tmp/a,/tmp/b&port=5432")
         );
-        assert_eq!(
-            pghost_list_url(env(Some("db"), Some("5432,5433"))).as_deref(),
-            Some("postgres:///?host=db&port=5432,5433")
+        // A port list needs as many hosts: refused with a sentence when the URL is split.
+        let ports_only = pghost_list_url(env(Some("db"), Some("5432,5433"))).expect("a URL");
+        assert!(
+            super::super::hosts::single_host_urls(&ports_only)
+                .expect_err("refused")
+                .contains("1 host but 2 ports")
         );
     }
 
@@ -212,5 +282,6 @@ mod tests {
         assert!(!is_keyword_value("postgres://u@h/db?sslmode=require"));
         assert!(is_keyword_value("dbname=platform"));
         assert!(!is_keyword_value("platform"));
+        assert!(is_keyword_value("host=db password=a://b"));
     }
 }

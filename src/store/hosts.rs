@@ -28,9 +28,11 @@ pub fn single_host_urls(url: &str) -> Result<Vec<String>, String> {
         // `postgres://ops@/platform?host=/tmp/a,/tmp/b`: libpq takes user info without a host
         // (the hosts come from the query, or the default), the URL parser sqlx uses does not.
         // The same user in the query means the same.
+        // Re-encoded for a query, where `+` and `&` mean something else.
+        let encoded = |part: &str| super::conninfo::encode(&super::conninfo::decode(part));
         let (user, password) = match userinfo.split_once(':') {
-            Some((user, password)) => (user, Some(password)),
-            None => (userinfo, None),
+            Some((user, password)) => (encoded(user), Some(encoded(password))),
+            None => (encoded(userinfo), None),
         };
         let moved = std::iter::once(format!("user={user}"))
             .chain(password.map(|p| format!("password={p}")))
@@ -58,22 +60,25 @@ pub fn single_host_urls(url: &str) -> Result<Vec<String>, String> {
         .split('&')
         .map(|pair| pair.split_once('=').unwrap_or((pair, "")))
         .collect();
+    // The last of a repeated parameter counts, as in libpq.
     let listed = |name: &str| {
         params
             .iter()
-            .find(|(key, _)| *key == name)
+            .rfind(|(key, _)| *key == name)
             .map(|(_, value)| value.split(',').collect::<Vec<_>>())
     };
-    let Some(hosts) = listed("host").filter(|h| h.len() > 1) else {
-        return Ok(vec![url.to_string()]);
-    };
+    let hosts = listed("host").unwrap_or_else(|| vec![""]);
     let ports = listed("port").unwrap_or_default();
     if ports.len() > 1 && ports.len() != hosts.len() {
         return Err(format!(
-            "{} hosts but {} ports: give one port, or one per host",
+            "{} host{} but {} ports: give one port, or one per host",
             hosts.len(),
+            if hosts.len() == 1 { "" } else { "s" },
             ports.len()
         ));
+    }
+    if hosts.len() < 2 {
+        return Ok(vec![url.to_string()]);
     }
     Ok(hosts
         .iter()
@@ -147,6 +152,20 @@ mod tests {
         assert_eq!(
             single_host_urls("postgres://ops@/platform").expect("valid"),
             ["postgres:///platform?user=ops"]
+        );
+        // `+` and `&` in user info are characters, not a space and a new parameter.
+        assert_eq!(
+            single_host_urls("postgres://o%2Bps:p+w&x=1@/platform?host=/tmp/a").expect("valid"),
+            ["postgres:///platform?user=o%2Bps&password=p%2Bw%26x%3D1&host=/tmp/a"]
+        );
+    }
+
+    #[test]
+    fn ports_must_match_the_hosts_and_the_last_host_counts() {
+        assert!(single_host_urls("postgres:///p?host=db&port=5432,5433").is_err());
+        assert_eq!(
+            single_host_urls("postgres:///p?host=x&host=/tmp/a,/tmp/b").expect("valid"),
+            ["postgres:///p?host=/tmp/a", "postgres:///p?host=/tmp/b"]
         );
     }
 
