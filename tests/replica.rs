@@ -316,6 +316,17 @@ async fn actions_refuse_a_standby_and_find_the_primary_among_listed_hosts() {
             stdout(&planned)
         );
     }
+    // A --read-url listing both, primary first, reads the standby among them.
+    let read_both = run(&[
+        "status",
+        "--json",
+        "--database-url",
+        &pair.primary_url(),
+        "--read-url",
+        &pair.both_url(),
+    ]);
+    let document: serde_json::Value = serde_json::from_slice(&read_both.stdout).expect("JSON");
+    assert_eq!(document["standby"]["in_sync"], true, "{document}");
     let listed = retry(&reversed);
     assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
     assert!(

@@ -87,8 +87,9 @@ pub struct Session {
     tenant: Option<String>,
     /// Shared by clones: it changes when a standby the console started on is promoted.
     access: Arc<RwLock<Access>>,
-    /// The only reason not to act is that the database is a standby: a promotion lifts it.
-    awaits_promotion: bool,
+    /// Whether acting depends only on the database being a primary (not `--read-only`, and
+    /// the role has the grants): a promotion allows actions, a demotion stops them.
+    follows_recovery: bool,
     actor: Actor,
     thresholds: Thresholds,
     /// How ids in scope are shown, as last read (see [`IdNames`]); clones share it.
@@ -141,17 +142,23 @@ impl Session {
                 reason: "started with --read-only".into(),
             }
         } else {
-            access_on(&capabilities)
+            match (access_on(&capabilities), store.passed_over()) {
+                (Access::ReadOnly { reason }, Some(why)) if capabilities.in_recovery => {
+                    Access::ReadOnly {
+                        reason: format!("{reason}; no listed host answered as a primary: {why}"),
+                    }
+                }
+                (access, _) => access,
+            }
         };
-        let awaits_promotion = !options.read_only
-            && capabilities.in_recovery
-            && access_on(&promoted(&capabilities)) == Access::ReadWrite;
+        let follows_recovery =
+            !options.read_only && access_on(&promoted(&capabilities)) == Access::ReadWrite;
         Ok(Self {
             store,
             capabilities,
             tenant: options.tenant,
             access: Arc::new(RwLock::new(access)),
-            awaits_promotion,
+            follows_recovery,
             actor: Actor::from_environment(),
             thresholds: options.thresholds,
             names: Arc::default(),
@@ -269,7 +276,7 @@ impl Session {
     }
 
     async fn open_reader(target: &Target) -> Result<Reader, OpenError> {
-        let (store, capabilities) = Store::connect(target)
+        let (store, capabilities) = Store::connect_reader(target)
             .await
             .map_err(ConnectError::for_read_url)?;
         let refusal = ledger_refusal(target, &capabilities);
@@ -310,32 +317,63 @@ impl Session {
     /// Whether the console is read-only only because its database is a standby, which a
     /// promotion (or a failover to a listed host) would lift: see [`Self::recheck_access`].
     pub fn awaits_promotion(&self) -> bool {
-        self.awaits_promotion && self.access().is_read_only()
+        self.follows_recovery && self.access().is_read_only()
     }
 
-    /// After a promotion or a failover: whether the database actions go to is a primary now,
-    /// in which case actions are allowed from now on (`true` when that just changed). The
-    /// grants were read at start, on the standby, which has the same catalog.
+    /// Whether acting depends only on the database being a primary: worth re-checking when
+    /// the primary looks demoted, or while a promotion is awaited.
+    pub fn follows_recovery(&self) -> bool {
+        self.follows_recovery
+    }
+
+    /// After a promotion, a failover or a demotion: whether the database actions go to is a
+    /// primary now, and so whether actions are allowed (`true` when that just changed). The
+    /// grants were read at start; a standby has its primary's catalog.
     pub async fn recheck_access(&self) -> bool {
-        if !self.awaits_promotion() {
+        if !self.follows_recovery {
             return false;
         }
         let pool = self.store.pool();
         let asked = sqlx::query_scalar::<_, bool>("SELECT pg_is_in_recovery()").fetch_one(&pool);
-        let Ok(Ok(false)) = tokio::time::timeout(std::time::Duration::from_secs(2), asked).await
-        else {
-            return false;
-        };
-        let access = access_on(&promoted(&self.capabilities));
-        tracing::warn!(
-            "{} is a primary now: {}",
-            self.store.target(),
-            access.read_only_reason().unwrap_or("actions are allowed")
-        );
-        match self.access.write() {
-            Ok(mut current) => *current = access,
-            Err(poisoned) => *poisoned.into_inner() = access,
+        match tokio::time::timeout(std::time::Duration::from_secs(2), asked).await {
+            Ok(Ok(in_recovery)) => self.set_access(if in_recovery {
+                standby_access()
+            } else {
+                Access::ReadWrite
+            }),
+            // No answer: nothing learned (a silent primary is the failover search's business).
+            _ => false,
         }
+    }
+
+    /// An action found the database in recovery (SQLSTATE 25006): read-only from now on,
+    /// until a promotion.
+    pub fn became_standby(&self) {
+        if self.follows_recovery {
+            self.set_access(standby_access());
+        }
+    }
+
+    /// `true` when that changed the access.
+    fn set_access(&self, access: Access) -> bool {
+        let mut current = match self.access.write() {
+            Ok(current) => current,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        // Read-only for another reason still: the first reason stays.
+        if current.is_read_only() == access.is_read_only() {
+            return false;
+        }
+        tracing::warn!(
+            "{}: {}",
+            self.store.target(),
+            access
+                .read_only_reason()
+                .map_or("a primary now, actions are allowed".to_string(), |r| {
+                    format!("read-only now, {r}")
+                })
+        );
+        *current = access;
         true
     }
 
@@ -743,6 +781,13 @@ impl MaybeConflict for DetailError {
 
     fn is_session_ended(&self) -> bool {
         matches!(self, Self::Store(e) if e.is_session_ended())
+    }
+}
+
+/// Why a console on a standby may not act.
+fn standby_access() -> Access {
+    Access::ReadOnly {
+        reason: crate::store::capabilities::STANDBY.into(),
     }
 }
 

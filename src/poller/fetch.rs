@@ -42,8 +42,8 @@ struct Fetcher {
     reader_probed: Option<Instant>,
     /// When the listed hosts were last searched for the primary.
     primary_searched: Option<Instant>,
-    /// When a console read-only on a standby last asked whether it was promoted.
-    promotion_checked: Option<Instant>,
+    /// When the console last asked whether its database is a primary (see `recheck_access`).
+    access_checked: Option<Instant>,
     /// Polls in a row after which the primary looked gone.
     suspect_polls: u32,
 }
@@ -75,7 +75,7 @@ pub(super) async fn run(
         again: false,
         reader_probed: None,
         primary_searched: None,
-        promotion_checked: None,
+        access_checked: None,
         suspect_polls: 0,
     };
     let mut poll_now = false;
@@ -251,16 +251,22 @@ impl Fetcher {
                 moved = true;
             }
         }
-        // A console that started on a standby may act once its database is a primary: after
-        // a move to a listed host, or a promotion in place (asked now and then).
-        if session.awaits_promotion()
+        // Whether the console may act follows whether its database is a primary: it may once
+        // a standby it started on is promoted (or a listed host is found), and may not once
+        // its primary is demoted with none found. Asked after a move, and at most every 3 s
+        // while polls look suspect or a promotion is awaited.
+        if session.follows_recovery()
             && (moved
-                || self
-                    .promotion_checked
-                    .is_none_or(|at| now.duration_since(at) >= PRIMARY_SEARCH))
+                || ((suspect || session.awaits_promotion())
+                    && self
+                        .access_checked
+                        .is_none_or(|at| now.duration_since(at) >= PRIMARY_SEARCH)))
         {
-            self.promotion_checked = Some(now);
-            session.recheck_access().await;
+            self.access_checked = Some(now);
+            if session.recheck_access().await {
+                // Published with a poll at once, not one poll late.
+                self.again = true;
+            }
         }
         self.health.access = Some(session.access());
         self.health.reader_down = session.reader_is_down();

@@ -83,6 +83,9 @@ SELECT current_user::text AS current_user,
        pg_is_in_recovery() AS in_recovery
 FROM u";
 
+/// Why nothing can be written to a standby.
+pub const STANDBY: &str = "the database is a read-only standby (in recovery)";
+
 impl Capabilities {
     pub async fn detect(pool: &PgPool) -> Result<Self, StoreError> {
         Ok(sqlx::query_as::<_, Self>(CAPABILITIES_SQL)
@@ -182,7 +185,7 @@ impl Capabilities {
     /// Why this role cannot act, if it cannot: `None` means every action's writes are granted.
     pub fn write_blocker(&self) -> Option<String> {
         if self.in_recovery {
-            return Some("the database is a read-only standby (in recovery)".into());
+            return Some(STANDBY.into());
         }
         let missing = self.missing_write_grants();
         (!missing.is_empty())

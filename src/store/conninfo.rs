@@ -50,8 +50,8 @@ pub fn to_url(text: &str) -> Result<String, String> {
         if key == "target_session_attrs" {
             if !matches!(value.as_str(), "read-write" | "primary" | "any") {
                 return Err(format!(
-                    "target_session_attrs={value} is not supported: plans and actions always \
-                     go to the primary among the hosts (name a standby with --read-url)"
+                    "target_session_attrs={value} is not supported: --database-url uses the \
+                     primary among its hosts, --read-url the first standby among its"
                 ));
             }
             continue;

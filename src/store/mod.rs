@@ -81,6 +81,9 @@ impl StoreError {
 #[derive(Clone)]
 pub struct Store {
     current: Arc<RwLock<Current>>,
+    /// Why the listed hosts that failed at connect did, when a standby was used for want of
+    /// a primary (a primary that refused TLS or the login is worth naming).
+    passed_over: Option<String>,
     /// Every host the target lists.
     target: Target,
     layout: Layout,
@@ -100,7 +103,20 @@ impl Store {
     /// Connects as an observer: every session's transactions are read-only unless a write
     /// transaction asks otherwise.
     pub async fn connect(target: &Target) -> Result<(Self, Capabilities), ConnectError> {
-        let (host, pool) = open_primary(target).await?;
+        Self::connect_to(target, Wanted::Primary).await
+    }
+
+    /// [`Self::connect`] for where polls read (`--read-url`): of several listed hosts, the
+    /// first standby is used (a primary only when none is one).
+    pub async fn connect_reader(target: &Target) -> Result<(Self, Capabilities), ConnectError> {
+        Self::connect_to(target, Wanted::Standby).await
+    }
+
+    async fn connect_to(
+        target: &Target,
+        wanted: Wanted,
+    ) -> Result<(Self, Capabilities), ConnectError> {
+        let (host, pool, passed_over) = open_host(target, wanted).await?;
         let caps = match Capabilities::detect(&pool).await {
             Ok(caps) => caps,
             Err(e) => {
@@ -113,6 +129,7 @@ impl Store {
         };
         let store = Self {
             current: Arc::new(RwLock::new(Current { pool, target: host })),
+            passed_over,
             target: target.clone(),
             layout: Layout::from(&caps),
         };
@@ -132,6 +149,12 @@ impl Store {
     /// The host in use.
     pub fn target(&self) -> Target {
         self.read_current(|c| c.target.clone())
+    }
+
+    /// Why other listed hosts were not used when the one in use is not the kind wanted (see
+    /// [`open_host`]).
+    pub fn passed_over(&self) -> Option<&str> {
+        self.passed_over.as_deref()
     }
 
     /// Whether the target lists other hosts to fail over to.
@@ -202,37 +225,57 @@ impl Store {
     }
 }
 
-/// The primary among the target's hosts and a pool on it: the first listed that is not in
-/// recovery, else the first that answers (a standby: the console is then read-only, and says
-/// why), else the first host's error.
-async fn open_primary(target: &Target) -> Result<(Target, PgPool), ConnectError> {
+/// Which of several listed hosts a store wants.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wanted {
+    Primary,
+    Standby,
+}
+
+/// The host `wanted` among the target's and a pool on it: the first listed that is (not) in
+/// recovery, else the first that answers (for actions, a standby: the console is then
+/// read-only, and says why — with what the hosts that did not answer said), else the first
+/// host's error.
+async fn open_host(
+    target: &Target,
+    wanted: Wanted,
+) -> Result<(Target, PgPool, Option<String>), ConnectError> {
     let hosts = target.hosts();
     if hosts.len() == 1 {
-        return Ok((target.clone(), target.observer_pool(POOL_SIZE).await?));
+        return Ok((target.clone(), target.observer_pool(POOL_SIZE).await?, None));
     }
-    let mut first_error = None;
-    let mut standby = None;
+    let mut errors: Vec<ConnectError> = Vec::new();
+    let mut other = None;
     for host in hosts {
         match host.in_recovery().await {
-            Ok(false) => {
+            Ok(in_recovery) if in_recovery == (wanted == Wanted::Standby) => {
                 let pool = host.observer_pool(POOL_SIZE).await?;
-                return Ok((host, pool));
+                return Ok((host, pool, None));
             }
-            Ok(true) => {
-                standby.get_or_insert(host);
+            Ok(_) => {
+                other.get_or_insert(host);
             }
-            Err(e) => {
-                first_error.get_or_insert(e);
-            }
+            Err(e) => errors.push(e),
         }
     }
-    match (standby, first_error) {
-        (Some(host), _) => {
+    match other {
+        Some(host) => {
             let pool = host.observer_pool(POOL_SIZE).await?;
-            Ok((host, pool))
+            let passed_over = (!errors.is_empty()).then(|| {
+                let said: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                let role = match wanted {
+                    Wanted::Primary => "primary",
+                    Wanted::Standby => "standby",
+                };
+                tracing::warn!("no listed host is a {role}: {}", said.join("; "));
+                said.join("; ")
+            });
+            Ok((host, pool, passed_over))
         }
-        (None, Some(e)) => Err(e),
-        (None, None) => unreachable!("a target lists at least one host"),
+        None => Err(errors
+            .into_iter()
+            .next()
+            .expect("a target lists at least one host")),
     }
 }
 

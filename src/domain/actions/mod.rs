@@ -137,13 +137,23 @@ async fn apply_recording(
         Ok(reason) => reason,
         Err(refusal) => return Ok(Outcome::Refused(refusal)),
     };
-    match action.subject() {
+    let applied = match action.subject() {
         Subject::Bootstrap(seen) => {
             bootstrap_action::apply(session, action, seen, reason, backend).await
         }
         Subject::Lease { seen, force } => {
             remove_lease::apply(session, action, seen, *force, reason, backend).await
         }
+    };
+    match applied {
+        // The primary became a standby since the session opened: said as the refusal it is.
+        Err(ActionError::Store(e)) if e.sqlstate().as_deref() == Some("25006") => {
+            session.became_standby();
+            Ok(Outcome::Refused(Refusal::ReadOnly {
+                reason: crate::store::capabilities::STANDBY.into(),
+            }))
+        }
+        applied => applied,
     }
 }
 
