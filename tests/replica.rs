@@ -590,3 +590,31 @@ async fn a_console_read_only_on_a_standby_acts_once_that_standby_is_promoted() {
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);
 }
+
+/// A console acting on one primary and polling its standby: once the standby is promoted,
+/// the old primary — even back up without fencing — is never acted on, since its writes
+/// would be lost to the new timeline.
+#[tokio::test(flavor = "multi_thread")]
+async fn once_the_polled_standby_is_promoted_the_old_primary_is_not_acted_on() {
+    let mut pair = Pair::start().await;
+    fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
+    pair.replayed().await;
+    let (primary, standby) = (pair.primary_url(), pair.standby_url());
+    let mut console = watch(&primary, &standby, 200);
+    console.wait_for("standby in sync", 30);
+
+    pair.fail_over().await;
+    pair.sandbox
+        .cluster_mut()
+        .start_server()
+        .expect("the old primary, back without fencing");
+    let screen = console.wait_for("may be an old primary", 30);
+    assert!(screen.contains("READ-ONLY"), "{screen}");
+    console.send("r");
+    console.wait_for("retry is not possible: the standby", 10);
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+    pair.reconnect_primary().await;
+    assert_eq!(fixture::audit_count(&pair.primary).await, 0);
+    assert_eq!(fixture::audit_count(&pair.standby).await, 0);
+}

@@ -115,6 +115,8 @@ struct Reader {
     standby: bool,
     /// It stopped answering: polls read the primary until it answers again.
     down: Arc<AtomicBool>,
+    /// A standby at start, found a primary since: promoted (see [`Session::split_brain_risk`]).
+    promoted: Arc<AtomicBool>,
 }
 
 impl Session {
@@ -288,6 +290,7 @@ impl Session {
             store,
             standby: capabilities.in_recovery,
             down: Arc::default(),
+            promoted: Arc::default(),
         })
     }
 
@@ -308,10 +311,51 @@ impl Session {
 
     /// Whether actions are allowed now, and if not, why.
     pub fn access(&self) -> Access {
-        match self.access.read() {
+        let access = match self.access.read() {
             Ok(access) => access.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        match self.split_brain_risk() {
+            Some(reason) if !access.is_read_only() => Access::ReadOnly { reason },
+            _ => access,
         }
+    }
+
+    /// Why acting now could write to a dead timeline: the standby polls read was promoted, but
+    /// actions still go to another server — an old primary that may be back without fencing,
+    /// whose writes the new primary will never see.
+    fn split_brain_risk(&self) -> Option<String> {
+        let reader = self.reader.as_ref()?;
+        if !reader.promoted.load(Ordering::Relaxed) {
+            return None;
+        }
+        let (acting, promoted) = (self.store.target(), reader.store.target());
+        (acting.to_string() != promoted.to_string()).then(|| {
+            format!(
+                "the standby {promoted} was promoted, so {acting} may be an old primary: \
+                 nothing is applied there (list {promoted} in --database-url, or restart \
+                 against it)"
+            )
+        })
+    }
+
+    /// What a poll of the standby found: whether it is a primary now. `true` when that
+    /// changed (it is said, and logged).
+    pub fn note_reader_role(&self, primary_now: bool) -> bool {
+        let Some(reader) = self.reader.as_ref().filter(|r| r.standby) else {
+            return false;
+        };
+        let changed = reader.promoted.swap(primary_now, Ordering::Relaxed) != primary_now;
+        if changed && primary_now {
+            tracing::warn!(
+                "the standby {} answers as a primary now (promoted)",
+                reader.store.target()
+            );
+            if let Some(risk) = self.split_brain_risk() {
+                tracing::warn!("{risk}");
+            }
+        }
+        changed
     }
 
     /// Whether the console is read-only only because its database is a standby, which a

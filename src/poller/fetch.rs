@@ -170,6 +170,11 @@ impl Fetcher {
                 }
                 h.last_error = None;
                 h.replication = changes.replication;
+                // A standby that answers without replication state was promoted.
+                if self.session.has_reader() && !self.session.reader_is_down() {
+                    self.session.note_reader_role(changes.replication.is_none());
+                }
+                h.access = Some(self.session.access());
                 let focused = extra.map(|extra| Focused {
                     focus: self.focus.clone(),
                     extra,
