@@ -317,16 +317,34 @@ async fn actions_refuse_a_standby_and_find_the_primary_among_listed_hosts() {
         );
     }
     // A --read-url listing both, primary first, reads the standby among them.
+    // A standby read alone: its lag and how old its data is are unknown, and said so.
+    let alone = run(&["status", "--json", "--database-url", &pair.standby_url()]);
+    let document: serde_json::Value = serde_json::from_slice(&alone.stdout).expect("JSON");
+    let standby = &document["standby"];
+    assert_eq!(standby["lag_measured"], false, "{document}");
+    assert!(
+        standby["lag_seconds"].is_null() && standby["data_as_of"].is_null(),
+        "{document}"
+    );
+    // The report names the primary in use as its target, and the standby it read.
     let read_both = run(&[
         "status",
         "--json",
         "--database-url",
-        &pair.primary_url(),
+        &reversed,
         "--read-url",
         &pair.both_url(),
     ]);
     let document: serde_json::Value = serde_json::from_slice(&read_both.stdout).expect("JSON");
     assert_eq!(document["standby"]["in_sync"], true, "{document}");
+    let (standby_dir, primary_dir) = sockets.split_once(',').expect("two sockets");
+    let named =
+        |value: &serde_json::Value, dir: &str| value.as_str().is_some_and(|t| t.contains(dir));
+    assert!(named(&document["target"], primary_dir), "{document}");
+    assert!(
+        named(&document["standby"]["target"], standby_dir),
+        "{document}"
+    );
     let listed = retry(&reversed);
     assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
     assert!(

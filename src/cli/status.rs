@@ -59,16 +59,12 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
             }
         }
     }
-    let result = report_on(&session, args, &target).await;
+    let result = report_on(&session, args).await;
     session.close().await;
     result
 }
 
-async fn report_on(
-    session: &Session,
-    args: &StatusArgs,
-    target: &crate::store::connect::Target,
-) -> Result<ExitCode, Failure> {
+async fn report_on(session: &Session, args: &StatusArgs) -> Result<ExitCode, Failure> {
     super::scope::require_known_tenant(session).await?;
     let thresholds = *session.thresholds();
     // One instant for everything; the first page is read while the summary is computed.
@@ -106,9 +102,12 @@ async fn report_on(
         Some(names) => Output::Table(TableOutput::begin(args.wide, names)),
         None => Output::Json(JsonOutput::begin(
             &report,
-            &target.to_string(),
+            // The host in use, when several were listed; the standby read is named below.
+            &session.store().target().to_string(),
             session.tenant_scope(),
-            replication.as_ref(),
+            replication
+                .as_ref()
+                .map(|r| (r, session.reader().target().to_string())),
         )),
     };
     let mut shown = 0usize;
@@ -385,8 +384,11 @@ struct JsonSpace<'a> {
 /// Where the report was read when that was a standby (`--read-url`), and how old its data was.
 #[derive(Serialize)]
 struct JsonStandby {
+    /// The standby read.
+    target: String,
     in_sync: bool,
-    /// False when no primary was named (a standby given as the only database).
+    /// False when no primary was named (a standby given as the only database): the lag and
+    /// the instant the data is as of are then unknown (`null`).
     lag_measured: bool,
     lag_seconds: Option<f64>,
     wal_bytes_behind: Option<u64>,
@@ -429,14 +431,18 @@ impl JsonOutput {
         report: &Report,
         target: &str,
         scope: Option<&str>,
-        replication: Option<&crate::store::replica::Replication>,
+        replication: Option<(&crate::store::replica::Replication, String)>,
     ) -> Self {
-        let standby = replication.map(|r| JsonStandby {
+        let standby = replication.map(|(r, target)| JsonStandby {
+            target,
             in_sync: r.caught_up(),
             lag_measured: r.measured,
-            lag_seconds: r.delay().map(|d| d.num_milliseconds() as f64 / 1000.0),
+            lag_seconds: r
+                .delay()
+                .filter(|_| r.measured)
+                .map(|d| d.num_milliseconds() as f64 / 1000.0),
             wal_bytes_behind: r.bytes_behind(),
-            data_as_of: r.as_of(),
+            data_as_of: r.as_of().filter(|_| r.measured),
         });
         let head = format!(
             "{{\n  \"schema\": {},\n  \"database_time\": {},\n  \"target\": {},\n  \
