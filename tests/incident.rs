@@ -145,7 +145,7 @@ async fn a_retry_holds_against_unrelated_writes_and_refuses_a_new_episode() {
         matches!(
             &refused,
             Outcome::Refused(r @ Refusal::RetriedMeanwhile { .. })
-                if r.to_string().contains("was retried by someone else since you looked (failed → queued)")
+                if r.to_string().contains("was retried since you looked (failed → queued)")
         ),
         "{refused:?}"
     );

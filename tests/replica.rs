@@ -455,6 +455,7 @@ async fn the_sandbox_command_can_start_a_standby_and_deletes_both() {
 async fn a_dialog_plans_on_the_primary_not_on_the_standby_copy() {
     let pair = Pair::start().await;
     let job = fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
+    let mine = fixture::job(&pair.primary, &JobSpec::new("globex", "failed")).await;
     pair.replayed().await;
     pair.pause_replay().await;
     // Someone retries it on the primary; the standby does not replay that.
@@ -472,13 +473,42 @@ async fn a_dialog_plans_on_the_primary_not_on_the_standby_copy() {
     assert_eq!(elsewhere.status.code(), Some(0), "{}", stderr(&elsewhere));
     let mut console = watch(&primary, &standby, 160);
     console.wait_for("FAILED", 30);
+    console.send("/acme\r");
+    console.wait_until("the board narrowed to acme", 10, |s| s.contains(" 1 of "));
     console.send("r");
-    let dialog = console.wait_for("retried by someone else", 20);
-    assert!(dialog.contains("failed → queued"), "{dialog}");
+    // Who did it comes from the audit log on the primary.
+    let dialog = console.wait_for("(audit record 1) since you looked", 20);
+    assert!(dialog.contains("was retried by root on"), "{dialog}");
     console.send("\x1b");
+
+    // The console's own retry, which the lagging board does not show yet, reads as its own.
+    console.send("/");
+    console.send(&"\x7f".repeat(8));
+    console.send("globex\r");
+    console.wait_until("the board narrowed to globex", 10, |s| {
+        s.contains(" 1 of ") && s.contains("globex")
+    });
+    console.send("r");
+    console.wait_for("will change", 20);
+    console.send("mine\r");
+    console.wait_for("retry applied", 20);
+    console.send("\x1b");
+    console.wait_until("the dialog closed", 10, |s| !s.contains("retry applied"));
+    console.send("r");
+    console.wait_for("was retried by this console (audit record 2)", 20);
+    console.send("\x1b");
+    // Past the bounded wait the console still says the board shows the state before, until
+    // the standby has it.
+    console.wait_for(
+        "not on the standby yet (the board shows the state before)",
+        30,
+    );
+    pair.resume_replay().await;
+    console.wait_for("the standby has replayed it", 20);
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);
-    pair.resume_replay().await;
+    assert_eq!(fixture::audit_count(&pair.primary).await, 2);
+    let _ = mine;
 }
 
 /// Recovery conflicts on the standby cancel the console's reads (the primary takes exclusive

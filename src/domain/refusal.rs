@@ -56,11 +56,14 @@ pub enum Refusal {
         was: RunState,
         now: RunState,
     },
-    /// A retry whose job was retried by someone else and has not failed again.
+    /// A retry whose job was retried since the operator looked and has not failed again.
     RetriedMeanwhile {
         space: ShownId,
         was: RunState,
         now: RunState,
+        /// Who did, from the audit log: "by this console (audit record 2)" or "by ops on
+        /// host-a (audit record 2)"; `None` when the log cannot tell.
+        by: Option<String>,
     },
     /// A retry whose job was retried and ended again: a new episode the operator has not seen.
     NewEpisode {
@@ -149,11 +152,19 @@ impl fmt::Display for Refusal {
                 "space {} is {now} now (it was {was} when you looked): nothing to cancel",
                 space
             ),
-            Self::RetriedMeanwhile { space, was, now } => write!(
-                f,
-                "space {} was retried by someone else since you looked ({was} → {now})",
-                space
-            ),
+            Self::RetriedMeanwhile {
+                space,
+                was,
+                now,
+                by,
+            } => {
+                // Who first: at 80 columns the end of the line is cut.
+                let by = by.as_ref().map_or(String::new(), |by| format!(" {by}"));
+                write!(
+                    f,
+                    "space {space} was retried{by} since you looked ({was} → {now})"
+                )
+            }
             Self::NewEpisode {
                 space,
                 now,

@@ -102,6 +102,9 @@ pub struct Session {
     samples: Arc<Mutex<Readings>>,
     /// How far the last poll's data was behind the standby's clock, in milliseconds.
     behind_ms: Arc<AtomicI64>,
+    /// The requests this process applied lately, so a plan can tell its own earlier action
+    /// from someone else's.
+    applied: Arc<Mutex<VecDeque<Uuid>>>,
 }
 
 /// Readings of the primary's WAL position and clock, oldest first.
@@ -168,6 +171,7 @@ impl Session {
             primary_silent: Arc::default(),
             samples: Arc::default(),
             behind_ms: Arc::default(),
+            applied: Arc::default(),
         })
     }
 
@@ -484,6 +488,22 @@ impl Session {
         let names = Arc::new(names);
         self.set_names(names.clone());
         Ok(names)
+    }
+
+    /// Notes that `request` was applied by this process.
+    pub fn remember_applied(&self, request: Uuid) {
+        const KEPT: usize = 256;
+        let mut applied = self.applied.lock().unwrap_or_else(|e| e.into_inner());
+        applied.push_back(request);
+        while applied.len() > KEPT {
+            applied.pop_front();
+        }
+    }
+
+    /// Whether `request` was applied by this process.
+    pub fn applied_here(&self, request: &Uuid) -> bool {
+        let applied = self.applied.lock().unwrap_or_else(|e| e.into_inner());
+        applied.contains(request)
     }
 
     /// Replaces the actor recorded in audit records (tests, and tools acting for someone).

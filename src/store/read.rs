@@ -240,6 +240,25 @@ pub async fn recent_audit(
     Ok(rows)
 }
 
+/// The last applied action of `action` on a space: its audit id, actor, host and request id.
+pub async fn last_applied(
+    pool: &PgPool,
+    (tenant, space): (&str, Uuid),
+    action: &str,
+) -> Result<Option<(i64, String, String, Option<Uuid>)>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT id, actor, host, request_id FROM bootstrap_console.audit_log \
+         WHERE tenant_id = $1 AND knowledge_space_id = $2 AND action = $3 \
+           AND outcome LIKE 'applied%' \
+         ORDER BY at DESC, id DESC LIMIT 1",
+    )
+    .bind(tenant)
+    .bind(space)
+    .bind(action)
+    .fetch_optional(pool)
+    .await?)
+}
+
 /// Items of one bootstrap counted by status (for an action's plan).
 pub async fn item_counts(
     pool: &PgPool,

@@ -40,6 +40,17 @@ pub(super) async fn plan(
     };
     let now = Bootstrap::try_from(row)?;
     let verdict = match check(session, action, seen, &now) {
+        Err(Refusal::RetriedMeanwhile {
+            space,
+            was,
+            now: state,
+            by: None,
+        }) => Err(Refusal::RetriedMeanwhile {
+            by: retried_by(session, &now).await,
+            space,
+            was,
+            now: state,
+        }),
         Err(refusal) => Err(refusal),
         Ok(_) => Ok(match action.kind() {
             Kind::Retry => retry::changes(&now, retry::items_to_reset(pool, now.id).await?),
@@ -57,6 +68,25 @@ pub(super) async fn plan(
         forced: false,
         applied_before: None,
         verdict,
+    })
+}
+
+/// Who retried the job, as the audit log on the primary says: an operator whose board lags
+/// (a standby's) may be looking at their own retry, which must not read as someone else's.
+async fn retried_by(session: &Session, now: &Bootstrap) -> Option<String> {
+    if session.capabilities().audit_unavailable().is_some() {
+        return None;
+    }
+    let space = (now.tenant_id.as_str(), now.knowledge_space_id);
+    let pool = session.store().pool();
+    let (audit_id, actor, host, request) = read::last_applied(&pool, space, Kind::Retry.name())
+        .await
+        .ok()??;
+    Some(if request.is_some_and(|r| session.applied_here(&r)) {
+        format!("by this console (audit record {audit_id})")
+    } else {
+        let who = crate::domain::text::clean(&format!("{actor} on {host}"), 80);
+        format!("by {who} (audit record {audit_id})")
     })
 }
 

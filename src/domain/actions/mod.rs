@@ -153,7 +153,12 @@ async fn apply_recording(
                 reason: crate::store::capabilities::STANDBY.into(),
             }))
         }
-        applied => applied,
+        applied => {
+            if let Ok(Outcome::Applied(_)) = &applied {
+                session.remember_applied(action.request().uuid());
+            }
+            applied
+        }
     }
 }
 

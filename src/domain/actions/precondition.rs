@@ -85,6 +85,7 @@ pub(super) fn decide(
                     space: space.clone(),
                     was: seen.run_state,
                     now: now.run_state,
+                    by: None,
                 })
             } else {
                 Err(wrong_state())

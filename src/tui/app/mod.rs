@@ -119,6 +119,9 @@ pub struct Message {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AwaitingReplica {
     pub since: Instant,
+    /// The bounded wait is over and the standby had still not replayed it: the board shows
+    /// the state before the action until a poll finds the standby caught up.
+    pub gave_up: bool,
 }
 
 /// What covers the current view.

@@ -125,7 +125,10 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
         } => {
             let poll = match replica {
                 Some(mark) => {
-                    app.awaiting_replica = Some(AwaitingReplica { since: app.now });
+                    app.awaiting_replica = Some(AwaitingReplica {
+                        since: app.now,
+                        gave_up: false,
+                    });
                     poller::Command::AwaitReplay(mark)
                 }
                 None => poller::Command::PollNow,
@@ -155,11 +158,12 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
 
 fn expire(app: &mut App) {
     // A little longer than the poller waits, so that its poll arrives first when it can.
-    if let Some(waiting) = app.awaiting_replica
+    if let Some(waiting) = &mut app.awaiting_replica
+        && !waiting.gave_up
         && app.now.saturating_duration_since(waiting.since)
             > poller::REPLAY_WAIT + Duration::from_secs(2)
     {
-        app.awaiting_replica = None;
+        waiting.gave_up = true;
         app.say(
             format!(
                 "the standby had not replayed the action after {}s: the board may still show \
@@ -189,6 +193,20 @@ fn absorb_poll(app: &mut App, status: PollStatus) {
         && let Some(confirmed) = status.health.replay_confirmed
         && confirmed > waiting.since
         && status.health.polled_at.is_some_and(|at| at >= confirmed)
+    {
+        app.awaiting_replica = None;
+        app.say(
+            "the standby has replayed it: the board shows what was done",
+            false,
+        );
+    }
+    // Past the bounded wait: a poll begun after the action that found the standby caught up
+    // (or read the primary) shows it.
+    if let Some(waiting) = app.awaiting_replica
+        && waiting.gave_up
+        && fresh
+        && status.health.polled_at.is_some_and(|at| at > waiting.since)
+        && status.health.replication.is_none_or(|r| r.caught_up())
     {
         app.awaiting_replica = None;
         app.say(

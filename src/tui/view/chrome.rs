@@ -450,43 +450,48 @@ pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 pub fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // A sentence longer than the line ends in an ellipsis, not mid-word with no sign.
     let fit = |text: String| text::fit(&text, usize::from(area.width));
-    let line =
-        if let (Some(failing), Some(error)) = (app.failing_for(), &app.status.health.last_error) {
-            let age = app
-                .snapshot_age()
-                .map_or("no data yet".to_string(), human_secs);
-            Line::from(Span::styled(
-                fit(format!(
-                    " stale for {age} — reconnecting (failing {}): {}",
-                    human_secs(failing),
-                    text::clean(error, 200)
-                )),
-                theme.stale(),
-            ))
-        } else if let Some(waiting) = &app.awaiting_replica {
-            let waited = app.now.saturating_duration_since(waiting.since).as_secs();
-            Line::from(Span::styled(
-                fit(format!(" applied; waiting for the replica ({waited}s)")),
-                theme.stale(),
-            ))
-        } else if let Some(message) = &app.message {
-            let style = if message.error {
-                theme.error()
-            } else {
-                theme.ok()
-            };
-            Line::from(Span::styled(
-                fit(format!(" {}", text::clean(&message.text, 300))),
-                style,
-            ))
-        } else if app.status.health.paused {
-            Line::from(Span::styled(
-                " polling paused — p resumes",
-                theme.read_only(),
-            ))
+    let line = if let (Some(failing), Some(error)) =
+        (app.failing_for(), &app.status.health.last_error)
+    {
+        let age = app
+            .snapshot_age()
+            .map_or("no data yet".to_string(), human_secs);
+        Line::from(Span::styled(
+            fit(format!(
+                " stale for {age} — reconnecting (failing {}): {}",
+                human_secs(failing),
+                text::clean(error, 200)
+            )),
+            theme.stale(),
+        ))
+    } else if let Some(waiting) = &app.awaiting_replica {
+        let waited = app.now.saturating_duration_since(waiting.since).as_secs();
+        let text = if waiting.gave_up {
+            format!(
+                " applied {waited}s ago; not on the standby yet (the board shows the state before)"
+            )
         } else {
-            Line::default()
+            format!(" applied; waiting for the replica ({waited}s)")
         };
+        Line::from(Span::styled(fit(text), theme.stale()))
+    } else if let Some(message) = &app.message {
+        let style = if message.error {
+            theme.error()
+        } else {
+            theme.ok()
+        };
+        Line::from(Span::styled(
+            fit(format!(" {}", text::clean(&message.text, 300))),
+            style,
+        ))
+    } else if app.status.health.paused {
+        Line::from(Span::styled(
+            " polling paused — p resumes",
+            theme.read_only(),
+        ))
+    } else {
+        Line::default()
+    };
     frame.render_widget(Paragraph::new(line), area);
 }
 
