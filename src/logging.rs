@@ -4,6 +4,21 @@ use std::path::PathBuf;
 
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::time::FormatTime;
+
+/// Each line's time, then the process id: several consoles share one log, and after an
+/// incident each one's lines must be told apart.
+struct StampWithPid {
+    pid: u32,
+}
+
+impl FormatTime for StampWithPid {
+    fn format_time(&self, w: &mut Writer<'_>) -> std::fmt::Result {
+        let now = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ");
+        write!(w, "{now} [{}]", self.pid)
+    }
+}
 
 /// `$BOOTSTRAP_CONSOLE_LOG_DIR`, else `$XDG_STATE_HOME/bootstrap-console`, else
 /// `~/.local/state/bootstrap-console`, else the temp directory.
@@ -33,6 +48,9 @@ pub fn init() -> Option<WorkerGuard> {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(writer)
+        .with_timer(StampWithPid {
+            pid: std::process::id(),
+        })
         .with_ansi(false)
         .try_init()
         .ok()?;

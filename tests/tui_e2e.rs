@@ -232,6 +232,7 @@ async fn the_screen_goes_stale_while_the_database_is_down_and_live_again_after()
         100,
         30,
     );
+    let pid = console.pid().expect("the console pid");
     console.wait_for("live ", 20);
 
     tokio::task::block_in_place(|| cluster.stop_server()).expect("stop the server");
@@ -253,6 +254,12 @@ async fn the_screen_goes_stale_while_the_database_is_down_and_live_again_after()
     ] {
         assert!(log.contains(line), "{line:?} missing from:\n{log}");
     }
+    // Every line says which process wrote it.
+    let pid = format!("Z [{pid}]");
+    assert!(
+        log.lines().all(|line| line.contains(&pid)),
+        "a line without {pid}:\n{log}"
+    );
 }
 
 fn decode_base64(data: &[u8]) -> String {

@@ -11,7 +11,7 @@ use super::cadence::Cadence;
 use super::model::Input;
 use super::{AUDIT_SHOWN, Extra, Focus, Focused, Health, PollerOptions, REPLAY_WAIT};
 use crate::domain::session::Session;
-use crate::store::replica::{self, ReplayMark};
+use crate::store::replica::{self, ReplayMark, Replication};
 use crate::store::sync::LedgerSync;
 
 /// The longest a regular poll may take before it counts as failed.
@@ -169,6 +169,7 @@ impl Fetcher {
                     );
                 }
                 h.last_error = None;
+                log_lag_changes(h.replication.as_ref(), changes.replication.as_ref());
                 h.replication = changes.replication;
                 // A standby that answers without replication state was promoted.
                 if self.session.has_reader() && !self.session.reader_is_down() {
@@ -275,7 +276,15 @@ impl Fetcher {
         }
         self.health.access = Some(session.access());
         self.health.reader_down = session.reader_is_down();
-        self.health.primary_silent = session.has_reader() && session.primary_silent();
+        let silent = session.has_reader() && session.primary_silent();
+        if silent != self.health.primary_silent {
+            if silent {
+                tracing::warn!("the primary does not answer: nothing can be planned or applied");
+            } else {
+                tracing::info!("the primary answers again");
+            }
+        }
+        self.health.primary_silent = silent;
         self.health.primary = Some(session.store().target().to_string());
     }
 
@@ -358,4 +367,24 @@ async fn fetch_extra(session: &Session, focus: &Focus) -> Option<Extra> {
         tracing::warn!("the {focus:?} view could not be read: {error}");
         Extra::Unavailable(error)
     }))
+}
+
+/// How far behind a standby may fall before the log says so (the header's warning style
+/// starts at the same point).
+const LAG_LOGGED: chrono::Duration = chrono::Duration::seconds(10);
+
+/// Logs a standby falling behind past [`LAG_LOGGED`], and catching up again.
+fn log_lag_changes(before: Option<&Replication>, now: Option<&Replication>) {
+    let behind = |r: Option<&Replication>| {
+        r.and_then(|r| r.delay())
+            .filter(|delay| *delay >= LAG_LOGGED)
+    };
+    match (behind(before), behind(now)) {
+        (None, Some(delay)) => tracing::warn!(
+            "the standby is {}s behind the primary: ages are judged as of its data",
+            delay.num_seconds()
+        ),
+        (Some(_), None) if now.is_some() => tracing::info!("the standby has caught up"),
+        _ => {}
+    }
 }
