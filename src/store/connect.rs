@@ -62,10 +62,14 @@ impl Target {
             },
             reason: redact_reason(&redact_reason(&e, url), given),
         };
+        super::conninfo::check_url_parameters(url).map_err(bad)?;
         let hosts = super::hosts::single_host_urls(url).map_err(bad)?;
         let options = hosts
             .iter()
-            .map(|one| PgConnectOptions::from_str(one).map_err(|e| bad(e.to_string())))
+            .map(|one| {
+                PgConnectOptions::from_str(one)
+                    .map_err(|e| bad(e.to_string().replace("error with configuration: ", "")))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             options: options[0].clone(),

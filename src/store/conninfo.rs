@@ -20,6 +20,95 @@ const KEYWORDS: &[&str] = &[
     "target_session_attrs",
 ];
 
+/// The parameters a URL's query may carry: the keywords above as sqlx spells them too.
+const URL_PARAMETERS: &[&str] = &[
+    "host",
+    "port",
+    "dbname",
+    "user",
+    "password",
+    "sslmode",
+    "ssl-mode",
+    "sslrootcert",
+    "ssl-root-cert",
+    "ssl-ca",
+    "sslcert",
+    "ssl-cert",
+    "sslkey",
+    "ssl-key",
+    "application_name",
+    "options",
+    "statement-cache-capacity",
+];
+
+/// Refuses what sqlx would ignore or misread in a URL's query: an unknown parameter (it would
+/// be dropped with a log line quoting its value), `hostaddr` (see [`to_url`]), and a port
+/// that is not a number.
+pub fn check_url_parameters(url: &str) -> Result<(), String> {
+    let query = url.split_once('?').map_or("", |(_, query)| query);
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let key = decode(key);
+        if key == "hostaddr" {
+            return Err(HOSTADDR.into());
+        }
+        if key.starts_with("options[") {
+            continue;
+        }
+        if key == "target_session_attrs" {
+            check_session_attrs(&decode(value))?;
+            continue;
+        }
+        if !URL_PARAMETERS.contains(&key.as_str()) {
+            return Err(format!(
+                "unknown connection parameter {key:?} (the console understands {})",
+                KEYWORDS.join(", ")
+            ));
+        }
+        if key == "port" {
+            check_ports(&decode(value))?;
+        }
+    }
+    // Ports in the authority (`host:port`).
+    let authority = url
+        .split_once("://")
+        .map(|(_, rest)| rest.split(['/', '?']).next().unwrap_or_default())
+        .unwrap_or_default();
+    let hosts = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    for host in hosts.split(',') {
+        if let Some((_, port)) = host.rsplit_once(':')
+            && !host.ends_with(']')
+        {
+            check_ports(port)?;
+        }
+    }
+    Ok(())
+}
+
+/// `target_session_attrs` asking for what the console does anyway.
+fn check_session_attrs(value: &str) -> Result<(), String> {
+    if matches!(value, "read-write" | "primary" | "any") {
+        return Ok(());
+    }
+    Err(format!(
+        "target_session_attrs={value} is not supported: --database-url uses the primary among \
+         its hosts, --read-url the first standby among its"
+    ))
+}
+
+/// Every port of a list is a number.
+fn check_ports(ports: &str) -> Result<(), String> {
+    for port in ports.split(',') {
+        if port.parse::<u16>().is_err() {
+            return Err(format!("port {port:?} is not a port number"));
+        }
+    }
+    Ok(())
+}
+
+const HOSTADDR: &str =
+    "hostaddr is not supported: name the host, whose name the certificate is checked against";
+
 /// Whether `text` is a keyword/value connection string rather than a URL (libpq tells them
 /// apart by the URL's scheme).
 pub fn is_keyword_value(text: &str) -> bool {
@@ -48,12 +137,7 @@ pub fn to_url(text: &str) -> Result<String, String> {
             ));
         }
         if key == "target_session_attrs" {
-            if !matches!(value.as_str(), "read-write" | "primary" | "any") {
-                return Err(format!(
-                    "target_session_attrs={value} is not supported: --database-url uses the \
-                     primary among its hosts, --read-url the first standby among its"
-                ));
-            }
+            check_session_attrs(&value)?;
             continue;
         }
         // A host or port list stays a list: each entry is encoded on its own.
@@ -275,6 +359,25 @@ mod tests {
                 .expect_err("refused")
                 .contains("1 host but 2 ports")
         );
+    }
+
+    #[test]
+    fn urls_carry_only_parameters_the_console_reads() {
+        assert!(
+            check_url_parameters("postgres://u@h:5432/db?sslmode=require&options[x]=1").is_ok()
+        );
+        assert!(
+            check_url_parameters("postgres://u@h/db?bogus=1")
+                .expect_err("refused")
+                .contains("unknown connection parameter \"bogus\"")
+        );
+        assert!(check_url_parameters("postgres://u@h/db?hostaddr=10.0.0.5").is_err());
+        assert_eq!(
+            check_url_parameters("postgres:///db?host=a,b&port=5432,abc").expect_err("refused"),
+            "port \"abc\" is not a port number"
+        );
+        assert!(check_url_parameters("postgres://u@a:5432,b:x/db").is_err());
+        assert!(check_url_parameters("postgres://u@[::1]:5432/db").is_ok());
     }
 
     #[test]
