@@ -202,7 +202,7 @@ async fn after_a_failover_the_console_finds_the_new_primary_and_acts_on_it_witho
     console.wait_for("standby in sync", 30);
 
     pair.fail_over().await;
-    console.wait_for("the primary moved", 30);
+    console.wait_for("primary moved to", 30);
     console.wait_for("polls read a primary", 30);
     // The plan and the action go to the new primary, in the same console.
     console.send("r");

@@ -262,7 +262,7 @@ impl Session {
         let moved = self.store.find_primary().await;
         if let Some(host) = &moved {
             self.primary_silent.store(false, Ordering::Relaxed);
-            tracing::warn!("the primary moved: plans and actions go to {host} now");
+            tracing::warn!("primary moved to {host}: plans and actions go there now");
         }
         moved
     }
@@ -303,7 +303,7 @@ impl Session {
         let reader = self.reader.as_ref()?;
         (!reader.standby).then(|| {
             format!(
-                "--read-url names a primary ({}), not a standby: polls read a primary",
+                "polls read a primary, not a standby: --read-url names {}",
                 reader.store.target()
             )
         })

@@ -50,7 +50,7 @@ impl From<&Capabilities> for Layout {
 /// A failed query.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("database error: {0}")]
+    #[error("{}", describe(.0))]
     Database(#[from] sqlx::Error),
     #[error("unreadable JSON from the database: {0}")]
     Json(#[from] serde_json::Error),
@@ -62,6 +62,20 @@ pub enum StoreError {
     /// Known before asking: the role lacks a grant (the sentence names it).
     #[error("{0}")]
     NotGranted(String),
+}
+
+/// A failed statement in words, the cause first: short lines (the status line at 80 columns)
+/// must keep the part that matters.
+fn describe(error: &sqlx::Error) -> String {
+    match error {
+        sqlx::Error::Io(io) => format!("the database does not answer ({io})"),
+        sqlx::Error::PoolTimedOut => "the database does not answer (no connection in time)".into(),
+        sqlx::Error::Database(db) => match db.code() {
+            Some(code) => format!("{} (SQLSTATE {code})", db.message()),
+            None => db.message().to_string(),
+        },
+        other => format!("database error: {other}"),
+    }
 }
 
 impl StoreError {

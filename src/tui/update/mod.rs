@@ -223,7 +223,7 @@ fn absorb_poll(app: &mut App, status: PollStatus) {
     });
     if let Some(primary) = moved {
         app.say(
-            format!("the primary moved: plans and actions go to {primary} now"),
+            format!("primary moved to {primary}: plans and actions go there now"),
             true,
         );
     }

@@ -50,6 +50,7 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // Below 110 columns the heartbeat column goes (the ORPHAN? flag says what matters) and
     // the bootstrap is told by its state alone.
     let wide = area.width >= 110;
+    let operation_width: usize = if wide { 14 } else { 12 };
     let rows: Vec<Row> = window(&board.leases, &app.leases, app)
         .map(|(index, evidence)| {
             let lease = &evidence.lease;
@@ -83,7 +84,8 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 Cell::from(names.short(&lease.id)),
                 Cell::from(text::fit_middle(&lease.tenant_id, 10)),
                 Cell::from(names.short(&lease.knowledge_space_id)),
-                Cell::from(text::clean(&lease.operation, 32)),
+                // Cut with a mark, never silently: `source-delet` reads like a name.
+                Cell::from(text::fit(&lease.operation, operation_width)),
                 Cell::from(format::age(evidence.held_for())),
                 Cell::from(blocks),
             ];
@@ -98,7 +100,7 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Constraint::Length(format::id_width(names)),
         Constraint::Length(10),
         Constraint::Length(format::id_width(names)),
-        Constraint::Length(if wide { 14 } else { 12 }),
+        Constraint::Length(operation_width as u16),
         Constraint::Length(6),
         Constraint::Fill(2),
     ];
