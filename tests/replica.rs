@@ -419,6 +419,26 @@ async fn the_sandbox_command_can_start_a_standby_and_deletes_both() {
     let (Some(primary), Some(standby)) = urls else {
         panic!("both URLs are printed")
     };
+    // Both servers are named, so an operator can find and stop either.
+    let mut named = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.expect("a line");
+        if line.starts_with("Press Ctrl-C") {
+            break;
+        }
+        named.push(line);
+    }
+    for start in [
+        "server pid",
+        "directory",
+        "standby server pid",
+        "standby directory",
+    ] {
+        assert!(
+            named.iter().any(|l| l.starts_with(start)),
+            "{start}: {named:?}"
+        );
+    }
     let in_recovery = |url: String| async move {
         let mut conn = sqlx::postgres::PgConnectOptions::from_str(&url)
             .expect("url")

@@ -41,6 +41,10 @@ pub(super) async fn sandbox(platform_only: bool, replica: bool) -> Result<ExitCo
     }
     outln!("server pid {}", sandbox.cluster().server_pid());
     outln!("directory {}", sandbox.cluster().socket_dir().display());
+    if let Some(standby) = sandbox.standby() {
+        outln!("standby server pid {}", standby.server_pid());
+        outln!("standby directory {}", standby.socket_dir().display());
+    }
     outln!("Press Ctrl-C to stop it and delete it.");
     signals.wait().await;
     sandbox

@@ -42,6 +42,8 @@ struct Fetcher {
     reader_probed: Option<Instant>,
     /// When the listed hosts were last searched for the primary.
     primary_searched: Option<Instant>,
+    /// The standby polls read was just found promoted.
+    reader_promoted: bool,
     /// When the console last asked whether its database is a primary (see `recheck_access`).
     access_checked: Option<Instant>,
     /// Polls in a row after which the primary looked gone.
@@ -76,6 +78,7 @@ pub(super) async fn run(
         reader_probed: None,
         primary_searched: None,
         access_checked: None,
+        reader_promoted: false,
         suspect_polls: 0,
     };
     let mut poll_now = false;
@@ -171,11 +174,15 @@ impl Fetcher {
                 h.last_error = None;
                 log_lag_changes(h.replication.as_ref(), changes.replication.as_ref());
                 h.replication = changes.replication;
-                // A standby that answers without replication state was promoted.
-                if self.session.has_reader() && !self.session.reader_is_down() {
-                    self.session.note_reader_role(changes.replication.is_none());
+                // A standby that answers without replication state was promoted: the primary
+                // is looked for at once among the listed hosts (see `watch_over_servers`).
+                if self.session.has_reader()
+                    && !self.session.reader_is_down()
+                    && self.session.note_reader_role(changes.replication.is_none())
+                    && changes.replication.is_none()
+                {
+                    self.reader_promoted = true;
                 }
-                h.access = Some(self.session.access());
                 let focused = extra.map(|extra| Focused {
                     focus: self.focus.clone(),
                     extra,
@@ -242,6 +249,11 @@ impl Fetcher {
         let suspect =
             session.primary_silent() || primary_demoted || (poll_failed && polls_read_primary);
         self.suspect_polls = if suspect { self.suspect_polls + 1 } else { 0 };
+        // The standby promoted: a failover happened, no need to wait for a second poll.
+        if std::mem::take(&mut self.reader_promoted) {
+            self.suspect_polls = self.suspect_polls.max(2);
+            self.primary_searched = None;
+        }
         let mut moved = false;
         // Two suspect polls in a row before a search: one slow answer is not a failover.
         if self.suspect_polls >= 2

@@ -9,8 +9,8 @@
 //! A conflict that finds the session between two statements of a transaction (a poll reads
 //! in one snapshot) ends the session instead (FATAL "terminating connection due to conflict
 //! with recovery"), which the next statement sees as a broken connection. So on a standby, a
-//! connection the server ended is read again once, on another — if the standby answers within
-//! 2 s: one that is really gone is left to the caller at once (polls then read the primary).
+//! connection the server ended counts as a conflict if the standby still answers within 2 s:
+//! one that is really gone is left to the caller at once (polls then read the primary).
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -55,7 +55,7 @@ impl MaybeConflict for StoreError {
 /// When to read again after a conflict: soon at first, then less often, within [`RETRY_FOR`]
 /// of the first one.
 pub struct ConflictRetry<'a> {
-    /// The standby read, when it is one: only there is an ended session read again.
+    /// The standby read, when it is one: only there does an ended session count as a conflict.
     standby: Option<&'a PgPool>,
     first_conflict: Option<Instant>,
     wait: Duration,
@@ -73,32 +73,32 @@ impl<'a> ConflictRetry<'a> {
     }
 
     /// Whether to read again after `error`, having waited: after a recovery conflict while
-    /// there is time left, or once after a standby ended the session if it still answers.
+    /// there is time left — a session the standby ended counting as one when the standby still
+    /// answers within [`ANSWER_WITHIN`].
     pub async fn again(&mut self, error: &impl MaybeConflict, what: &str) -> bool {
-        let ended = error.is_session_ended() && self.sessions_ended == 0;
-        let Some(standby) = self.standby.filter(|_| ended) else {
-            return self.after_conflict(error, what).await;
-        };
-        self.sessions_ended += 1;
-        let asked = sqlx::query("SELECT 1").execute(standby);
-        if !matches!(tokio::time::timeout(ANSWER_WITHIN, asked).await, Ok(Ok(_))) {
+        let ended = self.standby.filter(|_| error.is_session_ended());
+        if let Some(standby) = ended {
+            let asked = sqlx::query("SELECT 1").execute(standby);
+            if !matches!(tokio::time::timeout(ANSWER_WITHIN, asked).await, Ok(Ok(_))) {
+                return false;
+            }
+            self.sessions_ended += 1;
+        } else if !error.is_recovery_conflict() {
             return false;
         }
-        tracing::info!(
-            "{what}: the standby ended the session (a recovery conflict); reading again"
-        );
-        true
+        self.after_conflict(what).await
     }
 
-    async fn after_conflict(&mut self, error: &impl MaybeConflict, what: &str) -> bool {
-        if !error.is_recovery_conflict() {
-            return false;
-        }
+    async fn after_conflict(&mut self, what: &str) -> bool {
         let first = *self.first_conflict.get_or_insert_with(Instant::now);
         if first.elapsed() + self.wait > RETRY_FOR {
             return false;
         }
-        tracing::info!("{what} cancelled by a recovery conflict on the standby; reading again");
+        tracing::info!(
+            "{what} cancelled by a recovery conflict on the standby ({} session(s) ended); \
+             reading again",
+            self.sessions_ended
+        );
         tokio::time::sleep(self.wait).await;
         self.wait = (self.wait * 2).min(LONGEST_WAIT);
         true

@@ -227,11 +227,14 @@ fn absorb_poll(app: &mut App, status: PollStatus) {
             true,
         );
     }
+    let moved = moved.is_some();
     if let Some(access) = &status.health.access
         && *access != app.header.access
     {
         app.header.access = access.clone();
         match access.read_only_reason() {
+            // The move said it: actions go to the new primary.
+            None if moved => {}
             None => app.say("the database is a primary now: actions are allowed", true),
             Some(reason) => app.say(format!("read-only: {reason}"), true),
         }
