@@ -205,11 +205,16 @@ async fn after_a_failover_the_console_finds_the_new_primary_and_acts_on_it_witho
     console.wait_for("primary moved to", 30);
     console.wait_for("polls read a primary", 30);
     // The plan and the action go to the new primary, in the same console.
+    retry_and_quit(&mut console, "after the failover");
+    assert_eq!(fixture::audit_count(&pair.standby).await, 1);
+}
+
+/// Retries the selected space in `console` with `reason`, sees it applied, and quits.
+fn retry_and_quit(console: &mut Console, reason: &str) {
     console.send("r");
     console.wait_for("will change", 20);
-    console.send("after the failover\r");
+    console.send(&format!("{reason}\r"));
     console.wait_for("retry applied", 20);
-    assert_eq!(fixture::audit_count(&pair.standby).await, 1);
     console.send("\x1b");
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);
@@ -649,14 +654,8 @@ async fn a_console_read_only_on_a_standby_acts_once_that_standby_is_promoted() {
     pair.fail_over().await;
     let screen = console.wait_for("the database is a primary now: actions are allowed", 30);
     assert!(screen.contains("READ-WRITE"), "{screen}");
-    console.send("r");
-    console.wait_for("will change", 20);
-    console.send("after the promotion\r");
-    console.wait_for("retry applied", 20);
+    retry_and_quit(&mut console, "after the promotion");
     assert_eq!(fixture::audit_count(&pair.standby).await, 1);
-    console.send("\x1b");
-    console.send("q");
-    assert_eq!(console.wait_exit(10), 0);
 }
 
 /// A console acting on one primary and polling its standby: once the standby is promoted,
