@@ -177,6 +177,63 @@ pub struct StatusArgs {
     /// More columns: full ids, worker, lease, error message.
     #[arg(long)]
     pub wide: bool,
+    #[command(flatten)]
+    pub gate: GateArgs,
+}
+
+/// `status --until`: wait for the rollout instead of reporting it once.
+#[derive(Debug, Clone, Args)]
+pub struct GateArgs {
+    /// Wait until every space in scope has reached this checkpoint (exit 0); stop at once with
+    /// exit 1 when a space fails, is canceled or is blocked by an orphan-suspect lease.
+    #[arg(long, value_name = "CHECKPOINT", conflicts_with_all = ["json", "wide", "state", "checkpoint", "attention"])]
+    pub until: Option<Checkpoint>,
+    /// Give up after this long (`90s`, `30m`, `2h`, `1h30m`): exit 9.
+    #[arg(long, value_name = "DURATION", requires = "until", value_parser = duration)]
+    pub timeout: Option<Duration>,
+    /// Keep waiting through failures, cancels and orphan-blocked spaces (until done or the
+    /// timeout).
+    #[arg(long, requires = "until")]
+    pub keep_going: bool,
+    /// Seconds between readings while waiting.
+    #[arg(
+        long = "every",
+        value_name = "SECONDS",
+        default_value_t = 10.0,
+        requires = "until"
+    )]
+    pub every: f64,
+}
+
+/// A duration as people write it: `90s`, `30m`, `2h`, `1h30m`, or plain seconds.
+pub fn duration(text: &str) -> Result<Duration, String> {
+    let bad = || format!("{text:?} is not a duration (write 90s, 30m, 2h or 1h30m)");
+    if let Ok(seconds) = text.parse::<f64>() {
+        return (seconds.is_finite() && seconds > 0.0)
+            .then(|| Duration::from_secs_f64(seconds))
+            .ok_or_else(bad);
+    }
+    let mut total = 0.0;
+    let mut number = String::new();
+    for ch in text.chars() {
+        if ch.is_ascii_digit() || ch == '.' {
+            number.push(ch);
+            continue;
+        }
+        let unit = match ch {
+            'h' => 3600.0,
+            'm' => 60.0,
+            's' => 1.0,
+            _ => return Err(bad()),
+        };
+        let value: f64 = number.parse().map_err(|_| bad())?;
+        total += value * unit;
+        number.clear();
+    }
+    if !number.is_empty() || total <= 0.0 {
+        return Err(bad());
+    }
+    Ok(Duration::from_secs_f64(total))
 }
 
 /// A tenant scope: never empty — an unset shell variable must not mean "every tenant".
@@ -508,4 +565,20 @@ pub struct SimulateArgs {
     /// Stop after this many seconds (default: run until Ctrl-C).
     #[arg(long)]
     pub duration_secs: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_people_write_them() {
+        assert_eq!(duration("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(duration("2h"), Ok(Duration::from_secs(7200)));
+        assert_eq!(duration("45"), Ok(Duration::from_secs(45)));
+        for bad in ["", "0", "-5", "2x", "h", "1h30"] {
+            assert!(duration(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -20,3 +20,5 @@ pub const OUTCOME_UNKNOWN: u8 = 6;
 pub const NOTHING_IN_SCOPE: u8 = 7;
 /// The role lacks a privilege the command needs; the message names the grant.
 pub const MISSING_PRIVILEGE: u8 = 8;
+/// `status --until`: the timeout passed before every space in scope reached the checkpoint.
+pub const TIMED_OUT: u8 = 9;

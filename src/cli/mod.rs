@@ -3,6 +3,7 @@
 mod act;
 mod args;
 mod exit;
+mod gate;
 mod rehearsal;
 mod schema_commands;
 mod scope;

@@ -66,6 +66,9 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
 
 async fn report_on(session: &Session, args: &StatusArgs) -> Result<ExitCode, Failure> {
     super::scope::require_known_tenant(session).await?;
+    if let Some(until) = args.gate.until {
+        return super::gate::wait(session, until, &args.gate).await;
+    }
     let thresholds = *session.thresholds();
     // One instant for everything; the first page is read while the summary is computed.
     let (now, replication) = session.read_clock().await?;

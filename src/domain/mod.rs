@@ -10,6 +10,7 @@ pub mod actions;
 pub mod actor;
 pub mod board;
 pub mod fleet;
+pub mod gate;
 pub mod ids;
 pub mod leases;
 pub mod model;

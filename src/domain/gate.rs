@@ -1,0 +1,185 @@
+//! The pipeline gate (`status --until CHECKPOINT`): whether every space in scope has reached a
+//! checkpoint, and whether something happened that waiting will not fix.
+//!
+//! Judged from the summary (one aggregate statement) and the lease table (small), so a gate
+//! polling every few seconds costs what a `status` summary costs.
+
+use uuid::Uuid;
+
+use super::board::Summary;
+use super::leases::LeaseBoard;
+use super::model::{Checkpoint, RunState};
+use super::signals::Attention;
+
+/// Where the rollout stands against the gate, at one poll.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GateReading {
+    pub until: Checkpoint,
+    /// Spaces at `until` or past it.
+    pub reached: u32,
+    pub spaces: u32,
+    pub failed: u32,
+    pub canceled: u32,
+    /// Spaces held at `pending_snapshot` by a mutation lease suspected orphaned: no writer
+    /// will release them. A routine writer's lease is not counted.
+    pub orphan_blocked: Vec<Uuid>,
+    /// Documents still to rebuild in captured spaces.
+    pub documents_remaining: i64,
+}
+
+/// What the gate decides at one poll.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateVerdict {
+    /// Every space in scope has reached the checkpoint.
+    Done,
+    /// Waiting will not get there: a space failed, was canceled or is blocked by an orphan.
+    Stuck(String),
+    /// Not yet.
+    Waiting,
+}
+
+impl GateReading {
+    pub fn new(until: Checkpoint, summary: &Summary, leases: &LeaseBoard) -> Self {
+        let reached = Checkpoint::ALL
+            .iter()
+            .filter(|c| c.index() >= until.index())
+            .flat_map(|c| RunState::ALL.iter().map(|s| summary.in_state(*c, *s)))
+            .sum();
+        let canceled = Checkpoint::ALL
+            .iter()
+            .map(|c| summary.in_state(*c, RunState::Canceled))
+            .sum();
+        let orphan_blocked = leases
+            .leases
+            .iter()
+            .filter(|l| l.orphan_suspect() && l.job.as_ref().is_some_and(|j| j.is_blocked()))
+            .map(|l| l.lease.knowledge_space_id)
+            .collect();
+        Self {
+            until,
+            reached,
+            spaces: summary.spaces,
+            failed: summary.count(Attention::Failed),
+            canceled,
+            orphan_blocked,
+            documents_remaining: summary.documents_remaining,
+        }
+    }
+
+    /// Done, stuck (unless `keep_going`), or still waiting. A failure anywhere in scope stops
+    /// the gate, also in a space past the checkpoint: the rollout needs a human either way.
+    pub fn verdict(&self, keep_going: bool) -> GateVerdict {
+        if self.reached == self.spaces {
+            return GateVerdict::Done;
+        }
+        if keep_going {
+            return GateVerdict::Waiting;
+        }
+        let mut reasons = Vec::new();
+        if self.failed > 0 {
+            reasons.push(format!("{} failed", self.failed));
+        }
+        if self.canceled > 0 {
+            reasons.push(format!("{} canceled", self.canceled));
+        }
+        if !self.orphan_blocked.is_empty() {
+            reasons.push(format!(
+                "{} blocked by an orphan-suspect mutation lease",
+                self.orphan_blocked.len()
+            ));
+        }
+        if reasons.is_empty() {
+            GateVerdict::Waiting
+        } else {
+            GateVerdict::Stuck(reasons.join(", "))
+        }
+    }
+
+    /// How far along, 0.0–1.0 (1.0 for an empty scope: nothing to wait for).
+    pub fn fraction(&self) -> f64 {
+        if self.spaces == 0 {
+            1.0
+        } else {
+            f64::from(self.reached) / f64::from(self.spaces)
+        }
+    }
+
+    /// `published 1,234/100,000 (1.2%) · failed 0 · canceled 0 · orphan-blocked 0 · 5,120 docs to rebuild`
+    pub fn line(&self) -> String {
+        format!(
+            "{} {}/{} ({:.1}%) · failed {} · canceled {} · orphan-blocked {} · {} docs to rebuild",
+            self.until.as_str(),
+            self.reached,
+            self.spaces,
+            self.fraction() * 100.0,
+            self.failed,
+            self.canceled,
+            self.orphan_blocked.len(),
+            self.documents_remaining
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(cells: &[(Checkpoint, RunState, u32)], failed: u32) -> Summary {
+        let mut summary = Summary::default();
+        for (c, s, n) in cells {
+            summary.matrix[c.index()][s.index()] += n;
+            summary.spaces += n;
+        }
+        summary.by_attention[Attention::Failed.index()] = failed;
+        summary
+    }
+
+    fn leases() -> LeaseBoard {
+        LeaseBoard {
+            db_now: chrono::Utc::now(),
+            leases: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn spaces_past_the_checkpoint_count_as_reached() {
+        let s = summary(
+            &[
+                (Checkpoint::Rebuilding, RunState::Running, 2),
+                (Checkpoint::Verifying, RunState::Running, 1),
+                (Checkpoint::Published, RunState::Succeeded, 3),
+            ],
+            0,
+        );
+        let at = |until| GateReading::new(until, &s, &leases());
+        assert_eq!(at(Checkpoint::Rebuilding).verdict(false), GateVerdict::Done);
+        let published = at(Checkpoint::Published);
+        assert_eq!((published.reached, published.spaces), (3, 6));
+        assert_eq!(published.verdict(false), GateVerdict::Waiting);
+    }
+
+    #[test]
+    fn a_failure_or_a_cancel_stops_the_gate_unless_it_keeps_going() {
+        let s = summary(
+            &[
+                (Checkpoint::Rebuilding, RunState::Failed, 1),
+                (Checkpoint::SnapshotCaptured, RunState::Canceled, 2),
+                (Checkpoint::Published, RunState::Succeeded, 3),
+            ],
+            1,
+        );
+        let reading = GateReading::new(Checkpoint::Published, &s, &leases());
+        assert_eq!(
+            reading.verdict(false),
+            GateVerdict::Stuck("1 failed, 2 canceled".into())
+        );
+        assert_eq!(reading.verdict(true), GateVerdict::Waiting);
+    }
+
+    #[test]
+    fn an_empty_scope_has_nothing_to_wait_for() {
+        let reading = GateReading::new(Checkpoint::Published, &Summary::default(), &leases());
+        assert_eq!(reading.verdict(false), GateVerdict::Done);
+        assert_eq!(reading.fraction(), 1.0);
+    }
+}

@@ -1,0 +1,122 @@
+//! `status --until`: a deployment pipeline waiting on the rollout, through the real binary
+//! against a real PostgreSQL — done, stopped by a failure or an orphan, and timed out, each
+//! with its documented exit code.
+
+mod common;
+
+use std::time::Duration;
+
+use common::TestDb;
+use common::cli::{on, stderr, stdout};
+use common::fixture::{self, JobSpec};
+
+/// `status --until CHECKPOINT` with `extra` flags, polling every half second.
+async fn gate(db: &TestDb, until: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["status", "--until", until, "--every", "0.5"];
+    args.extend(extra);
+    let db_args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let url = db.url();
+    tokio::task::spawn_blocking(move || {
+        let mut all: Vec<&str> = db_args.iter().map(String::as_str).collect();
+        all.extend(["--database-url", url.as_str()]);
+        common::cli::run(&all)
+    })
+    .await
+    .expect("the gate")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_gate_waits_until_every_space_reaches_the_checkpoint() {
+    let db = TestDb::migrated().await;
+    fixture::job(&db.pool, &JobSpec::new("acme", "succeeded")).await;
+    let moving = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    // A worker moves the second job on to verifying a moment after the gate starts.
+    let pool = db.pool.clone();
+    let worker = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        sqlx::query(
+            "UPDATE legacy_space_publication_bootstraps SET checkpoint = 'verifying', \
+             row_version = row_version + 1, updated_at = now() WHERE id = $1",
+        )
+        .bind(moving.bootstrap)
+        .execute(&pool)
+        .await
+        .expect("move on");
+    });
+    let waited = gate(&db, "verifying", &["--timeout", "30s"]).await;
+    worker.await.expect("the worker");
+    let out = stdout(&waited);
+    assert_eq!(waited.status.code(), Some(0), "{out}{}", stderr(&waited));
+    assert!(out.contains("verifying 1/2 (50.0%)"), "it waited:\n{out}");
+    assert!(
+        out.trim_end()
+            .ends_with("done: every space in scope has reached verifying"),
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failure_stops_the_gate_at_once_unless_it_keeps_going() {
+    let db = TestDb::migrated().await;
+    fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    let stopped = gate(&db, "published", &["--timeout", "30s"]).await;
+    let out = stdout(&stopped);
+    assert_eq!(stopped.status.code(), Some(1), "{out}{}", stderr(&stopped));
+    assert!(out.contains("stopped: 1 failed"), "{out}");
+
+    let kept = gate(&db, "published", &["--keep-going", "--timeout", "2s"]).await;
+    let out = stdout(&kept);
+    assert_eq!(kept.status.code(), Some(9), "{out}{}", stderr(&kept));
+    assert!(out.contains("timed out after 2s: published 0/2"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_orphan_blocks_the_gate_and_a_routine_writer_does_not() {
+    let db = TestDb::migrated().await;
+    let held = fixture::job(&db.pool, &JobSpec::new("acme", "queued")).await;
+    // A writer at work for a minute: routine, the gate waits (and times out).
+    let lease = fixture::lease(&db.pool, "acme", held.space, 60).await;
+    let waited = gate(&db, "snapshot_captured", &["--timeout", "2s"]).await;
+    let out = stdout(&waited);
+    assert_eq!(waited.status.code(), Some(9), "{out}{}", stderr(&waited));
+    assert!(out.contains("orphan-blocked 0"), "{out}");
+
+    // The same lease two hours old: no writer will release it.
+    sqlx::query(
+        "UPDATE knowledge_space_mutation_leases SET acquired_at = now() - interval '2 hours' \
+         WHERE id = $1",
+    )
+    .bind(lease)
+    .execute(&db.pool)
+    .await
+    .expect("age the lease");
+    let stopped = gate(&db, "snapshot_captured", &["--timeout", "30s"]).await;
+    let out = stdout(&stopped);
+    assert_eq!(stopped.status.code(), Some(1), "{out}{}", stderr(&stopped));
+    assert!(
+        out.contains("stopped: 1 blocked by an orphan-suspect mutation lease"),
+        "{out}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_gate_refuses_what_it_cannot_mean() {
+    let db = TestDb::migrated().await;
+    for args in [
+        &["status", "--until", "published", "--json"][..],
+        &["status", "--until", "published", "--timeout", "soon"][..],
+        &["status", "--timeout", "5m"][..],
+    ] {
+        let refused = on(&db, args);
+        assert_eq!(
+            refused.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&refused)
+        );
+    }
+    // An empty scope has nothing to wait for.
+    let empty = gate(&db, "published", &[]).await;
+    assert_eq!(empty.status.code(), Some(0), "{}", stderr(&empty));
+}
