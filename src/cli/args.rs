@@ -43,6 +43,9 @@ pub enum Command {
     Fixture(FixtureArgs),
     /// The board as a table (or `--json`); the exit code says whether anything needs attention.
     Status(StatusArgs),
+    /// Check the ledger's invariants: the inconsistencies where retry is the wrong answer
+    /// (exit 1 when there are findings).
+    Check(CheckArgs),
     /// Retry failed or canceled spaces (by space or bootstrap id, or by filter).
     Retry(ActionArgs),
     /// Cancel queued or running spaces (by space or bootstrap id, or by filter).
@@ -179,6 +182,24 @@ pub struct StatusArgs {
     pub wide: bool,
     #[command(flatten)]
     pub gate: GateArgs,
+}
+
+/// `check`: the ledger's invariants, over the scope.
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    #[command(flatten)]
+    pub read: ReadArgs,
+    /// Only this tenant.
+    #[arg(long, value_parser = tenant_scope)]
+    pub tenant: Option<String>,
+    /// Machine-readable output (schema `bootstrap-console.check/v1`, see the README).
+    #[arg(long)]
+    pub json: bool,
+    /// Bootstraps per statement of the item checks (each reads only their items).
+    #[arg(long, default_value_t = crate::domain::health::BATCH, value_parser = clap::value_parser!(i64).range(1..=100_000))]
+    pub batch: i64,
 }
 
 /// `status --until`: wait for the rollout instead of reporting it once.

@@ -2,6 +2,7 @@
 
 mod act;
 mod args;
+mod check;
 mod exit;
 mod gate;
 mod rehearsal;
@@ -117,6 +118,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Some(Command::Fixture(args)) => rehearsal::fixture(&args).await,
         Some(Command::Watch(args)) => watch::watch(&args).await,
         Some(Command::Status(args)) => status::status(&args).await,
+        Some(Command::Check(args)) => check::check(&args).await,
         Some(Command::Retry(args)) => act::bootstrap_action(&args, BootstrapKind::Retry).await,
         Some(Command::Cancel(args)) => act::bootstrap_action(&args, BootstrapKind::Cancel).await,
         Some(Command::Lease {

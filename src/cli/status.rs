@@ -29,12 +29,33 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
         .thresholds
         .thresholds()
         .map_err(Failure::Usage)?;
-    let target = args.connect.target()?;
-    let read = args.read.target()?;
+    let session = open_to_read(
+        &args.connect,
+        &args.read,
+        args.filter.tenant.clone(),
+        thresholds,
+    )
+    .await?;
+    let result = report_on(&session, args).await;
+    session.close().await;
+    result
+}
+
+/// A read-only session for a report: the primary, and the standby `read` names if any — a
+/// standby that does not answer is said, and the primary read instead, as the live console
+/// does.
+pub(super) async fn open_to_read(
+    connect: &super::args::ConnectArgs,
+    read: &super::args::ReadArgs,
+    tenant: Option<String>,
+    thresholds: crate::domain::signals::Thresholds,
+) -> Result<Session, Failure> {
+    let target = connect.target()?;
+    let read = read.target()?;
     let mut session = Session::open(
         &target,
         SessionOptions {
-            tenant: args.filter.tenant.clone(),
+            tenant,
             read_only: true,
             thresholds,
         },
@@ -47,7 +68,6 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
                     super::say(&format!("bootstrap-console: {warning}"));
                 }
             }
-            // A standby that is gone: the report reads the primary, as the live console does.
             Err(OpenError::Connect(e)) if e.is_unreachable() => {
                 super::say(&format!(
                     "bootstrap-console: {e}; reading the primary instead"
@@ -59,9 +79,7 @@ pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
             }
         }
     }
-    let result = report_on(&session, args).await;
-    session.close().await;
-    result
+    Ok(session)
 }
 
 async fn report_on(session: &Session, args: &StatusArgs) -> Result<ExitCode, Failure> {

@@ -11,6 +11,7 @@ pub mod actor;
 pub mod board;
 pub mod fleet;
 pub mod gate;
+pub mod health;
 pub mod ids;
 pub mod leases;
 pub mod model;

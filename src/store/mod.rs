@@ -9,6 +9,7 @@ pub mod conflict;
 pub mod connect;
 pub mod conninfo;
 pub mod fleet;
+pub mod health;
 pub mod hosts;
 pub mod lookup;
 pub mod read;

@@ -1,0 +1,331 @@
+//! Ledger health: the situations where the ledger itself is inconsistent — where "retry" is
+//! the wrong answer — found by checking the bootstrap protocol's invariants (SPEC §1).
+//!
+//! Run on demand (`check`, the Health view), never on every poll: the checks that read items
+//! go through the bootstraps in batches (see [`crate::store::health`]).
+
+use serde::Serialize;
+use uuid::Uuid;
+
+use super::session::Session;
+use super::text;
+use crate::store::StoreError;
+use crate::store::health::{self as sql, Abandoned, HeadMismatch, ItemCounts};
+
+/// Bootstraps per batch of the item checks: a statement reads their items only.
+pub const BATCH: i64 = 1000;
+/// How many lease windows past its expiry a running job counts as abandoned.
+pub const ABANDONED_WINDOWS: i32 = 3;
+
+/// What a finding is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Check {
+    /// Succeeded with documents, but the space has no publication head.
+    HeadMissing,
+    /// Succeeded, but the space's head is older than the revision the job published.
+    HeadBehind,
+    /// Snapshot captured, but the number of items is not `total_documents`.
+    ItemCount,
+    /// `completed_documents` is not the number of succeeded items.
+    CompletedCount,
+    /// Succeeded, with items that did not succeed.
+    SucceededUnfinished,
+    /// More than one item running in one job.
+    ParallelItems,
+    /// Running, with a worker lease expired long ago that no worker reclaimed.
+    Abandoned,
+    /// A row the console cannot read (a state or combination the protocol forbids).
+    Unreadable,
+}
+
+impl Check {
+    pub const ALL: [Check; 8] = [
+        Self::HeadMissing,
+        Self::HeadBehind,
+        Self::ItemCount,
+        Self::CompletedCount,
+        Self::SucceededUnfinished,
+        Self::ParallelItems,
+        Self::Abandoned,
+        Self::Unreadable,
+    ];
+
+    /// The name in tables and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::HeadMissing => "head-missing",
+            Self::HeadBehind => "head-behind",
+            Self::ItemCount => "item-count",
+            Self::CompletedCount => "completed-count",
+            Self::SucceededUnfinished => "succeeded-unfinished",
+            Self::ParallelItems => "parallel-items",
+            Self::Abandoned => "abandoned",
+            Self::Unreadable => "unreadable",
+        }
+    }
+
+    /// What would help, if anything the console offers does.
+    pub fn action(self) -> &'static str {
+        match self {
+            Self::HeadMissing | Self::HeadBehind => {
+                "not a retry: the space is open to readers without the publication it was \
+                 rebuilt into; the platform team must re-publish its head"
+            }
+            Self::ItemCount => {
+                "not a retry (it keeps the frozen snapshot): the snapshot does not match its \
+                 count; the platform team must repair or recapture it"
+            }
+            Self::CompletedCount => {
+                "not a retry (it keeps the count): a progress write was lost or doubled; the \
+                 platform team must correct completed_documents"
+            }
+            Self::SucceededUnfinished => {
+                "do not retry (the space would close again): it was published without every \
+                 document rebuilt; report it to the platform team"
+            }
+            Self::ParallelItems => {
+                "two workers rebuilt at once (fencing failed): cancel the job, then retry it"
+            }
+            Self::Abandoned => {
+                "the worker fleet may be down: check the workers; any live worker reclaims \
+                 the job by itself"
+            }
+            Self::Unreadable => {
+                "the console cannot act on it: a platform bug wrote it; repair the row"
+            }
+        }
+    }
+}
+
+/// One thing wrong with one space.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub check: Check,
+    pub tenant_id: String,
+    pub knowledge_space_id: Option<Uuid>,
+    pub bootstrap_id: Uuid,
+    /// What is wrong, in a sentence.
+    pub problem: String,
+    /// The values read, `name=value` apart by spaces.
+    pub evidence: String,
+    pub action: &'static str,
+}
+
+/// What a run of the checks found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Health {
+    pub findings: Vec<Finding>,
+    /// Bootstraps the item and head checks went through.
+    pub bootstraps_checked: i64,
+    /// Checks the database could not run, and why (no head table, say).
+    pub skipped: Vec<String>,
+}
+
+/// Runs every check over the session's scope, reading where polls read. `progress` hears
+/// (bootstraps checked, bootstraps in scope) after each batch.
+pub async fn check(
+    session: &Session,
+    batch: i64,
+    mut progress: impl FnMut(i64, i64),
+) -> Result<Health, StoreError> {
+    let pool = session.reader().pool();
+    let tenant = session.tenant_scope();
+    let mut health = Health::default();
+    let heads = sql::head_table_readable(&pool).await?;
+    if !heads {
+        health.skipped.push(
+            "head-missing, head-behind: no readable projection_set_publication_heads table \
+             with a revision column"
+                .into(),
+        );
+    }
+    let total = sql::bootstraps_in_scope(&pool, tenant).await?;
+    let mut after = None;
+    loop {
+        let until = sql::batch_end(&pool, tenant, after, batch.max(1)).await?;
+        let counts = session
+            .retried("the item check", || {
+                sql::item_disagreements(&pool, tenant, after, until)
+            })
+            .await?;
+        health
+            .findings
+            .extend(counts.iter().flat_map(item_findings));
+        if heads {
+            let mismatches = session
+                .retried("the head check", || {
+                    sql::head_mismatches(&pool, tenant, after, until)
+                })
+                .await?;
+            health.findings.extend(mismatches.iter().map(head_finding));
+        }
+        health.bootstraps_checked = match until {
+            Some(_) => (health.bootstraps_checked + batch).min(total),
+            None => total,
+        };
+        progress(health.bootstraps_checked, total);
+        match until {
+            Some(id) => after = Some(id),
+            None => break,
+        }
+    }
+    let abandoned = session
+        .retried("the abandoned check", || {
+            sql::abandoned(&pool, tenant, ABANDONED_WINDOWS)
+        })
+        .await?;
+    health
+        .findings
+        .extend(abandoned.iter().map(abandoned_finding));
+    let unreadable = session
+        .retried("the unreadable rows", || {
+            crate::store::report::unreadable(&pool, tenant)
+        })
+        .await?;
+    health
+        .findings
+        .extend(unreadable.into_iter().map(|row| Finding {
+            check: Check::Unreadable,
+            tenant_id: text::clean(&row.tenant_id, 255),
+            knowledge_space_id: None,
+            bootstrap_id: row.id,
+            problem: "a row the protocol forbids: the console cannot judge or act on it".into(),
+            evidence: format!(
+                "run_state={} checkpoint={}",
+                text::clean(&row.run_state, 40),
+                text::clean(&row.checkpoint, 40)
+            ),
+            action: Check::Unreadable.action(),
+        }));
+    health.findings.sort_by_key(|f| {
+        (
+            Check::ALL.iter().position(|c| *c == f.check),
+            f.bootstrap_id,
+        )
+    });
+    Ok(health)
+}
+
+/// The counts a bootstrap's items contradict, one finding each.
+fn item_findings(row: &ItemCounts) -> Vec<Finding> {
+    let evidence = format!(
+        "checkpoint={} run_state={} total_documents={} completed_documents={} items={} \
+         succeeded={} running={}",
+        text::clean(&row.checkpoint, 40),
+        text::clean(&row.run_state, 40),
+        row.total_documents,
+        row.completed_documents,
+        row.items,
+        row.succeeded,
+        row.running
+    );
+    let mut problems = Vec::new();
+    if row.checkpoint != "pending_snapshot" && row.items != i64::from(row.total_documents) {
+        problems.push((
+            Check::ItemCount,
+            format!(
+                "snapshot captured with {} documents, but {} items frozen",
+                row.total_documents, row.items
+            ),
+        ));
+    }
+    if i64::from(row.completed_documents) != row.succeeded {
+        problems.push((
+            Check::CompletedCount,
+            format!(
+                "{} documents counted completed, but {} items succeeded",
+                row.completed_documents, row.succeeded
+            ),
+        ));
+    }
+    if row.run_state == "succeeded" && row.succeeded != row.items {
+        problems.push((
+            Check::SucceededUnfinished,
+            format!(
+                "succeeded with {} of {} items not succeeded",
+                row.items - row.succeeded,
+                row.items
+            ),
+        ));
+    }
+    if row.running > 1 {
+        problems.push((
+            Check::ParallelItems,
+            format!("{} items running at once in one job", row.running),
+        ));
+    }
+    problems
+        .into_iter()
+        .map(|(check, problem)| Finding {
+            check,
+            tenant_id: text::clean(&row.tenant_id, 255),
+            knowledge_space_id: Some(row.knowledge_space_id),
+            bootstrap_id: row.id,
+            problem,
+            evidence: evidence.clone(),
+            action: check.action(),
+        })
+        .collect()
+}
+
+fn head_finding(row: &HeadMismatch) -> Finding {
+    let published = row
+        .published_head_revision
+        .map_or("none".to_string(), |r| r.to_string());
+    let (check, problem) = match row.head_revision {
+        None => (
+            Check::HeadMissing,
+            format!(
+                "succeeded with {} documents, but the space has no publication head",
+                row.total_documents
+            ),
+        ),
+        Some(head) => (
+            Check::HeadBehind,
+            format!("the space's head is at revision {head}, older than the published {published}"),
+        ),
+    };
+    Finding {
+        check,
+        tenant_id: text::clean(&row.tenant_id, 255),
+        knowledge_space_id: Some(row.knowledge_space_id),
+        bootstrap_id: row.id,
+        problem,
+        evidence: format!(
+            "run_state=succeeded total_documents={} published_head_revision={published} \
+             head_revision={}",
+            row.total_documents,
+            row.head_revision
+                .map_or("none".to_string(), |r| r.to_string())
+        ),
+        action: check.action(),
+    }
+}
+
+fn abandoned_finding(row: &Abandoned) -> Finding {
+    let expired = row
+        .lease_expires_at
+        .map_or("?".to_string(), |at| text::age(row.db_now - at));
+    Finding {
+        check: Check::Abandoned,
+        tenant_id: text::clean(&row.tenant_id, 255),
+        knowledge_space_id: Some(row.knowledge_space_id),
+        bootstrap_id: row.id,
+        problem: format!(
+            "running, but its worker lease expired {expired} ago and no worker reclaimed it"
+        ),
+        evidence: format!(
+            "worker_id={} heartbeat_at={} lease_expires_at={} now={}",
+            row.worker_id
+                .as_deref()
+                .map_or("none".to_string(), |w| text::clean(w, 64)),
+            row.heartbeat_at
+                .map_or("none".to_string(), |t| t.to_rfc3339()),
+            row.lease_expires_at
+                .map_or("none".to_string(), |t| t.to_rfc3339()),
+            row.db_now.to_rfc3339()
+        ),
+        action: Check::Abandoned.action(),
+    }
+}

@@ -1,0 +1,179 @@
+//! The ledger's invariant checks as SQL (see [`crate::domain::health`]).
+//!
+//! Checks that read items run over the bootstraps in batches of consecutive ids, so no
+//! statement reads more than one batch's items (at 100,000 spaces of 50 documents: 5M items
+//! in all, 50,000 a statement with batches of 1,000). The others are single statements over
+//! an index: running jobs by lease expiry, succeeded jobs against their heads.
+
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+use uuid::Uuid;
+
+use super::StoreError;
+
+/// The last id of the batch of `size` bootstraps after `after` (`None`: from the start), or
+/// `None` when fewer remain (the batch then runs to the end).
+pub async fn batch_end(
+    pool: &PgPool,
+    tenant: Option<&str>,
+    after: Option<Uuid>,
+    size: i64,
+) -> Result<Option<Uuid>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM legacy_space_publication_bootstraps \
+         WHERE ($1::uuid IS NULL OR id > $1) AND ($2::text IS NULL OR tenant_id = $2) \
+         ORDER BY id OFFSET $3 - 1 LIMIT 1",
+    )
+    .bind(after)
+    .bind(tenant)
+    .bind(size)
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// How many bootstraps are in scope (for the progress bar).
+pub async fn bootstraps_in_scope(pool: &PgPool, tenant: Option<&str>) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT count(*) FROM legacy_space_publication_bootstraps \
+         WHERE $1::text IS NULL OR tenant_id = $1",
+    )
+    .bind(tenant)
+    .fetch_one(pool)
+    .await?)
+}
+
+/// A bootstrap whose counts disagree with its items.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct ItemCounts {
+    pub id: Uuid,
+    pub tenant_id: String,
+    pub knowledge_space_id: Uuid,
+    pub checkpoint: String,
+    pub run_state: String,
+    pub total_documents: i32,
+    pub completed_documents: i32,
+    pub items: i64,
+    pub succeeded: i64,
+    pub running: i64,
+}
+
+/// The bootstraps in `(after, until]` whose counts disagree with their items: a captured
+/// snapshot with another number of items than `total_documents`, `completed_documents` other
+/// than the succeeded items, a succeeded job with items not succeeded, or more than one item
+/// running at once.
+pub async fn item_disagreements(
+    pool: &PgPool,
+    tenant: Option<&str>,
+    after: Option<Uuid>,
+    until: Option<Uuid>,
+) -> Result<Vec<ItemCounts>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT b.id, b.tenant_id, b.knowledge_space_id, b.checkpoint, b.run_state, \
+                b.total_documents, b.completed_documents, i.items, i.succeeded, i.running \
+         FROM legacy_space_publication_bootstraps b \
+         CROSS JOIN LATERAL ( \
+           SELECT count(*) AS items, \
+                  count(*) FILTER (WHERE status = 'succeeded') AS succeeded, \
+                  count(*) FILTER (WHERE status = 'running') AS running \
+           FROM legacy_space_publication_bootstrap_items WHERE bootstrap_id = b.id) i \
+         WHERE ($1::uuid IS NULL OR b.id > $1) AND ($2::uuid IS NULL OR b.id <= $2) \
+           AND ($3::text IS NULL OR b.tenant_id = $3) \
+           AND ((b.checkpoint <> 'pending_snapshot' AND i.items <> b.total_documents) \
+             OR b.completed_documents <> i.succeeded \
+             OR (b.run_state = 'succeeded' AND i.succeeded <> i.items) \
+             OR i.running > 1) \
+         ORDER BY b.id",
+    )
+    .bind(after)
+    .bind(until)
+    .bind(tenant)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// What the database offers for the head check.
+pub async fn head_table_readable(pool: &PgPool) -> Result<bool, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT coalesce(( \
+           SELECT has_table_privilege(c.oid, 'SELECT') \
+           FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid \
+           WHERE c.oid = to_regclass('projection_set_publication_heads') \
+             AND a.attname = 'revision' AND NOT a.attisdropped), false)",
+    )
+    .fetch_one(pool)
+    .await?)
+}
+
+/// A succeeded job with documents whose space's head is missing or behind.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct HeadMismatch {
+    pub id: Uuid,
+    pub tenant_id: String,
+    pub knowledge_space_id: Uuid,
+    pub total_documents: i32,
+    pub published_head_revision: Option<i32>,
+    pub head_revision: Option<i32>,
+}
+
+/// Succeeded jobs with documents whose space has no publication head, or a head older than
+/// the revision the job published (heads move forward with later writes: newer is fine).
+pub async fn head_mismatches(
+    pool: &PgPool,
+    tenant: Option<&str>,
+    after: Option<Uuid>,
+    until: Option<Uuid>,
+) -> Result<Vec<HeadMismatch>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT b.id, b.tenant_id, b.knowledge_space_id, b.total_documents, \
+                b.published_head_revision, h.revision AS head_revision \
+         FROM legacy_space_publication_bootstraps b \
+         LEFT JOIN projection_set_publication_heads h \
+           ON h.tenant_id = b.tenant_id AND h.knowledge_space_id = b.knowledge_space_id \
+         WHERE ($1::uuid IS NULL OR b.id > $1) AND ($2::uuid IS NULL OR b.id <= $2) \
+           AND ($3::text IS NULL OR b.tenant_id = $3) \
+           AND b.run_state = 'succeeded' AND b.total_documents > 0 \
+           AND (h.revision IS NULL OR h.revision < b.published_head_revision) \
+         ORDER BY b.id",
+    )
+    .bind(after)
+    .bind(until)
+    .bind(tenant)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// A running job whose worker lease expired long ago and that no worker reclaimed.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Abandoned {
+    pub id: Uuid,
+    pub tenant_id: String,
+    pub knowledge_space_id: Uuid,
+    pub worker_id: Option<String>,
+    pub heartbeat_at: Option<DateTime<Utc>>,
+    pub lease_expires_at: Option<DateTime<Utc>>,
+    pub db_now: DateTime<Utc>,
+}
+
+/// Running jobs whose lease expired more than `windows` lease windows ago (the window being
+/// the time from the last heartbeat to the expiry, at least a minute): one range of the claim
+/// index, however large the ledger.
+pub async fn abandoned(
+    pool: &PgPool,
+    tenant: Option<&str>,
+    windows: i32,
+) -> Result<Vec<Abandoned>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT id, tenant_id, knowledge_space_id, worker_id, heartbeat_at, lease_expires_at, \
+                now() AS db_now \
+         FROM legacy_space_publication_bootstraps \
+         WHERE run_state = 'running' AND lease_expires_at < now() \
+           AND ($1::text IS NULL OR tenant_id = $1) \
+           AND now() - lease_expires_at > $2 * greatest(lease_expires_at - heartbeat_at, \
+                                                        interval '1 minute') \
+         ORDER BY lease_expires_at, id",
+    )
+    .bind(tenant)
+    .bind(windows)
+    .fetch_all(pool)
+    .await?)
+}
