@@ -203,7 +203,7 @@ async fn after_a_failover_the_console_finds_the_new_primary_and_acts_on_it_witho
 
     pair.fail_over().await;
     console.wait_for("primary moved to", 30);
-    console.wait_for("polls read a primary", 30);
+    console.wait_for("STANDBY PROMOTED: polls read the new primary", 30);
     // The plan and the action go to the new primary, in the same console.
     retry_and_quit(&mut console, "after the failover");
     assert_eq!(fixture::audit_count(&pair.standby).await, 1);
@@ -675,10 +675,16 @@ async fn once_the_polled_standby_is_promoted_the_old_primary_is_not_acted_on() {
         .cluster_mut()
         .start_server()
         .expect("the old primary, back without fencing");
-    let screen = console.wait_for("may be an old primary", 30);
-    assert!(screen.contains("READ-ONLY"), "{screen}");
+    let screen = console.wait_for(
+        "read-only: old primary? the polled standby was promoted",
+        30,
+    );
+    assert!(
+        screen.contains("READ-ONLY") && screen.contains("STANDBY PROMOTED"),
+        "{screen}"
+    );
     console.send("r");
-    console.wait_for("retry is not possible: the standby", 10);
+    console.wait_for("retry is not possible: old primary?", 10);
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);
     pair.reconnect_primary().await;

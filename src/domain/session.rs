@@ -334,13 +334,20 @@ impl Session {
             return None;
         }
         let (acting, promoted) = (self.store.target(), reader.store.target());
+        // The point first: at 80 columns the rest is cut (the log has the hosts).
         (acting.to_string() != promoted.to_string()).then(|| {
             format!(
-                "the standby {promoted} was promoted, so {acting} may be an old primary: \
-                 nothing is applied there (list {promoted} in --database-url, or restart \
-                 against it)"
+                "old primary? the polled standby was promoted; nothing is applied to \
+                 {acting} (list {promoted} in --database-url, or restart against it)"
             )
         })
+    }
+
+    /// Whether the standby polls read was found promoted since the console started.
+    pub fn reader_promoted(&self) -> bool {
+        self.reader
+            .as_ref()
+            .is_some_and(|r| r.promoted.load(Ordering::Relaxed))
     }
 
     /// What a poll of the standby found: whether it is a primary now. `true` when that
@@ -355,9 +362,6 @@ impl Session {
                 "the standby {} answers as a primary now (promoted)",
                 reader.store.target()
             );
-            if let Some(risk) = self.split_brain_risk() {
-                tracing::warn!("{risk}");
-            }
         }
         changed
     }

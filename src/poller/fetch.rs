@@ -44,6 +44,8 @@ struct Fetcher {
     primary_searched: Option<Instant>,
     /// The standby polls read was just found promoted.
     reader_promoted: bool,
+    /// An action the standby had not replayed when the bounded wait ended.
+    unreplayed: Option<ReplayMark>,
     /// When the console last asked whether its database is a primary (see `recheck_access`).
     access_checked: Option<Instant>,
     /// Polls in a row after which the primary looked gone.
@@ -79,6 +81,7 @@ pub(super) async fn run(
         primary_searched: None,
         access_checked: None,
         reader_promoted: false,
+        unreplayed: None,
         suspect_polls: 0,
     };
     let mut poll_now = false;
@@ -136,6 +139,7 @@ impl Fetcher {
 
     /// One poll: the changes, and the focused view's data.
     async fn poll(&mut self) {
+        self.recheck_unreplayed().await;
         let started = Instant::now();
         self.cadence.started(started);
         let limit = if self.health.loading {
@@ -286,7 +290,15 @@ impl Fetcher {
                 self.again = true;
             }
         }
-        self.health.access = Some(session.access());
+        let access = session.access();
+        if self.health.access.as_ref().is_some_and(|a| *a != access) {
+            match access.read_only_reason() {
+                Some(reason) => tracing::warn!("access: read-only — {reason}"),
+                None => tracing::warn!("access: read-write"),
+            }
+        }
+        self.health.access = Some(access);
+        self.health.reader_promoted = session.reader_promoted();
         self.health.reader_down = session.reader_is_down();
         let silent = session.has_reader() && session.primary_silent();
         if silent != self.health.primary_silent {
@@ -304,28 +316,55 @@ impl Fetcher {
     /// audit records, or else its WAL position replayed; at most [`REPLAY_WAIT`]. A primary
     /// has nothing to replay.
     async fn await_replay(&mut self, mark: &ReplayMark) {
-        let reader = self.session.reader().pool().clone();
         let replayed = async {
-            loop {
-                match replica::holds_audit(&reader, &mark.audit_ids).await {
-                    Some(true) => return,
-                    Some(false) => {}
-                    None => match replica::replay_position(&reader).await {
-                        Ok(Some(replayed)) if replayed < mark.position => {}
-                        Ok(_) => return,
-                        Err(e) => tracing::debug!("the standby's replay position: {e}"),
-                    },
-                }
+            while !self.holds(mark).await {
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         };
         match tokio::time::timeout(REPLAY_WAIT, replayed).await {
             Ok(()) => self.health.replay_confirmed = Some(Instant::now()),
-            Err(_) => tracing::warn!(
-                "the standby did not hold the action's records ({}) after {}s",
-                mark.position,
-                REPLAY_WAIT.as_secs()
-            ),
+            Err(_) => {
+                tracing::warn!(
+                    "the standby did not hold the action's records ({}) after {}s",
+                    mark.position,
+                    REPLAY_WAIT.as_secs()
+                );
+                // Asked again before each poll, so the poll that first shows it says so.
+                self.unreplayed = Some(mark.clone());
+            }
+        }
+    }
+
+    /// Whether where polls read holds `mark`: its audit records, or else its WAL position.
+    async fn holds(&self, mark: &ReplayMark) -> bool {
+        let reader = self.session.reader().pool();
+        match replica::holds_audit(&reader, &mark.audit_ids).await {
+            Some(held) => held,
+            None => match replica::replay_position(&reader).await {
+                Ok(Some(replayed)) => replayed >= mark.position,
+                // A primary (the standby gone or promoted) has it.
+                Ok(None) => true,
+                Err(e) => {
+                    tracing::debug!("the standby's replay position: {e}");
+                    false
+                }
+            },
+        }
+    }
+
+    /// Before a poll: whether the action the bounded wait gave up on is there now.
+    async fn recheck_unreplayed(&mut self) {
+        let Some(mark) = self.unreplayed.clone() else {
+            return;
+        };
+        let asked = tokio::time::timeout(Duration::from_secs(2), self.holds(&mark));
+        if matches!(asked.await, Ok(true)) {
+            self.unreplayed = None;
+            self.health.replay_confirmed = Some(Instant::now());
+            tracing::info!(
+                "the standby holds the action's records ({}) now",
+                mark.position
+            );
         }
     }
 
@@ -387,8 +426,11 @@ const LAG_LOGGED: chrono::Duration = chrono::Duration::seconds(10);
 
 /// Logs a standby falling behind past [`LAG_LOGGED`], and catching up again.
 fn log_lag_changes(before: Option<&Replication>, now: Option<&Replication>) {
+    // Only a lag measured against the primary's position: a silent primary's standby is
+    // not behind, it has nothing newer to replay.
     let behind = |r: Option<&Replication>| {
-        r.and_then(|r| r.delay())
+        r.filter(|r| r.primary.is_some())
+            .and_then(|r| r.delay())
             .filter(|delay| *delay >= LAG_LOGGED)
     };
     match (behind(before), behind(now)) {

@@ -89,6 +89,8 @@ pub struct Health {
     pub replication: Option<Replication>,
     /// The standby stopped answering: polls read the primary meanwhile.
     pub reader_down: bool,
+    /// The standby polls read was promoted since the console started.
+    pub reader_promoted: bool,
     /// The primary plans and actions go to, as last found (it moves after a failover).
     pub primary: Option<String>,
     /// The primary did not answer when last asked (polls of a standby go on).

@@ -305,13 +305,20 @@ fn cause(error: &sqlx::Error) -> String {
         sqlx::Error::Io(io) => Some(io),
         _ => None,
     };
-    let nothing_there = match io.map(std::io::Error::kind) {
-        Some(std::io::ErrorKind::ConnectionRefused) => "connection refused (nothing listens there)",
-        Some(std::io::ErrorKind::NotFound) => "no such socket (is a server running on this host?)",
-        Some(std::io::ErrorKind::TimedOut) => "the connection timed out",
-        _ => return error.to_string(),
-    };
-    format!("{nothing_there}{NAME_A_DATABASE}")
+    match io.and_then(nothing_there) {
+        Some(nothing_there) => format!("{nothing_there}{NAME_A_DATABASE}"),
+        None => error.to_string(),
+    }
+}
+
+/// A connection that found nothing there, in words (`None` for other I/O failures).
+pub(crate) fn nothing_there(io: &std::io::Error) -> Option<&'static str> {
+    match io.kind() {
+        std::io::ErrorKind::ConnectionRefused => Some("connection refused (nothing listens there)"),
+        std::io::ErrorKind::NotFound => Some("no such socket (is a server running on this host?)"),
+        std::io::ErrorKind::TimedOut => Some("the connection timed out"),
+        _ => None,
+    }
 }
 
 /// Said when no database answered: where the console looks for one.

@@ -69,7 +69,10 @@ pub enum StoreError {
 /// must keep the part that matters.
 fn describe(error: &sqlx::Error) -> String {
     match error {
-        sqlx::Error::Io(io) => format!("the database does not answer ({io})"),
+        sqlx::Error::Io(io) => match connect::nothing_there(io) {
+            Some(words) => format!("the database does not answer: {words}"),
+            None => format!("the database does not answer ({io})"),
+        },
         sqlx::Error::PoolTimedOut => "the database does not answer (no connection in time)".into(),
         sqlx::Error::Database(db) => match db.code() {
             Some(code) => format!("{} (SQLSTATE {code})", db.message()),

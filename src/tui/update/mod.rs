@@ -200,13 +200,13 @@ fn absorb_poll(app: &mut App, status: PollStatus) {
             false,
         );
     }
-    // Past the bounded wait: a poll begun after the action that found the standby caught up
-    // (or read the primary) shows it.
+    // Past the bounded wait, polls that read a primary (the standby gone or promoted) show
+    // it; otherwise the poller says when the standby holds it (`replay_confirmed` above).
     if let Some(waiting) = app.awaiting_replica
         && waiting.gave_up
         && fresh
         && status.health.polled_at.is_some_and(|at| at > waiting.since)
-        && status.health.replication.is_none_or(|r| r.caught_up())
+        && status.health.replication.is_none()
     {
         app.awaiting_replica = None;
         app.say(

@@ -136,6 +136,13 @@ fn replication(app: &App, theme: &Theme, narrow: bool) -> Option<Span<'static>> 
         if app.header.polls.is_empty() || app.snapshot_age().is_none() {
             return None;
         }
+        if health.reader_promoted {
+            return say(
+                "STANDBY PROMOTED: polls read the new primary",
+                "STANDBY PROMOTED",
+                theme.stale(),
+            );
+        }
         return say(
             "polls read a primary: the read URL is no standby",
             "read URL: a primary",

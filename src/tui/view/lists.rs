@@ -50,7 +50,13 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // Below 110 columns the heartbeat column goes (the ORPHAN? flag says what matters) and
     // the bootstrap is told by its state alone.
     let wide = area.width >= 110;
-    let operation_width: usize = if wide { 14 } else { 12 };
+    // Operations are up to 18 characters (`knowledge-fs-write`): whole where the line has
+    // room beside a bootstrap column of 14 (and the heartbeat's 18 when wide).
+    let fixed = 7 + 2 * format::id_width(names) as usize + 10 + 6 + 7;
+    let others = if wide { 14 + 18 } else { 14 };
+    let operation_width = (area.width as usize)
+        .saturating_sub(fixed + others)
+        .clamp(12, 18);
     let rows: Vec<Row> = window(&board.leases, &app.leases, app)
         .map(|(index, evidence)| {
             let lease = &evidence.lease;
