@@ -260,3 +260,42 @@ async fn a_database_without_heads_skips_the_head_checks_and_says_so() {
         "{document}"
     );
 }
+
+/// The live console's Health view, at 80×24: the check runs when the view is first opened,
+/// lists what it found, and Enter opens the space's detail.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_health_view_runs_the_check_and_opens_what_it_found() {
+    let db = TestDb::migrated().await;
+    healthy(&db).await;
+    let lost_item = fixture::job(&db.pool, &JobSpec::new("initech", "failed")).await;
+    sql(
+        &db.pool,
+        "DELETE FROM legacy_space_publication_bootstrap_items \
+         WHERE bootstrap_id = $1 AND ordinal = 2",
+        &lost_item,
+    )
+    .await;
+    let mut console =
+        common::pty::Console::start(&["watch", "--database-url", &db.url()], &[], 80, 24);
+    console.wait_for("FAILED", 20);
+    for _ in 0..4 {
+        console.send("\t");
+    }
+    let screen = console.wait_for("1 finding(s) in 7 bootstraps", 20);
+    assert!(screen.contains("item-count"), "{screen}");
+    assert!(
+        screen.contains("snapshot captured with 3 documents, but 2 items frozen"),
+        "the selected finding whole: {screen}"
+    );
+    assert!(
+        screen.contains("evidence: checkpoint=rebuilding"),
+        "{screen}"
+    );
+    assert!(screen.contains("C-r check again"), "the hint bar: {screen}");
+    console.send("\r");
+    console.wait_until("the detail of the space found", 10, |s| {
+        s.contains("detail") && s.contains("initech")
+    });
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+}

@@ -198,7 +198,7 @@ fn enter_opens_the_detail_and_esc_returns_with_the_poller_told_each_time() {
 }
 
 #[test]
-fn tab_cycles_board_tenants_leases_and_audit() {
+fn tab_cycles_board_tenants_leases_audit_and_health() {
     let mut app = app();
     press(&mut app, KeyCode::Tab);
     assert_eq!(app.app.view, View::Tenants);
@@ -206,6 +206,16 @@ fn tab_cycles_board_tenants_leases_and_audit() {
     assert_eq!(app.app.view, View::Leases);
     press(&mut app, KeyCode::Tab);
     assert_eq!(app.app.view, View::Audit);
+    // The first visit to Health runs the ledger check (never the polls).
+    let effects = press(&mut app, KeyCode::Tab);
+    assert_eq!(app.app.view, View::Health);
+    assert_eq!(
+        effects,
+        vec![
+            Effect::Poller(poller::Command::Focus(Focus::Board)),
+            Effect::CheckHealth
+        ]
+    );
     let effects = press(&mut app, KeyCode::Tab);
     assert_eq!(app.app.view, View::Board);
     assert_eq!(
@@ -213,13 +223,50 @@ fn tab_cycles_board_tenants_leases_and_audit() {
         vec![Effect::Poller(poller::Command::Focus(Focus::Board))]
     );
     press(&mut app, KeyCode::BackTab);
-    assert_eq!(app.app.view, View::Audit);
+    assert_eq!(app.app.view, View::Health);
     // Shift-Tab as crossterm reports it: BackTab with SHIFT set.
     app.update(Event::Key(KeyEvent::new(
         KeyCode::BackTab,
         KeyModifiers::SHIFT,
     )));
-    assert_eq!(app.app.view, View::Leases);
+    assert_eq!(app.app.view, View::Audit);
+}
+
+#[test]
+fn the_health_view_checks_once_on_its_own_and_again_on_ctrl_r() {
+    use bootstrap_console::domain::health::Health;
+    let mut app = app();
+    app.app.view = View::Audit;
+    assert_eq!(
+        press(&mut app, KeyCode::Tab),
+        vec![
+            Effect::Poller(poller::Command::Focus(Focus::Board)),
+            Effect::CheckHealth
+        ]
+    );
+    // While it runs, Ctrl-R does not start a second one.
+    let ctrl_r = KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL);
+    assert_eq!(
+        app.update(Event::Key(ctrl_r)),
+        vec![Effect::Poller(poller::Command::PollNow)]
+    );
+    app.update(Event::HealthProgress(500, 1000));
+    assert_eq!(app.app.health.running, Some((500, 1000)));
+    app.update(Event::HealthChecked(Ok(Health::default())));
+    assert_eq!(app.app.health.running, None);
+    // Back on the view later: the last result is shown, not checked again by itself.
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(
+        press(&mut app, KeyCode::BackTab),
+        vec![Effect::Poller(poller::Command::Focus(Focus::Board))]
+    );
+    assert_eq!(
+        app.update(Event::Key(ctrl_r)),
+        vec![
+            Effect::Poller(poller::Command::PollNow),
+            Effect::CheckHealth
+        ]
+    );
 }
 
 #[test]

@@ -15,6 +15,7 @@ pub mod health;
 pub mod ids;
 pub mod leases;
 pub mod model;
+pub mod outliers;
 pub mod progress;
 pub mod refusal;
 pub mod report;

@@ -182,7 +182,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Char('R'), CTRL), (KeyCode::Char('l'), CTRL)],
         shown: "C-r",
         command: Command::Refresh,
-        help: "poll now",
+        help: "poll now; Health: check again",
         hint: None,
     },
     Binding {

@@ -440,6 +440,26 @@ fn perform(
                 });
             });
         }
+        Effect::CheckHealth => {
+            let session = session.clone();
+            let results = results.clone();
+            tokio::spawn(async move {
+                let progress = results.clone();
+                let found = crate::domain::health::check(
+                    &session,
+                    crate::domain::health::BATCH,
+                    |done, total| {
+                        let _ = progress.send(Event::HealthProgress(done, total));
+                    },
+                )
+                .await
+                .map_err(|e| e.to_string());
+                if let Err(e) = &found {
+                    tracing::warn!("the ledger check failed: {e}");
+                }
+                let _ = results.send(Event::HealthChecked(found));
+            });
+        }
         Effect::StopWaiting { dialog } => {
             if let Some(stop) = waiting.remove(&dialog) {
                 let _ = stop.send(true);

@@ -61,6 +61,7 @@ pub enum View {
     Detail(Uuid),
     Leases,
     Audit,
+    Health,
 }
 
 impl View {
@@ -72,6 +73,8 @@ impl View {
             View::Detail(id) => Focus::Detail(*id),
             View::Leases => Focus::Leases,
             View::Audit => Focus::Audit,
+            // The ledger check runs on demand, never with the polls.
+            View::Health => Focus::Board,
         }
     }
 }
@@ -115,6 +118,33 @@ pub struct Message {
     pub at: Instant,
 }
 
+/// The Health view: the last ledger check (run on demand) and the stall outliers of the
+/// latest poll.
+#[derive(Debug, Clone, Default)]
+pub struct HealthState {
+    /// A check under way: (bootstraps checked, bootstraps in scope).
+    pub running: Option<(i64, i64)>,
+    /// The last check: when it ended, and what it found or why it failed.
+    pub checked: Option<(Instant, Result<crate::domain::health::Health, String>)>,
+    /// Running spaces far slower than their peers, as of the latest poll.
+    pub outliers: Vec<crate::domain::outliers::Outlier>,
+    pub list: ListState,
+}
+
+impl HealthState {
+    /// The bootstraps the list shows, in order: findings, then outliers.
+    pub fn listed(&self) -> Vec<Uuid> {
+        let findings = match &self.checked {
+            Some((_, Ok(health))) => health.findings.iter().map(|f| f.bootstrap_id).collect(),
+            _ => Vec::new(),
+        };
+        findings
+            .into_iter()
+            .chain(self.outliers.iter().map(|o| o.id))
+            .collect()
+    }
+}
+
 /// Waiting for the standby to replay an action's commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AwaitingReplica {
@@ -146,6 +176,7 @@ pub struct App {
     pub tenants: ListState,
     pub leases: ListState,
     pub audit: ListState,
+    pub health: HealthState,
     pub detail: DetailState,
     pub message: Option<Message>,
     /// An action committed on the primary that the standby polls read has not replayed yet:
@@ -207,6 +238,7 @@ impl App {
             tenants: ListState::default(),
             leases: ListState::default(),
             audit: ListState::default(),
+            health: HealthState::default(),
             detail: DetailState::default(),
             message: None,
             awaiting_replica: None,

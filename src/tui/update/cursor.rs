@@ -35,7 +35,7 @@ pub(super) fn keep_cursors_visible(app: &mut App) {
     let b = &mut app.board;
     b.cursor = b.cursor.min(board_len.saturating_sub(1));
     scroll_to(&mut b.offset, b.cursor, page, board_len);
-    for view in [View::Tenants, View::Leases, View::Audit] {
+    for view in [View::Tenants, View::Leases, View::Audit, View::Health] {
         let len = list_len(app, &view);
         if let Some(list) = list_state(app, &view) {
             list.cursor = list.cursor.min(len.saturating_sub(1));
@@ -58,6 +58,7 @@ pub(super) fn list_state<'a>(app: &'a mut App, view: &View) -> Option<&'a mut Li
         View::Tenants => Some(&mut app.tenants),
         View::Leases => Some(&mut app.leases),
         View::Audit => Some(&mut app.audit),
+        View::Health => Some(&mut app.health.list),
         View::Board | View::Detail(_) => None,
     }
 }
@@ -73,6 +74,7 @@ fn list_len(app: &App, view: &View) -> usize {
             Some(Extra::Audit(records)) => records.len(),
             _ => 0,
         },
+        View::Health => app.health.listed().len(),
         View::Board | View::Detail(_) => 0,
     }
 }

@@ -96,7 +96,7 @@ pub(super) fn remove_lease(app: &mut App) -> Vec<Effect> {
             _ => None,
         },
         View::Board => app.selected_row().and_then(|r| r.lease.as_deref().cloned()),
-        View::Audit | View::Tenants => None,
+        View::Audit | View::Tenants | View::Health => None,
     };
     let Some(lease) = lease else {
         app.say("the selected space has no mutation lease", true);

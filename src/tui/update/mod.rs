@@ -44,6 +44,10 @@ pub enum Event {
         replica: Option<ReplayMark>,
     },
     Tick(Instant),
+    /// The ledger check's progress: (bootstraps checked, bootstraps in scope).
+    HealthProgress(i64, i64),
+    /// The ledger check ended.
+    HealthChecked(Result<crate::domain::health::Health, String>),
 }
 
 /// Work for the event loop.
@@ -68,6 +72,8 @@ pub enum Effect {
         dialog: u64,
     },
     Copy(String),
+    /// Run the ledger's invariant checks (the Health view).
+    CheckHealth,
 }
 
 pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
@@ -84,6 +90,30 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
         }
         Event::Poll(status) => {
             absorb_poll(app, *status);
+            if app.view == View::Health {
+                refresh_outliers(app);
+            }
+            Vec::new()
+        }
+        Event::HealthProgress(done, total) => {
+            app.health.running = Some((done, total));
+            Vec::new()
+        }
+        Event::HealthChecked(found) => {
+            app.health.running = None;
+            match &found {
+                Ok(health) => app.say(
+                    format!(
+                        "ledger check: {} finding(s) in {} bootstraps",
+                        health.findings.len(),
+                        health.bootstraps_checked
+                    ),
+                    !health.findings.is_empty(),
+                ),
+                Err(e) => app.say(format!("the ledger check failed: {e}"), true),
+            }
+            app.health.checked = Some((app.now, found));
+            keep_cursors_visible(app);
             Vec::new()
         }
         Event::Planned {
@@ -335,10 +365,45 @@ fn switch_view(app: &mut App, view: View) -> Vec<Effect> {
     }
     app.detail.scroll = 0;
     app.view = view;
-    vec![Effect::Poller(poller::Command::Focus(app.view.focus()))]
+    let mut effects = vec![Effect::Poller(poller::Command::Focus(app.view.focus()))];
+    if app.view == View::Health {
+        refresh_outliers(app);
+        // The first visit runs the check; later ones show the last (Ctrl-R runs it again).
+        if app.health.checked.is_none() && app.health.running.is_none() {
+            effects.extend(check_health(app));
+        }
+    }
+    effects
 }
 
-const TAB_ORDER: [View; 4] = [View::Board, View::Tenants, View::Leases, View::Audit];
+/// Starts the ledger check unless one is under way.
+fn check_health(app: &mut App) -> Vec<Effect> {
+    if app.health.running.is_some() {
+        return Vec::new();
+    }
+    app.health.running = Some((0, 0));
+    vec![Effect::CheckHealth]
+}
+
+/// The stall outliers of the latest poll (only while the Health view shows them).
+fn refresh_outliers(app: &mut App) {
+    app.health.outliers = match app.fleet() {
+        Some(fleet) => crate::domain::outliers::stall_outliers(
+            fleet.rows.values().map(|row| row.as_ref()),
+            fleet.db_now,
+        ),
+        None => Vec::new(),
+    };
+    keep_cursors_visible(app);
+}
+
+const TAB_ORDER: [View; 5] = [
+    View::Board,
+    View::Tenants,
+    View::Leases,
+    View::Audit,
+    View::Health,
+];
 
 fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
     let page = layout::table_rows(app.size);
@@ -424,7 +489,13 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
             app.say(format!("polling every {}", human(next)), false);
             return vec![Effect::Poller(poller::Command::Interval(next))];
         }
-        Command::Refresh => return vec![Effect::Poller(poller::Command::PollNow)],
+        Command::Refresh => {
+            let mut effects = vec![Effect::Poller(poller::Command::PollNow)];
+            if app.view == View::Health {
+                effects.extend(check_health(app));
+            }
+            return effects;
+        }
         Command::Copy => return copy(app),
         Command::Retry => return dialog::bootstrap_action(app, BootstrapKind::Retry),
         Command::Cancel => return dialog::bootstrap_action(app, BootstrapKind::Cancel),
@@ -490,6 +561,7 @@ fn open(app: &mut App) -> Vec<Effect> {
                 .and_then(|r| r.bootstrap_id.or(Some(r.knowledge_space_id))),
             _ => None,
         },
+        View::Health => app.health.listed().get(app.health.list.cursor).copied(),
         View::Detail(_) => None,
     };
     match id {
@@ -545,6 +617,11 @@ fn copy(app: &mut App) -> Vec<Effect> {
                 .map(|r| r.knowledge_space_id.to_string()),
             _ => None,
         },
+        View::Health => app
+            .health
+            .listed()
+            .get(app.health.list.cursor)
+            .map(Uuid::to_string),
     };
     match text {
         Some(text) => {

@@ -384,9 +384,13 @@ pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         View::Tenants => 1,
         View::Leases => 2,
         View::Audit => 3,
+        View::Health => 4,
     };
     let mut spans = vec![Span::raw(" ")];
-    for (i, name) in ["Board", "Tenants", "Leases", "Audit"].iter().enumerate() {
+    for (i, name) in ["Board", "Tenants", "Leases", "Audit", "Health"]
+        .iter()
+        .enumerate()
+    {
         let style = if i == current {
             theme.active_tab()
         } else {
@@ -527,6 +531,7 @@ fn hinted(app: &App) -> Vec<Command> {
             keys.push(Command::Copy);
         }
         View::Tenants | View::Audit => keys.push(Command::Open),
+        View::Health => keys.extend([Command::Open, Command::Refresh]),
         View::Leases => {
             keys.push(Command::Open);
             if acts {
@@ -581,7 +586,8 @@ fn view_hints(app: &App, enter: &str) -> Vec<(String, &'static str)> {
             };
             let hint = match (command, &app.view) {
                 (Command::Open, View::Tenants) => "board",
-                (Command::Open, View::Leases | View::Audit) => "space",
+                (Command::Open, View::Leases | View::Audit | View::Health) => "space",
+                (Command::Refresh, View::Health) => "check again",
                 _ => binding.hint.unwrap_or(binding.help),
             };
             Some((shown.to_string(), hint))

@@ -5,6 +5,7 @@ mod board;
 mod chrome;
 pub mod detail;
 pub mod format;
+mod health;
 mod lists;
 mod overlay;
 mod tenants;
@@ -63,6 +64,7 @@ fn draw_views(frame: &mut Frame, app: &App) {
         View::Detail(id) => detail::draw(frame, areas.body, app, id, &theme),
         View::Leases => lists::leases(frame, areas.body, app, &theme),
         View::Audit => lists::audit(frame, areas.body, app, &theme),
+        View::Health => health::draw(frame, areas.body, app, &theme),
     }
     chrome::status_line(frame, areas.status, app, &theme);
     chrome::hints(frame, areas.hints, app, &theme);

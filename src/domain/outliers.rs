@@ -1,0 +1,181 @@
+//! Stall outliers: running spaces far slower than their peers at the same checkpoint.
+//!
+//! The ledger records no time of entering a checkpoint, so "no change for 10 minutes" (stuck)
+//! is all a single snapshot can tell. The console's bounded progress history can tell more:
+//! each running job's documents per minute since the oldest sample in the rate window. A job
+//! that moves, but at a tenth of what its peers at the same checkpoint manage, is a slow
+//! worker, a huge document or a hot tenant — worth a look before it reads as stuck.
+
+use chrono::{DateTime, Duration, Utc};
+use uuid::Uuid;
+
+use super::board::{BoardRow, Name};
+use super::model::{Checkpoint, RunState};
+use super::progress::Sample;
+
+/// Flagged below this share of the median rate at the same checkpoint.
+pub const SLOW_SHARE: f64 = 0.1;
+/// Fewer peers than this at a checkpoint make no distribution to compare with.
+pub const MIN_PEERS: usize = 5;
+/// A rate needs at least this much history behind it.
+pub const MIN_HISTORY: Duration = Duration::seconds(60);
+
+/// A running space far slower than its peers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outlier {
+    pub id: Uuid,
+    pub tenant: Name,
+    pub space: Uuid,
+    pub checkpoint: Checkpoint,
+    /// Its documents per minute over its history.
+    pub rate: f64,
+    /// The median of its peers' (itself included).
+    pub median: f64,
+    /// Running jobs with enough history at the same checkpoint.
+    pub peers: usize,
+    pub completed: i32,
+    pub total: i32,
+}
+
+/// The running rows far below the median rate of their checkpoint, slowest (relative to the
+/// median) first.
+pub fn stall_outliers<'a>(
+    rows: impl IntoIterator<Item = &'a BoardRow>,
+    now: DateTime<Utc>,
+) -> Vec<Outlier> {
+    let mut rated: Vec<(&BoardRow, f64)> = rows
+        .into_iter()
+        .filter(|row| row.run_state == RunState::Running)
+        .filter_map(|row| {
+            let anchor = row.progress_anchor?;
+            if now - anchor.at < MIN_HISTORY {
+                return None;
+            }
+            let rate = anchor.rate_to(Sample {
+                at: now,
+                completed: i64::from(row.completed),
+            })?;
+            Some((row, rate.max(0.0)))
+        })
+        .collect();
+    let mut outliers = Vec::new();
+    for checkpoint in Checkpoint::ALL {
+        let mut rates: Vec<f64> = rated
+            .iter()
+            .filter(|(row, _)| row.checkpoint == *checkpoint)
+            .map(|(_, rate)| *rate)
+            .collect();
+        if rates.len() < MIN_PEERS {
+            continue;
+        }
+        rates.sort_by(f64::total_cmp);
+        let median = rates[rates.len() / 2];
+        if median <= 0.0 {
+            continue;
+        }
+        outliers.extend(
+            rated
+                .iter()
+                .filter(|(row, rate)| row.checkpoint == *checkpoint && *rate < median * SLOW_SHARE)
+                .map(|(row, rate)| Outlier {
+                    id: row.id,
+                    tenant: row.tenant.clone(),
+                    space: row.space,
+                    checkpoint: *checkpoint,
+                    rate: *rate,
+                    median,
+                    peers: rates.len(),
+                    completed: row.completed,
+                    total: row.total,
+                }),
+        );
+    }
+    rated.clear();
+    outliers.sort_by(|a, b| (a.rate / a.median).total_cmp(&(b.rate / b.median)));
+    outliers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domain::signals::{Attention, Signals};
+
+    fn row(checkpoint: Checkpoint, done_in_5_min: i32, now: DateTime<Utc>) -> BoardRow {
+        BoardRow {
+            id: Uuid::new_v4(),
+            tenant: "acme".into(),
+            space: Uuid::new_v4(),
+            checkpoint,
+            run_state: RunState::Running,
+            total: 1000,
+            completed: 100 + done_in_5_min,
+            worker: None,
+            error_code: None,
+            error_message: None,
+            row_version: 1,
+            updated_at: now,
+            completed_at: None,
+            lease: None,
+            signals: Signals {
+                readable: false,
+                failed: false,
+                blocked_by_lease: false,
+                lease_orphan_suspect: false,
+                lease_expired: false,
+                heartbeat_late: false,
+                stuck: false,
+                attention: Attention::Running,
+            },
+            progress_anchor: Some(Sample {
+                at: now - Duration::minutes(5),
+                completed: 100,
+            }),
+            state_changed_at: None,
+        }
+    }
+
+    #[test]
+    fn a_job_far_below_its_peers_is_flagged_and_its_peers_are_not() {
+        let now = Utc::now();
+        let mut rows: Vec<BoardRow> = [50, 55, 60, 45, 52]
+            .into_iter()
+            .map(|n| row(Checkpoint::Rebuilding, n, now))
+            .collect();
+        // Moving, but at a twentieth of the others: not stuck, yet an outlier.
+        rows.push(row(Checkpoint::Rebuilding, 2, now));
+        // Slow at another checkpoint, with too few peers there to compare.
+        rows.push(row(Checkpoint::Verifying, 1, now));
+        let found = stall_outliers(&rows, now);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].id, rows[5].id);
+        assert!((found[0].rate - 0.4).abs() < 1e-9, "{found:?}");
+        assert!((found[0].median - 10.4).abs() < 1e-9, "{found:?}");
+        assert_eq!(found[0].peers, 6);
+    }
+
+    #[test]
+    fn too_little_history_or_too_few_peers_flags_nothing() {
+        let now = Utc::now();
+        let mut rows: Vec<BoardRow> = (0..3)
+            .map(|_| row(Checkpoint::Rebuilding, 50, now))
+            .collect();
+        rows.push(row(Checkpoint::Rebuilding, 0, now));
+        assert!(
+            stall_outliers(&rows, now).is_empty(),
+            "five peers are needed"
+        );
+        let mut young = row(Checkpoint::Rebuilding, 0, now);
+        young.progress_anchor = Some(Sample {
+            at: now - Duration::seconds(20),
+            completed: 100,
+        });
+        rows.push(row(Checkpoint::Rebuilding, 50, now));
+        rows.push(young);
+        let found = stall_outliers(&rows, now);
+        assert_eq!(
+            found.len(),
+            1,
+            "only the one with a minute of history: {found:?}"
+        );
+    }
+}

@@ -1,0 +1,190 @@
+//! The Health view: the ledger's invariant findings (the last check, run on demand) and the
+//! running spaces far slower than their peers (from the polls' progress history).
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Cell, LineGauge, Paragraph, Row, Table, Wrap};
+
+use super::format;
+use super::lists::cursor_style;
+use crate::domain::text;
+use crate::tui::app::App;
+use crate::tui::theme::Theme;
+
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let [top, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
+    let health = &app.health;
+    match (&health.running, &health.checked) {
+        (Some((done, total)), _) => {
+            let ratio = if *total > 0 {
+                (*done as f64 / *total as f64).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            let gauge = LineGauge::default()
+                .ratio(ratio)
+                .label(format!(" checking the ledger: {done}/{total} spaces "))
+                .filled_style(theme.live())
+                .unfilled_style(theme.dim());
+            let gauge = if app.display.ascii {
+                gauge.filled_symbol("#").unfilled_symbol("-")
+            } else {
+                gauge
+            };
+            frame.render_widget(gauge, top);
+        }
+        (None, Some((at, Ok(found)))) => {
+            let waited = app.now.saturating_duration_since(*at);
+            let ago = format::age_compact(
+                chrono::Duration::from_std(waited).unwrap_or(chrono::Duration::zero()),
+            );
+            let mut line = format!(
+                " ledger check {ago} ago: {} finding(s) in {} bootstraps · C-r checks again",
+                found.findings.len(),
+                found.bootstraps_checked
+            );
+            for skipped in &found.skipped {
+                line.push_str(&format!(" · skipped {}", text::clean(skipped, 80)));
+            }
+            let style = if found.findings.is_empty() {
+                theme.ok()
+            } else {
+                theme.error()
+            };
+            frame.render_widget(Paragraph::new(Line::styled(line, style)), top);
+        }
+        (None, Some((_, Err(e)))) => {
+            let line = format!(
+                " the ledger check failed: {} · C-r tries again",
+                text::clean(e, 200)
+            );
+            frame.render_widget(Paragraph::new(Line::styled(line, theme.error())), top);
+        }
+        (None, None) => {
+            let line = " the ledger is checked on demand: C-r checks it";
+            frame.render_widget(Paragraph::new(Line::styled(line, theme.dim())), top);
+        }
+    }
+    rows(frame, body, app, theme);
+}
+
+/// Findings, then outliers, one line each, under one cursor.
+fn rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    let names = app.names();
+    let health = &app.health;
+    let mut lines: Vec<[String; 4]> = Vec::new();
+    if let Some((_, Ok(found))) = &health.checked {
+        for f in &found.findings {
+            lines.push([
+                f.check.name().to_string(),
+                text::fit_middle(&f.tenant_id, 10).trim_end().to_string(),
+                names.short(&f.bootstrap_id),
+                text::clean(&f.problem, 200),
+            ]);
+        }
+    }
+    for o in &health.outliers {
+        lines.push([
+            "slow".to_string(),
+            text::fit_middle(&o.tenant, 10).trim_end().to_string(),
+            names.short(&o.id),
+            format!(
+                "{:.1} docs/min at {}, a tenth of the median {:.1} of {} running there ({}/{})",
+                o.rate,
+                o.checkpoint.as_str(),
+                o.median,
+                o.peers,
+                o.completed,
+                o.total
+            ),
+        ]);
+    }
+    if lines.is_empty() {
+        let text = if health.checked.is_some() {
+            " nothing found; no running space is far slower than its peers"
+        } else {
+            " no running space is far slower than its peers"
+        };
+        frame.render_widget(Paragraph::new(text).style(theme.dim()), area);
+        return;
+    }
+    // The selected line in full below the list: what is wrong, the evidence, what helps.
+    let [list, selected] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(5)]).areas(area);
+    let text = selected_text(app);
+    frame.render_widget(
+        Paragraph::new(text).wrap(Wrap { trim: true }).block(
+            Block::default()
+                .borders(Borders::TOP)
+                .border_style(theme.dim()),
+        ),
+        selected,
+    );
+    let area = list;
+    // This list is shorter than the other views' (the selected line takes the bottom): the
+    // cursor is kept in sight here.
+    let page = usize::from(area.height.saturating_sub(1)).max(1);
+    let cursor = health.list.cursor;
+    let offset = health.list.offset.max((cursor + 1).saturating_sub(page));
+    let shown: Vec<Row> = lines
+        .into_iter()
+        .enumerate()
+        .skip(offset)
+        .take(page)
+        .map(|(index, [check, tenant, id, problem])| {
+            Row::new(vec![
+                Cell::from(Span::styled(check, theme.error())),
+                Cell::from(tenant),
+                Cell::from(id),
+                Cell::from(problem),
+            ])
+            .style(cursor_style(&health.list, index, theme))
+        })
+        .collect();
+    let widths = [
+        Constraint::Length(20),
+        Constraint::Length(10),
+        Constraint::Length(format::id_width(names)),
+        Constraint::Fill(1),
+    ];
+    let header = Row::new(["check", "tenant", "space", "what is wrong"]).style(theme.heading());
+    frame.render_widget(
+        Table::new(shown, widths).header(header).column_spacing(1),
+        area,
+    );
+}
+
+/// The selected finding (or outlier) whole: problem, evidence, action.
+fn selected_text(app: &App) -> Vec<Line<'static>> {
+    let health = &app.health;
+    let cursor = health.list.cursor;
+    let findings = match &health.checked {
+        Some((_, Ok(found))) => found.findings.as_slice(),
+        _ => &[],
+    };
+    if let Some(f) = findings.get(cursor) {
+        return vec![
+            Line::raw(format!(" {}", text::clean(&f.problem, 300))),
+            Line::raw(format!(" evidence: {}", text::clean(&f.evidence, 300))),
+            Line::raw(format!(" action: {}", f.action)),
+        ];
+    }
+    match health.outliers.get(cursor.saturating_sub(findings.len())) {
+        Some(o) => vec![
+            Line::raw(format!(
+                " running at {:.1} documents/min over its recent history, at {} where the {} \
+                 running spaces' median is {:.1}",
+                o.rate,
+                o.checkpoint.as_str(),
+                o.peers,
+                o.median
+            )),
+            Line::raw(
+                " action: look at its worker and its current document (detail: Enter); it is \
+                 not stuck yet, only far slower than its peers",
+            ),
+        ],
+        None => Vec::new(),
+    }
+}
