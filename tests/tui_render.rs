@@ -348,3 +348,62 @@ fn text_lines(terminal: &Terminal<TestBackend>, width: usize) -> Vec<String> {
     let chars: Vec<char> = screen_text(terminal).chars().collect();
     chars.chunks(width).map(|c| c.iter().collect()).collect()
 }
+
+/// A session's pace: the rate sparkline beside docs/min at every width (the documents left
+/// give way at 80 columns), the readable share's where there is room; ASCII under --ascii.
+#[test]
+fn the_summary_charts_the_pace_of_the_session() {
+    let start = chrono::DateTime::from_timestamp(1_800_000_000, 0).expect("time");
+    for (size, ascii) in [((80, 24), false), ((160, 48), false), ((160, 48), true)] {
+        let mut app = screens::app(size, Extra::None, Focus::Board);
+        app.display.ascii = ascii;
+        app.pace = bootstrap_console::domain::pace::Pace::default();
+        // A fleet that slowed to a stall, while the readable share grew.
+        for (i, rate) in [60.0, 90.0, 120.0, 120.0, 30.0, 0.0, 0.0]
+            .into_iter()
+            .enumerate()
+        {
+            let at = start + chrono::Duration::seconds(i as i64 * 15);
+            app.pace.record(at, rate, i as f64 / 10.0);
+        }
+        let text = screen_text(&render(&app));
+        let (rate_chart, share_chart) = if ascii {
+            ("docs/min =+##:__", "..:-=")
+        } else {
+            ("docs/min ▅▆██▃▁▁", "▂▂▃▄▅")
+        };
+        assert!(text.contains(rate_chart), "{size:?}:\n{text}");
+        if size.0 > 80 {
+            assert!(text.contains(share_chart), "{size:?}:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn the_health_view() {
+    use bootstrap_console::domain::health::{Check, Finding, Health};
+    for size in SIZES {
+        let mut app = screens::app(size, Extra::None, Focus::Board);
+        app.view = View::Health;
+        let finding = Finding {
+            check: Check::ItemCount,
+            tenant_id: "initech".into(),
+            knowledge_space_id: Some(id(3)),
+            bootstrap_id: id(3),
+            problem: "snapshot captured with 3 documents, but 2 items frozen".into(),
+            evidence: "checkpoint=rebuilding run_state=failed total_documents=3 \
+                       completed_documents=1 items=2 succeeded=1 running=0"
+                .into(),
+            action: Check::ItemCount.action(),
+        };
+        app.health.checked = Some((
+            app.now,
+            Ok(Health {
+                findings: vec![finding],
+                bootstraps_checked: 9,
+                skipped: Vec::new(),
+            }),
+        ));
+        snapshot("health", &app);
+    }
+}

@@ -16,6 +16,7 @@ pub mod ids;
 pub mod leases;
 pub mod model;
 pub mod outliers;
+pub mod pace;
 pub mod progress;
 pub mod refusal;
 pub mod report;

@@ -177,6 +177,8 @@ pub struct App {
     pub leases: ListState,
     pub audit: ListState,
     pub health: HealthState,
+    /// The rollout's pace over the session (the summary's sparklines).
+    pub pace: crate::domain::pace::Pace,
     pub detail: DetailState,
     pub message: Option<Message>,
     /// An action committed on the primary that the standby polls read has not replayed yet:
@@ -239,6 +241,7 @@ impl App {
             leases: ListState::default(),
             audit: ListState::default(),
             health: HealthState::default(),
+            pace: crate::domain::pace::Pace::default(),
             detail: DetailState::default(),
             message: None,
             awaiting_replica: None,

@@ -272,6 +272,13 @@ fn absorb_poll(app: &mut App, status: PollStatus) {
     app.status = status;
     if fresh {
         follow_selection(app);
+        // The pace once there is a rate to show (a first poll has none: not a stall).
+        if let Some(fleet) = app.fleet()
+            && let Some(rate) = fleet.summary.documents_per_minute
+        {
+            let (at, share) = (fleet.db_now, fleet.summary.readable_share());
+            app.pace.record(at, rate, share);
+        }
     }
     keep_cursors_visible(app);
 }

@@ -205,6 +205,29 @@ fn human_secs(duration: std::time::Duration) -> String {
     format::age(chrono::Duration::seconds(duration.as_secs() as i64))
 }
 
+/// ` 93 docs/min ▂▃▅▇█▇▅▃ · 474 docs`: the rate, its history over the session where there is
+/// room (before the documents left, which give way first at 80 columns).
+fn pace_line(app: &App, s: &crate::domain::board::Summary, width: usize) -> String {
+    let rate = s
+        .documents_per_minute
+        .map_or("-".to_string(), |r| format!("{r:.0}"));
+    let head = format!(" {rate} docs/min");
+    let tail = format!(" · {} docs", s.documents_remaining);
+    if app.pace.points().len() < 2 {
+        return format!("{head}{tail}");
+    }
+    let room = width.saturating_sub(head.len() + 2);
+    let (spark, tail) = if room >= 8 + tail.len() {
+        ((room - tail.len()).min(24), tail)
+    } else {
+        (room.min(24), String::new())
+    };
+    format!(
+        "{head} {}{tail}",
+        app.pace.rate_sparkline(spark, app.display.ascii)
+    )
+}
+
 pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let [left, right] =
         Layout::horizontal([Constraint::Min(28), Constraint::Length(52)]).areas(area);
@@ -214,9 +237,6 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         return;
     };
     let s = &fleet.summary;
-    let rate = s
-        .documents_per_minute
-        .map_or("-".to_string(), |r| format!("{r:.0}"));
     let running = s.running_captured();
     // The ETA says what it covers: running jobs, not the ones waiting for an operator.
     let eta = match s.eta {
@@ -245,13 +265,21 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         // Nothing in scope is not "100% readable".
         "- (no spaces in scope)".to_string()
     } else if usize::from(left.width) >= " readable ".len() + 9 + readable.len() {
-        format!(
+        let mut line = format!(
             "{} {readable}",
             format::bar(s.readable_share(), 8, app.display.ascii)
-        )
+        );
+        // Where there is room: the share over the session.
+        let room = usize::from(left.width).saturating_sub(" readable ".len() + line.len() + 2);
+        if room >= 8 && app.pace.points().len() > 1 {
+            line.push(' ');
+            line.push_str(&app.pace.readable_sparkline(room.min(24), app.display.ascii));
+        }
+        line
     } else {
         readable
     };
+    let pace = pace_line(app, s, usize::from(left.width));
     let count = |a: Attention| {
         let n = s.count(a);
         let style = if n > 0 {
@@ -277,10 +305,7 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 ),
                 theme.error(),
             )),
-            None => Line::from(Span::styled(
-                format!(" {rate} docs/min · {} docs", s.documents_remaining),
-                theme.dim(),
-            )),
+            None => Line::from(Span::styled(pace, theme.dim())),
         },
         Line::from(third),
         Line::from(vec![

@@ -111,7 +111,7 @@ fn rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
     // The selected line in full below the list: what is wrong, the evidence, what helps.
     let [list, selected] =
-        Layout::vertical([Constraint::Fill(1), Constraint::Length(5)]).areas(area);
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(6)]).areas(area);
     let text = selected_text(app);
     frame.render_widget(
         Paragraph::new(text).wrap(Wrap { trim: true }).block(
