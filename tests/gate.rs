@@ -120,3 +120,33 @@ async fn the_gate_refuses_what_it_cannot_mean() {
     let empty = gate(&db, "published", &[]).await;
     assert_eq!(empty.status.code(), Some(0), "{}", stderr(&empty));
 }
+
+/// On a terminal the gate redraws one bar in place, and ends it before its last word.
+#[tokio::test(flavor = "multi_thread")]
+async fn on_a_terminal_the_gate_draws_a_bar() {
+    let db = TestDb::migrated().await;
+    fixture::job(&db.pool, &JobSpec::new("acme", "succeeded")).await;
+    fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    let mut console = common::pty::Console::start(
+        &[
+            "status",
+            "--until",
+            "published",
+            "--every",
+            "0.5",
+            "--timeout",
+            "2s",
+            "--database-url",
+            &db.url(),
+        ],
+        &[],
+        80,
+        24,
+    );
+    let screen = console.wait_for("timed out after 2s", 20);
+    assert!(
+        screen.contains("[##########----------] published 1/2 (50.0%)"),
+        "{screen}"
+    );
+    assert_eq!(console.wait_exit(10), 9);
+}

@@ -299,3 +299,22 @@ async fn the_health_view_runs_the_check_and_opens_what_it_found() {
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);
 }
+
+/// On a terminal, `check` draws its progress in place (on stderr) and then the findings.
+#[tokio::test(flavor = "multi_thread")]
+async fn check_on_a_terminal_shows_its_progress() {
+    let db = TestDb::migrated().await;
+    healthy(&db).await;
+    let mut console = common::pty::Console::start(
+        &["check", "--batch", "2", "--database-url", &db.url()],
+        &[],
+        80,
+        24,
+    );
+    let screen = console.wait_for("0 finding(s) in 6 bootstraps checked", 20);
+    assert!(
+        screen.contains("checking items [####################] 6/6 spaces"),
+        "{screen}"
+    );
+    assert_eq!(console.wait_exit(10), 0);
+}
