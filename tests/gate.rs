@@ -107,6 +107,8 @@ async fn the_gate_refuses_what_it_cannot_mean() {
         &["status", "--until", "published", "--json"][..],
         &["status", "--until", "published", "--timeout", "soon"][..],
         &["status", "--timeout", "5m"][..],
+        &["status", "--until", "published", "--every", "nan"][..],
+        &["status", "--until", "published", "--timeout", "1e20"][..],
     ] {
         let refused = on(&db, args);
         assert_eq!(
@@ -149,4 +151,31 @@ async fn on_a_terminal_the_gate_draws_a_bar() {
         "{screen}"
     );
     assert_eq!(console.wait_exit(10), 9);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancel_or_an_unreadable_row_stops_the_gate_too() {
+    let db = TestDb::migrated().await;
+    fixture::job(&db.pool, &JobSpec::new("acme", "succeeded")).await;
+    let canceled = fixture::job(&db.pool, &JobSpec::new("acme", "canceled")).await;
+    let stopped = gate(&db, "published", &["--timeout", "30s"]).await;
+    assert_eq!(stopped.status.code(), Some(1), "{}", stderr(&stopped));
+    assert!(
+        stdout(&stopped).contains("stopped: 1 canceled"),
+        "{}",
+        stdout(&stopped)
+    );
+    // A row in a state the protocol forbids is an outage nobody can judge: never "done".
+    sqlx::query("DELETE FROM legacy_space_publication_bootstraps WHERE id = $1")
+        .bind(canceled.bootstrap)
+        .execute(&db.pool)
+        .await
+        .expect("delete");
+    let odd = fixture::job(&db.pool, &JobSpec::new("acme", "succeeded")).await;
+    fixture::force_run_state(&db.pool, odd.bootstrap, "paused").await;
+    let stopped = gate(&db, "published", &["--timeout", "30s"]).await;
+    let out = stdout(&stopped);
+    assert_eq!(stopped.status.code(), Some(1), "{out}{}", stderr(&stopped));
+    assert!(out.contains("published 1/2"), "{out}");
+    assert!(out.contains("stopped: 1 unreadable"), "{out}");
 }

@@ -221,18 +221,31 @@ pub struct GateArgs {
         long = "every",
         value_name = "SECONDS",
         default_value_t = 10.0,
-        requires = "until"
+        requires = "until",
+        value_parser = every_seconds
     )]
     pub every: f64,
+}
+
+/// Seconds between the gate's readings: 0.5 to 3600.
+fn every_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(seconds) if seconds.is_finite() && (0.5..=3600.0).contains(&seconds) => Ok(seconds),
+        _ => Err(format!("{text:?} is not between 0.5 and 3600 seconds")),
+    }
 }
 
 /// A duration as people write it: `90s`, `30m`, `2h`, `1h30m`, or plain seconds.
 pub fn duration(text: &str) -> Result<Duration, String> {
     let bad = || format!("{text:?} is not a duration (write 90s, 30m, 2h or 1h30m)");
-    if let Ok(seconds) = text.parse::<f64>() {
-        return (seconds.is_finite() && seconds > 0.0)
+    // At most a year: a deadline beyond that is a typo, and a `Duration` has limits.
+    let within = |seconds: f64| {
+        (seconds.is_finite() && seconds > 0.0 && seconds <= 366.0 * 86_400.0)
             .then(|| Duration::from_secs_f64(seconds))
-            .ok_or_else(bad);
+            .ok_or_else(bad)
+    };
+    if let Ok(seconds) = text.parse::<f64>() {
+        return within(seconds);
     }
     let mut total = 0.0;
     let mut number = String::new();
@@ -251,10 +264,10 @@ pub fn duration(text: &str) -> Result<Duration, String> {
         total += value * unit;
         number.clear();
     }
-    if !number.is_empty() || total <= 0.0 {
+    if !number.is_empty() {
         return Err(bad());
     }
-    Ok(Duration::from_secs_f64(total))
+    within(total)
 }
 
 /// A tenant scope: never empty — an unset shell variable must not mean "every tenant".
@@ -598,7 +611,17 @@ mod tests {
         assert_eq!(duration("1h30m"), Ok(Duration::from_secs(5400)));
         assert_eq!(duration("2h"), Ok(Duration::from_secs(7200)));
         assert_eq!(duration("45"), Ok(Duration::from_secs(45)));
-        for bad in ["", "0", "-5", "2x", "h", "1h30"] {
+        for bad in [
+            "",
+            "0",
+            "-5",
+            "2x",
+            "h",
+            "1h30",
+            "1e20",
+            "99999999999999999999h",
+            "nan",
+        ] {
             assert!(duration(bad).is_err(), "{bad}");
         }
     }

@@ -21,7 +21,7 @@ pub(super) async fn wait(
     args: &GateArgs,
 ) -> Result<ExitCode, Failure> {
     let started = Instant::now();
-    let every = Duration::from_secs_f64(args.every.clamp(0.5, 3600.0));
+    let every = Duration::from_secs_f64(args.every);
     let in_place = std::io::stdout().is_terminal();
     let mut last: Option<GateReading>;
     loop {
@@ -47,16 +47,19 @@ pub(super) async fn wait(
                     GateVerdict::Waiting => {}
                 }
             }
-            Err(failure) => {
+            // A pipeline's gate outlives a blip of the connection (the timeout bounds it);
+            // anything else (a grant taken away, a statement the database refuses) will not
+            // mend by waiting.
+            Err(failure) if failure.is_transient() => {
                 end_line(in_place);
-                // A pipeline's gate outlives a blip; the timeout bounds it.
                 say(&format!(
                     "bootstrap-console: a reading failed ({failure}); trying again"
                 ));
-                if args.timeout.is_some_and(|t| started.elapsed() >= t) {
-                    return Err(failure);
-                }
                 last = None;
+            }
+            Err(failure) => {
+                end_line(in_place);
+                return Err(failure);
             }
         }
         if let Some(timeout) = args.timeout {
@@ -78,7 +81,13 @@ pub(super) async fn wait(
 async fn read(session: &Session, until: Checkpoint) -> Result<GateReading, Failure> {
     let report = report::summarize(session, session.thresholds()).await?;
     let leases = session.leases().await?;
-    Ok(GateReading::new(until, &report.summary, &leases))
+    let unreadable = u32::try_from(report.unreadable.len()).unwrap_or(u32::MAX);
+    Ok(GateReading::new(
+        until,
+        &report.summary,
+        unreadable,
+        &leases,
+    ))
 }
 
 /// A line per reading; on a terminal, a bar redrawn in place.

@@ -80,6 +80,25 @@ impl From<crate::domain::session::DetailError> for Failure {
 }
 
 impl Failure {
+    /// A failure of the connection (the database did not answer, or ended the session), which
+    /// may mend by itself — not a refusal or a missing grant, which will not.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Store(crate::store::StoreError::Database(e)) => {
+                matches!(
+                    e,
+                    sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed
+                ) || matches!(
+                    e.as_database_error().and_then(|d| d.code()).as_deref(),
+                    // shutdowns, a server starting, a conflict with recovery on a standby
+                    Some("57P01" | "57P02" | "57P03" | "40001" | "40P01")
+                )
+            }
+            Self::Connect(e) => e.is_unreachable(),
+            _ => false,
+        }
+    }
+
     pub fn exit_code(&self) -> ExitCode {
         ExitCode::from(match self {
             Self::Connect(ConnectError::BadUrl { .. })

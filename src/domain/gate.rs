@@ -20,6 +20,9 @@ pub struct GateReading {
     pub spaces: u32,
     pub failed: u32,
     pub canceled: u32,
+    /// Rows the console cannot read (a state or combination the protocol forbids): in scope,
+    /// never reached, and a reason to stop.
+    pub unreadable: u32,
     /// Spaces held at `pending_snapshot` by a mutation lease suspected orphaned: no writer
     /// will release them. A routine writer's lease is not counted.
     pub orphan_blocked: Vec<Uuid>,
@@ -39,7 +42,8 @@ pub enum GateVerdict {
 }
 
 impl GateReading {
-    pub fn new(until: Checkpoint, summary: &Summary, leases: &LeaseBoard) -> Self {
+    /// From the summary, the rows it could not read, and the leases.
+    pub fn new(until: Checkpoint, summary: &Summary, unreadable: u32, leases: &LeaseBoard) -> Self {
         let reached = Checkpoint::ALL
             .iter()
             .filter(|c| c.index() >= until.index())
@@ -58,23 +62,31 @@ impl GateReading {
         Self {
             until,
             reached,
-            spaces: summary.spaces,
+            spaces: summary.spaces + unreadable,
             failed: summary.count(Attention::Failed),
             canceled,
+            unreadable,
             orphan_blocked,
             documents_remaining: summary.documents_remaining,
         }
     }
 
     /// Done, stuck (unless `keep_going`), or still waiting. A failure anywhere in scope stops
-    /// the gate, also in a space past the checkpoint: the rollout needs a human either way.
+    /// the gate, also in a space past the checkpoint — the rollout needs a human either way —
+    /// so the same ledger gives the same answer whenever it is read.
     pub fn verdict(&self, keep_going: bool) -> GateVerdict {
+        if !keep_going && let Some(why) = self.stop_reasons() {
+            return GateVerdict::Stuck(why);
+        }
         if self.reached == self.spaces {
-            return GateVerdict::Done;
+            GateVerdict::Done
+        } else {
+            GateVerdict::Waiting
         }
-        if keep_going {
-            return GateVerdict::Waiting;
-        }
+    }
+
+    /// What waiting will not fix, said in one phrase; `None` when nothing is.
+    fn stop_reasons(&self) -> Option<String> {
         let mut reasons = Vec::new();
         if self.failed > 0 {
             reasons.push(format!("{} failed", self.failed));
@@ -88,11 +100,13 @@ impl GateReading {
                 self.orphan_blocked.len()
             ));
         }
-        if reasons.is_empty() {
-            GateVerdict::Waiting
-        } else {
-            GateVerdict::Stuck(reasons.join(", "))
+        if self.unreadable > 0 {
+            reasons.push(format!(
+                "{} unreadable (a state the protocol forbids)",
+                self.unreadable
+            ));
         }
+        (!reasons.is_empty()).then(|| reasons.join(", "))
     }
 
     /// How far along, 0.0–1.0 (1.0 for an empty scope: nothing to wait for).
@@ -151,7 +165,7 @@ mod tests {
             ],
             0,
         );
-        let at = |until| GateReading::new(until, &s, &leases());
+        let at = |until| GateReading::new(until, &s, 0, &leases());
         assert_eq!(at(Checkpoint::Rebuilding).verdict(false), GateVerdict::Done);
         let published = at(Checkpoint::Published);
         assert_eq!((published.reached, published.spaces), (3, 6));
@@ -168,17 +182,37 @@ mod tests {
             ],
             1,
         );
-        let reading = GateReading::new(Checkpoint::Published, &s, &leases());
+        let reading = GateReading::new(Checkpoint::Published, &s, 0, &leases());
         assert_eq!(
             reading.verdict(false),
             GateVerdict::Stuck("1 failed, 2 canceled".into())
+        );
+        assert_eq!(reading.verdict(true), GateVerdict::Waiting);
+        // Past the checkpoint too: every space has reached rebuilding, one of them failed.
+        let past = GateReading::new(Checkpoint::SnapshotCaptured, &s, 0, &leases());
+        assert_eq!(past.reached, past.spaces);
+        assert_eq!(
+            past.verdict(false),
+            GateVerdict::Stuck("1 failed, 2 canceled".into())
+        );
+        assert_eq!(past.verdict(true), GateVerdict::Done);
+    }
+
+    #[test]
+    fn an_unreadable_row_is_never_reached_and_stops_the_gate() {
+        let s = summary(&[(Checkpoint::Published, RunState::Succeeded, 3)], 0);
+        let reading = GateReading::new(Checkpoint::Published, &s, 1, &leases());
+        assert_eq!((reading.reached, reading.spaces), (3, 4));
+        assert_eq!(
+            reading.verdict(false),
+            GateVerdict::Stuck("1 unreadable (a state the protocol forbids)".into())
         );
         assert_eq!(reading.verdict(true), GateVerdict::Waiting);
     }
 
     #[test]
     fn an_empty_scope_has_nothing_to_wait_for() {
-        let reading = GateReading::new(Checkpoint::Published, &Summary::default(), &leases());
+        let reading = GateReading::new(Checkpoint::Published, &Summary::default(), 0, &leases());
         assert_eq!(reading.verdict(false), GateVerdict::Done);
         assert_eq!(reading.fraction(), 1.0);
     }
