@@ -43,7 +43,38 @@ async fn healthy(db: &TestDb) {
     head(&db.pool, &done, 4).await;
     let lease_holder = fixture::job(&db.pool, &JobSpec::new("globex", "queued")).await;
     fixture::lease(&db.pool, "globex", lease_holder.space, 30).await;
+    // What the protocol leaves behind legitimately, and must not be flagged:
+    // a canceled job keeps its items as they were, a running one included;
+    let canceled = JobSpec::new("hooli", "canceled");
+    let canceled = JobSpec {
+        items: vec!["succeeded", "running", "pending"],
+        ..canceled
+    };
+    fixture::job(&db.pool, &canceled).await;
+    // a retried job is queued again past its snapshot, its progress kept;
+    let retried = JobSpec {
+        checkpoint: "rebuilding",
+        items: vec!["succeeded", "pending", "pending"],
+        ..JobSpec::new("hooli", "queued")
+    };
+    fixture::job(&db.pool, &retried).await;
+    // an empty space publishes nothing, so it has no head;
+    let empty = JobSpec {
+        items: vec![],
+        ..JobSpec::new("hooli", "succeeded")
+    };
+    fixture::job(&db.pool, &empty).await;
+    // a worker that claimed a job and has not captured its snapshot yet.
+    let capturing = JobSpec {
+        checkpoint: "pending_snapshot",
+        items: vec![],
+        ..JobSpec::new("hooli", "running")
+    };
+    fixture::job(&db.pool, &capturing).await;
 }
+
+/// Bootstraps [`healthy`] makes.
+const HEALTHY: i64 = 10;
 
 fn check_json(db: &TestDb, extra: &[&str]) -> (Option<i32>, serde_json::Value, String) {
     let mut args = vec!["check", "--json"];
@@ -81,13 +112,13 @@ async fn a_clean_ledger_has_no_findings() {
         Vec::<(String, String)>::new(),
         "{document}"
     );
-    assert_eq!(document["bootstraps_checked"], 6, "{document}");
+    assert_eq!(document["bootstraps_checked"], HEALTHY, "{document}");
     assert_eq!(document["schema"], "bootstrap-console.check/v1");
 
     let table = on(&db, &["check"]);
     assert_eq!(table.status.code(), Some(0), "{}", stderr(&table));
     assert!(
-        stdout(&table).contains("0 finding(s) in 6 bootstraps checked"),
+        stdout(&table).contains(&format!("0 finding(s) in {HEALTHY} bootstraps checked")),
         "{}",
         stdout(&table)
     );
@@ -241,6 +272,39 @@ async fn every_inconsistency_is_found_with_its_evidence_and_what_would_help() {
     }
     let (code, scoped, _) = check_json(&db, &["--tenant", "acme"]);
     assert_eq!(code, Some(0), "{scoped}");
+    // Each finding names the space.
+    assert!(
+        document["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .all(|f| f["knowledge_space_id"].is_string()),
+        "{document}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn heads_without_a_revision_still_tell_a_missing_head() {
+    let db = TestDb::migrated().await;
+    let with_head = fixture::job(&db.pool, &JobSpec::new("acme", "succeeded")).await;
+    head(&db.pool, &with_head, 1).await;
+    let without = fixture::job(&db.pool, &JobSpec::new("acme", "succeeded")).await;
+    sqlx::query("ALTER TABLE projection_set_publication_heads DROP COLUMN revision")
+        .execute(&db.pool)
+        .await
+        .expect("drop the revision");
+    let (code, document, err) = check_json(&db, &[]);
+    assert_eq!(code, Some(1), "{document}{err}");
+    assert_eq!(
+        found(&document),
+        vec![("head-missing".to_string(), without.bootstrap.to_string())]
+    );
+    assert!(
+        document["skipped"][0]
+            .as_str()
+            .is_some_and(|s| s.starts_with("head-behind: ")),
+        "{document}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -281,7 +345,7 @@ async fn the_health_view_runs_the_check_and_opens_what_it_found() {
     for _ in 0..4 {
         console.send("\t");
     }
-    let screen = console.wait_for("1 finding(s) in 7 bootstraps", 20);
+    let screen = console.wait_for(&format!("1 finding(s) in {} bootstraps", HEALTHY + 1), 20);
     assert!(screen.contains("item-count"), "{screen}");
     assert!(
         screen.contains("snapshot captured with 3 documents, but 2 items frozen"),
@@ -311,9 +375,11 @@ async fn check_on_a_terminal_shows_its_progress() {
         80,
         24,
     );
-    let screen = console.wait_for("0 finding(s) in 6 bootstraps checked", 20);
+    let screen = console.wait_for(&format!("0 finding(s) in {HEALTHY} bootstraps checked"), 20);
     assert!(
-        screen.contains("checking items [####################] 6/6 spaces"),
+        screen.contains(&format!(
+            "checking items [####################] {HEALTHY}/{HEALTHY} spaces"
+        )),
         "{screen}"
     );
     assert_eq!(console.wait_exit(10), 0);

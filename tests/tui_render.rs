@@ -358,12 +358,14 @@ fn the_summary_charts_the_pace_of_the_session() {
         let mut app = screens::app(size, Extra::None, Focus::Board);
         app.display.ascii = ascii;
         app.pace = bootstrap_console::domain::pace::Pace::default();
+        // The session's first minute is left out of the chart.
+        app.pace.record(start, 500.0, 0.0);
         // A fleet that slowed to a stall, while the readable share grew.
         for (i, rate) in [60.0, 90.0, 120.0, 120.0, 30.0, 0.0, 0.0]
             .into_iter()
             .enumerate()
         {
-            let at = start + chrono::Duration::seconds(i as i64 * 15);
+            let at = start + chrono::Duration::seconds(60 + i as i64 * 15);
             app.pace.record(at, rate, i as f64 / 10.0);
         }
         let text = screen_text(&render(&app));

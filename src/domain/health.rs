@@ -132,14 +132,20 @@ pub async fn check(
     let pool = session.reader().pool();
     let tenant = session.tenant_scope();
     let mut health = Health::default();
-    let heads = sql::head_table_readable(&pool).await?;
-    if !heads {
+    // What the database has, found when the check starts (a check is its own session's
+    // work): only what is missing is skipped.
+    let heads = sql::head_table(&pool).await?;
+    if !heads.readable {
         health.skipped.push(
-            "head-missing, head-behind: no readable projection_set_publication_heads table \
-             with a revision column"
-                .into(),
+            "head-missing, head-behind: no readable projection_set_publication_heads table".into(),
         );
+    } else if !heads.revision {
+        health
+            .skipped
+            .push("head-behind: projection_set_publication_heads has no revision column".into());
     }
+    // Judged as of the data (on a lagging standby, not its clock).
+    let now = session.database_now().await?;
     let total = sql::bootstraps_in_scope(&pool, tenant).await?;
     let mut after = None;
     loop {
@@ -152,10 +158,10 @@ pub async fn check(
         health
             .findings
             .extend(counts.iter().flat_map(item_findings));
-        if heads {
+        if heads.readable {
             let mismatches = session
                 .retried("the head check", || {
-                    sql::head_mismatches(&pool, tenant, after, until)
+                    sql::head_mismatches(&pool, heads, tenant, after, until)
                 })
                 .await?;
             health.findings.extend(mismatches.iter().map(head_finding));
@@ -172,7 +178,7 @@ pub async fn check(
     }
     let abandoned = session
         .retried("the abandoned check", || {
-            sql::abandoned(&pool, tenant, ABANDONED_WINDOWS)
+            sql::abandoned(&pool, tenant, ABANDONED_WINDOWS, now)
         })
         .await?;
     health
@@ -183,12 +189,18 @@ pub async fn check(
             crate::store::report::unreadable(&pool, tenant)
         })
         .await?;
+    if unreadable.len() >= crate::store::report::UNREADABLE_LISTED {
+        health.skipped.push(format!(
+            "unreadable: only the first {} such rows are listed",
+            crate::store::report::UNREADABLE_LISTED
+        ));
+    }
     health
         .findings
         .extend(unreadable.into_iter().map(|row| Finding {
             check: Check::Unreadable,
             tenant_id: text::clean(&row.tenant_id, 255),
-            knowledge_space_id: None,
+            knowledge_space_id: Some(row.knowledge_space_id),
             bootstrap_id: row.id,
             problem: "a row the protocol forbids: the console cannot judge or act on it".into(),
             evidence: format!(
@@ -273,13 +285,18 @@ fn head_finding(row: &HeadMismatch) -> Finding {
     let published = row
         .published_head_revision
         .map_or("none".to_string(), |r| r.to_string());
-    let (check, problem) = match row.head_revision {
-        None => (
+    let (check, problem) = match row.head_revision.filter(|_| row.has_head) {
+        None if !row.has_head => (
             Check::HeadMissing,
             format!(
                 "succeeded with {} documents, but the space has no publication head",
                 row.total_documents
             ),
+        ),
+        // A head without a readable revision is only ever asked about when missing.
+        None => (
+            Check::HeadMissing,
+            "the space's publication head cannot be compared".to_string(),
         ),
         Some(head) => (
             Check::HeadBehind,

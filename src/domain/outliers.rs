@@ -19,6 +19,9 @@ pub const SLOW_SHARE: f64 = 0.1;
 pub const MIN_PEERS: usize = 5;
 /// A rate needs at least this much history behind it.
 pub const MIN_HISTORY: Duration = Duration::seconds(60);
+/// Progress comes in whole documents: a job is compared only over a history in which its
+/// peers' median pace would have done at least this many, so one long document is not a stall.
+pub const MIN_EXPECTED_DOCUMENTS: f64 = 5.0;
 
 /// A running space far slower than its peers.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,27 +46,35 @@ pub fn stall_outliers<'a>(
     rows: impl IntoIterator<Item = &'a BoardRow>,
     now: DateTime<Utc>,
 ) -> Vec<Outlier> {
-    let mut rated: Vec<(&BoardRow, f64)> = rows
+    // Documents are rebuilt at one checkpoint only: a job verifying (every document done)
+    // or capturing has no documents per minute to compare.
+    let mut rated: Vec<(&BoardRow, f64, f64)> = rows
         .into_iter()
-        .filter(|row| row.run_state == RunState::Running)
+        .filter(|row| {
+            row.run_state == RunState::Running
+                && row.checkpoint == Checkpoint::Rebuilding
+                && row.completed < row.total
+        })
         .filter_map(|row| {
             let anchor = row.progress_anchor?;
-            if now - anchor.at < MIN_HISTORY {
+            let history = now - anchor.at;
+            if history < MIN_HISTORY {
                 return None;
             }
             let rate = anchor.rate_to(Sample {
                 at: now,
                 completed: i64::from(row.completed),
             })?;
-            Some((row, rate.max(0.0)))
+            let minutes = history.num_milliseconds() as f64 / 60_000.0;
+            Some((row, rate.max(0.0), minutes))
         })
         .collect();
     let mut outliers = Vec::new();
     for checkpoint in Checkpoint::ALL {
         let mut rates: Vec<f64> = rated
             .iter()
-            .filter(|(row, _)| row.checkpoint == *checkpoint)
-            .map(|(_, rate)| *rate)
+            .filter(|(row, _, _)| row.checkpoint == *checkpoint)
+            .map(|(_, rate, _)| *rate)
             .collect();
         if rates.len() < MIN_PEERS {
             continue;
@@ -76,8 +87,12 @@ pub fn stall_outliers<'a>(
         outliers.extend(
             rated
                 .iter()
-                .filter(|(row, rate)| row.checkpoint == *checkpoint && *rate < median * SLOW_SHARE)
-                .map(|(row, rate)| Outlier {
+                .filter(|(row, rate, minutes)| {
+                    row.checkpoint == *checkpoint
+                        && *rate < median * SLOW_SHARE
+                        && median * minutes >= MIN_EXPECTED_DOCUMENTS
+                })
+                .map(|(row, rate, _)| Outlier {
                     id: row.id,
                     tenant: row.tenant.clone(),
                     space: row.space,
@@ -151,6 +166,28 @@ mod tests {
         assert!((found[0].rate - 0.4).abs() < 1e-9, "{found:?}");
         assert!((found[0].median - 10.4).abs() < 1e-9, "{found:?}");
         assert_eq!(found[0].peers, 6);
+    }
+
+    #[test]
+    fn one_long_document_is_not_a_stall_nor_is_verifying() {
+        let now = Utc::now();
+        // Peers at 2 documents a minute: over a 1.5-minute history the median pace would do 3
+        // documents — too few to call a job at 0 slow rather than on a long document.
+        let mut rows: Vec<BoardRow> = (0..5)
+            .map(|_| row(Checkpoint::Rebuilding, 10, now))
+            .collect();
+        let mut long_document = row(Checkpoint::Rebuilding, 0, now);
+        long_document.progress_anchor = Some(Sample {
+            at: now - Duration::seconds(90),
+            completed: 100,
+        });
+        rows.push(long_document);
+        for _ in 0..6 {
+            let mut verifying = row(Checkpoint::Verifying, 0, now);
+            verifying.completed = verifying.total;
+            rows.push(verifying);
+        }
+        assert!(stall_outliers(&rows, now).is_empty());
     }
 
     #[test]

@@ -11,14 +11,20 @@ use chrono::{DateTime, Duration, Utc};
 pub const POINTS: usize = 64;
 /// The spacing of points at the start of a session.
 pub const FIRST_BUCKET: Duration = Duration::seconds(10);
+/// Readings in the session's first minute are left out: a rate over a few seconds is noise
+/// that would set the chart's scale.
+pub const WARM_UP: Duration = Duration::seconds(60);
 
 /// One point of the pace history.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PacePoint {
     pub at: DateTime<Utc>,
+    /// The mean of the readings in the point's bucket: a dip inside it still shows.
     pub documents_per_minute: f64,
-    /// 0.0–1.0.
+    /// 0.0–1.0, the latest in the bucket.
     pub readable_share: f64,
+    /// Readings averaged into it.
+    readings: u32,
 }
 
 /// The pace history.
@@ -26,6 +32,8 @@ pub struct PacePoint {
 pub struct Pace {
     points: Vec<PacePoint>,
     bucket: Duration,
+    /// The first reading of the session (see [`WARM_UP`]).
+    first: Option<DateTime<Utc>>,
 }
 
 impl Default for Pace {
@@ -33,32 +41,40 @@ impl Default for Pace {
         Self {
             points: Vec::new(),
             bucket: FIRST_BUCKET,
+            first: None,
         }
     }
 }
 
 impl Pace {
-    /// Records the rollout at `at`. A reading within the last point's bucket replaces it (the
-    /// latest value wins); a clock that went back starts over.
+    /// Records the rollout at `at`. A reading within the last point's bucket is averaged into
+    /// it; a clock that went back starts over.
     pub fn record(&mut self, at: DateTime<Utc>, documents_per_minute: f64, readable_share: f64) {
-        let point = PacePoint {
-            at,
-            documents_per_minute: documents_per_minute.max(0.0),
-            readable_share: readable_share.clamp(0.0, 1.0),
-        };
-        match self.points.last() {
-            Some(last) if at < last.at => {
-                *self = Self::default();
-                self.points.push(point);
-            }
+        if self.points.last().is_some_and(|last| at < last.at)
+            || self.first.is_some_and(|first| at < first)
+        {
+            *self = Self::default();
+        }
+        let first = *self.first.get_or_insert(at);
+        if at - first < WARM_UP {
+            return;
+        }
+        let rate = documents_per_minute.max(0.0);
+        let share = readable_share.clamp(0.0, 1.0);
+        match self.points.last_mut() {
             // Buckets start at their first reading.
             Some(last) if at - last.at < self.bucket => {
-                *self.points.last_mut().expect("a last point") = PacePoint {
-                    at: last.at,
-                    ..point
-                };
+                let n = f64::from(last.readings);
+                last.documents_per_minute = (last.documents_per_minute * n + rate) / (n + 1.0);
+                last.readable_share = share;
+                last.readings += 1;
             }
-            _ => self.points.push(point),
+            _ => self.points.push(PacePoint {
+                at,
+                documents_per_minute: rate,
+                readable_share: share,
+                readings: 1,
+            }),
         }
         if self.points.len() > POINTS {
             self.coarsen();
@@ -71,12 +87,16 @@ impl Pace {
             .points
             .chunks(2)
             .map(|pair| {
-                let n = pair.len() as f64;
+                let readings: u32 = pair.iter().map(|p| p.readings).sum();
+                let weighted = pair
+                    .iter()
+                    .map(|p| p.documents_per_minute * f64::from(p.readings))
+                    .sum::<f64>();
                 PacePoint {
                     at: pair[0].at,
-                    documents_per_minute: pair.iter().map(|p| p.documents_per_minute).sum::<f64>()
-                        / n,
-                    readable_share: pair.iter().map(|p| p.readable_share).sum::<f64>() / n,
+                    documents_per_minute: weighted / f64::from(readings.max(1)),
+                    readable_share: pair[pair.len() - 1].readable_share,
+                    readings,
                 }
             })
             .collect();
@@ -92,23 +112,35 @@ impl Pace {
         self.bucket
     }
 
-    /// The last `width` documents-per-minute values as a sparkline, scaled to their maximum.
+    /// Documents per minute over the whole session in `width` columns (fewer while the
+    /// session has fewer points), scaled to their maximum.
     pub fn rate_sparkline(&self, width: usize, ascii: bool) -> String {
-        let values: Vec<f64> = self.tail(width).map(|p| p.documents_per_minute).collect();
+        let values = self.resampled(width, |p| p.documents_per_minute);
         let top = values.iter().copied().fold(0.0, f64::max);
         sparkline(&values, top, ascii)
     }
 
-    /// The last `width` readable shares as a sparkline, on a fixed 0–100 % scale.
+    /// The readable share over the whole session in `width` columns, on a fixed 0–100 % scale.
     pub fn readable_sparkline(&self, width: usize, ascii: bool) -> String {
-        let values: Vec<f64> = self.tail(width).map(|p| p.readable_share).collect();
+        let values = self.resampled(width, |p| p.readable_share);
         sparkline(&values, 1.0, ascii)
     }
 
-    fn tail(&self, width: usize) -> impl Iterator<Item = &PacePoint> {
-        self.points
-            .iter()
-            .skip(self.points.len().saturating_sub(width))
+    /// The points spread over at most `width` columns, each column the mean of its points:
+    /// the session's start stays in view.
+    fn resampled(&self, width: usize, value: impl Fn(&PacePoint) -> f64) -> Vec<f64> {
+        let n = self.points.len();
+        let columns = width.min(n);
+        (0..columns)
+            .map(|column| {
+                let (from, to) = (
+                    column * n / columns,
+                    ((column + 1) * n / columns).max(column * n / columns + 1),
+                );
+                let slice = &self.points[from..to.min(n)];
+                slice.iter().map(&value).sum::<f64>() / slice.len() as f64
+            })
+            .collect()
     }
 }
 
@@ -140,14 +172,18 @@ mod tests {
     }
 
     #[test]
-    fn readings_within_a_bucket_replace_the_last_point() {
+    fn the_first_minute_is_left_out_and_a_bucket_averages_its_readings() {
         let mut pace = Pace::default();
-        pace.record(at(0), 10.0, 0.1);
-        pace.record(at(4), 20.0, 0.2);
-        pace.record(at(12), 30.0, 0.3);
+        pace.record(at(0), 500.0, 0.0);
+        pace.record(at(30), 400.0, 0.0);
+        assert!(pace.points().is_empty(), "warming up");
+        pace.record(at(60), 10.0, 0.1);
+        pace.record(at(64), 30.0, 0.2);
+        pace.record(at(72), 30.0, 0.3);
         assert_eq!(pace.points().len(), 2);
         assert_eq!(pace.points()[0].documents_per_minute, 20.0);
-        assert_eq!(pace.points()[0].at, at(0));
+        assert_eq!(pace.points()[0].readable_share, 0.2);
+        assert_eq!(pace.points()[0].at, at(60));
     }
 
     #[test]
@@ -160,20 +196,22 @@ mod tests {
         assert!(pace.points().len() <= POINTS, "{}", pace.points().len());
         assert_eq!(
             pace.points()[0].at,
-            at(0),
+            at(60),
             "the session's start is still in view"
         );
         assert!(pace.bucket() >= Duration::minutes(10), "{}", pace.bucket());
     }
 
     #[test]
-    fn the_sparklines_show_a_stall_as_a_floor() {
+    fn the_sparklines_span_the_session_and_show_a_stall_as_a_floor() {
         let mut pace = Pace::default();
+        pace.record(at(0), 0.0, 0.0);
         for (i, rate) in [40.0, 80.0, 80.0, 0.0, 0.0].into_iter().enumerate() {
-            pace.record(at(i as i64 * 10), rate, i as f64 / 4.0);
+            pace.record(at(60 + i as i64 * 10), rate, i as f64 / 4.0);
         }
         assert_eq!(pace.rate_sparkline(8, false), "▅██▁▁");
-        assert_eq!(pace.rate_sparkline(3, true), "#__");
+        // Three columns for five points: each column the mean of its points, from the start.
+        assert_eq!(pace.rate_sparkline(3, true), "=#_");
         assert_eq!(pace.readable_sparkline(5, false), "▁▃▅▆█");
     }
 }

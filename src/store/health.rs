@@ -91,14 +91,20 @@ pub async fn item_disagreements(
     .await?)
 }
 
-/// What the database offers for the head check.
-pub async fn head_table_readable(pool: &PgPool) -> Result<bool, StoreError> {
-    Ok(sqlx::query_scalar(
-        "SELECT coalesce(( \
-           SELECT has_table_privilege(c.oid, 'SELECT') \
-           FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid \
-           WHERE c.oid = to_regclass('projection_set_publication_heads') \
-             AND a.attname = 'revision' AND NOT a.attisdropped), false)",
+/// What the database offers for the head checks: a readable head table, and whether it has
+/// a `revision` column (without it, only missing heads can be told).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+pub struct HeadTable {
+    pub readable: bool,
+    pub revision: bool,
+}
+
+pub async fn head_table(pool: &PgPool) -> Result<HeadTable, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT coalesce(has_table_privilege(t.oid, 'SELECT'), false) AS readable, \
+                EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = t.oid \
+                          AND a.attname = 'revision' AND NOT a.attisdropped) AS revision \
+         FROM (SELECT to_regclass('projection_set_publication_heads') AS oid) t",
     )
     .fetch_one(pool)
     .await?)
@@ -113,28 +119,40 @@ pub struct HeadMismatch {
     pub total_documents: i32,
     pub published_head_revision: Option<i32>,
     pub head_revision: Option<i32>,
+    pub has_head: bool,
 }
 
 /// Succeeded jobs with documents whose space has no publication head, or a head older than
 /// the revision the job published (heads move forward with later writes: newer is fine).
 pub async fn head_mismatches(
     pool: &PgPool,
+    heads: HeadTable,
     tenant: Option<&str>,
     after: Option<Uuid>,
     until: Option<Uuid>,
 ) -> Result<Vec<HeadMismatch>, StoreError> {
-    Ok(sqlx::query_as(
+    // Without a revision column only a missing head can be told (the join needs the table's
+    // identity columns alone).
+    let (revision, wrong) = if heads.revision {
+        (
+            "h.revision",
+            "(h.knowledge_space_id IS NULL OR h.revision < b.published_head_revision)",
+        )
+    } else {
+        ("NULL::int", "h.knowledge_space_id IS NULL")
+    };
+    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT b.id, b.tenant_id, b.knowledge_space_id, b.total_documents, \
-                b.published_head_revision, h.revision AS head_revision \
+                b.published_head_revision, {revision} AS head_revision, \
+                h.knowledge_space_id IS NOT NULL AS has_head \
          FROM legacy_space_publication_bootstraps b \
          LEFT JOIN projection_set_publication_heads h \
            ON h.tenant_id = b.tenant_id AND h.knowledge_space_id = b.knowledge_space_id \
          WHERE ($1::uuid IS NULL OR b.id > $1) AND ($2::uuid IS NULL OR b.id <= $2) \
            AND ($3::text IS NULL OR b.tenant_id = $3) \
-           AND b.run_state = 'succeeded' AND b.total_documents > 0 \
-           AND (h.revision IS NULL OR h.revision < b.published_head_revision) \
-         ORDER BY b.id",
-    )
+           AND b.run_state = 'succeeded' AND b.total_documents > 0 AND {wrong} \
+         ORDER BY b.id"
+    )))
     .bind(after)
     .bind(until)
     .bind(tenant)
@@ -157,23 +175,27 @@ pub struct Abandoned {
 /// Running jobs whose lease expired more than `windows` lease windows ago (the window being
 /// the time from the last heartbeat to the expiry, at least a minute): one range of the claim
 /// index, however large the ledger.
+/// `now` is the instant the data is judged at: on a lagging standby, as of its data, not its
+/// clock (see `Session::database_now`).
 pub async fn abandoned(
     pool: &PgPool,
     tenant: Option<&str>,
     windows: i32,
+    now: DateTime<Utc>,
 ) -> Result<Vec<Abandoned>, StoreError> {
     Ok(sqlx::query_as(
         "SELECT id, tenant_id, knowledge_space_id, worker_id, heartbeat_at, lease_expires_at, \
-                now() AS db_now \
+                $3::timestamptz AS db_now \
          FROM legacy_space_publication_bootstraps \
-         WHERE run_state = 'running' AND lease_expires_at < now() \
+         WHERE run_state = 'running' AND lease_expires_at < $3 \
            AND ($1::text IS NULL OR tenant_id = $1) \
-           AND now() - lease_expires_at > $2 * greatest(lease_expires_at - heartbeat_at, \
-                                                        interval '1 minute') \
+           AND $3 - lease_expires_at > $2 * greatest(lease_expires_at - heartbeat_at, \
+                                                     interval '1 minute') \
          ORDER BY lease_expires_at, id",
     )
     .bind(tenant)
     .bind(windows)
+    .bind(now)
     .fetch_all(pool)
     .await?)
 }

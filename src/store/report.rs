@@ -86,12 +86,15 @@ pub fn summary_sql() -> String {
 }
 
 /// The rows the console cannot read, by id (only asked for when the summary counted some).
+/// The most unreadable rows listed (the summary counts them all).
+pub const UNREADABLE_LISTED: usize = 1000;
+
 pub fn unreadable_sql() -> String {
     format!(
-        "SELECT b.id, b.tenant_id, b.run_state, b.checkpoint \
+        "SELECT b.id, b.tenant_id, b.knowledge_space_id, b.run_state, b.checkpoint \
          FROM legacy_space_publication_bootstraps b \
          WHERE ($1::text IS NULL OR b.tenant_id = $1) AND NOT ({KNOWN} AND {SANE}) \
-         ORDER BY b.id LIMIT 1000"
+         ORDER BY b.id LIMIT {UNREADABLE_LISTED}"
     )
 }
 
@@ -125,6 +128,7 @@ pub async fn summary(
 pub struct UnreadableRow {
     pub id: Uuid,
     pub tenant_id: String,
+    pub knowledge_space_id: Uuid,
     pub run_state: String,
     pub checkpoint: String,
 }

@@ -132,16 +132,26 @@ pub struct HealthState {
 }
 
 impl HealthState {
-    /// The bootstraps the list shows, in order: findings, then outliers.
-    pub fn listed(&self) -> Vec<Uuid> {
-        let findings = match &self.checked {
-            Some((_, Ok(health))) => health.findings.iter().map(|f| f.bootstrap_id).collect(),
-            _ => Vec::new(),
-        };
-        findings
-            .into_iter()
-            .chain(self.outliers.iter().map(|o| o.id))
-            .collect()
+    /// The findings of the last check (none before one, or when it failed).
+    pub fn findings(&self) -> &[crate::domain::health::Finding] {
+        match &self.checked {
+            Some((_, Ok(health))) => &health.findings,
+            _ => &[],
+        }
+    }
+
+    /// How many lines the list has: findings, then outliers.
+    pub fn listed_len(&self) -> usize {
+        self.findings().len() + self.outliers.len()
+    }
+
+    /// The bootstrap of the list's line `index`.
+    pub fn listed(&self, index: usize) -> Option<Uuid> {
+        let findings = self.findings();
+        match findings.get(index) {
+            Some(f) => Some(f.bootstrap_id),
+            None => self.outliers.get(index - findings.len()).map(|o| o.id),
+        }
     }
 }
 

@@ -74,7 +74,7 @@ fn list_len(app: &App, view: &View) -> usize {
             Some(Extra::Audit(records)) => records.len(),
             _ => 0,
         },
-        View::Health => app.health.listed().len(),
+        View::Health => app.health.listed_len(),
         View::Board | View::Detail(_) => 0,
     }
 }

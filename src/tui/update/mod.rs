@@ -568,7 +568,7 @@ fn open(app: &mut App) -> Vec<Effect> {
                 .and_then(|r| r.bootstrap_id.or(Some(r.knowledge_space_id))),
             _ => None,
         },
-        View::Health => app.health.listed().get(app.health.list.cursor).copied(),
+        View::Health => app.health.listed(app.health.list.cursor),
         View::Detail(_) => None,
     };
     match id {
@@ -626,9 +626,8 @@ fn copy(app: &mut App) -> Vec<Effect> {
         },
         View::Health => app
             .health
-            .listed()
-            .get(app.health.list.cursor)
-            .map(Uuid::to_string),
+            .listed(app.health.list.cursor)
+            .map(|id| id.to_string()),
     };
     match text {
         Some(text) => {

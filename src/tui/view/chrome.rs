@@ -5,6 +5,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
+use unicode_width::UnicodeWidthStr;
 
 use super::format;
 use crate::domain::board::{Quick, SortKey};
@@ -217,8 +218,9 @@ fn pace_line(app: &App, s: &crate::domain::board::Summary, width: usize) -> Stri
         return format!("{head}{tail}");
     }
     let room = width.saturating_sub(head.len() + 2);
-    let (spark, tail) = if room >= 8 + tail.len() {
-        ((room - tail.len()).min(24), tail)
+    let tail_width = UnicodeWidthStr::width(tail.as_str());
+    let (spark, tail) = if room >= 8 + tail_width {
+        ((room - tail_width).min(24), tail)
     } else {
         (room.min(24), String::new())
     };
@@ -270,7 +272,8 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             format::bar(s.readable_share(), 8, app.display.ascii)
         );
         // Where there is room: the share over the session.
-        let room = usize::from(left.width).saturating_sub(" readable ".len() + line.len() + 2);
+        let room = usize::from(left.width)
+            .saturating_sub(" readable ".len() + UnicodeWidthStr::width(line.as_str()) + 2);
         if room >= 8 && app.pace.points().len() > 1 {
             line.push(' ');
             line.push_str(&app.pace.readable_sparkline(room.min(24), app.display.ascii));

@@ -69,38 +69,14 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     rows(frame, body, app, theme);
 }
 
-/// Findings, then outliers, one line each, under one cursor.
+/// Findings, then outliers, one line each, under one cursor; only the lines in sight are
+/// formatted (a broken ledger may have a finding per space).
 fn rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let names = app.names();
     let health = &app.health;
-    let mut lines: Vec<[String; 4]> = Vec::new();
-    if let Some((_, Ok(found))) = &health.checked {
-        for f in &found.findings {
-            lines.push([
-                f.check.name().to_string(),
-                text::fit_middle(&f.tenant_id, 10).trim_end().to_string(),
-                names.short(&f.bootstrap_id),
-                text::clean(&f.problem, 200),
-            ]);
-        }
-    }
-    for o in &health.outliers {
-        lines.push([
-            "slow".to_string(),
-            text::fit_middle(&o.tenant, 10).trim_end().to_string(),
-            names.short(&o.id),
-            format!(
-                "{:.1} docs/min at {}, a tenth of the median {:.1} of {} running there ({}/{})",
-                o.rate,
-                o.checkpoint.as_str(),
-                o.median,
-                o.peers,
-                o.completed,
-                o.total
-            ),
-        ]);
-    }
-    if lines.is_empty() {
+    let findings = health.findings();
+    let total = health.listed_len();
+    if total == 0 {
         let text = if health.checked.is_some() {
             " nothing found; no running space is far slower than its peers"
         } else {
@@ -112,27 +88,47 @@ fn rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // The selected line in full below the list: what is wrong, the evidence, what helps.
     let [list, selected] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(6)]).areas(area);
-    let text = selected_text(app);
     frame.render_widget(
-        Paragraph::new(text).wrap(Wrap { trim: true }).block(
-            Block::default()
-                .borders(Borders::TOP)
-                .border_style(theme.dim()),
-        ),
+        Paragraph::new(selected_text(app))
+            .wrap(Wrap { trim: true })
+            .block(
+                Block::default()
+                    .borders(Borders::TOP)
+                    .border_style(theme.dim()),
+            ),
         selected,
     );
-    let area = list;
     // This list is shorter than the other views' (the selected line takes the bottom): the
     // cursor is kept in sight here.
-    let page = usize::from(area.height.saturating_sub(1)).max(1);
+    let page = usize::from(list.height.saturating_sub(1)).max(1);
     let cursor = health.list.cursor;
     let offset = health.list.offset.max((cursor + 1).saturating_sub(page));
-    let shown: Vec<Row> = lines
-        .into_iter()
-        .enumerate()
-        .skip(offset)
-        .take(page)
-        .map(|(index, [check, tenant, id, problem])| {
+    let line = |index: usize| -> [String; 4] {
+        match findings.get(index) {
+            Some(f) => [
+                f.check.name().to_string(),
+                text::fit_middle(&f.tenant_id, 10).trim_end().to_string(),
+                names.short(&f.knowledge_space_id.unwrap_or(f.bootstrap_id)),
+                text::clean(&f.problem, 200),
+            ],
+            None => {
+                let o = &health.outliers[index - findings.len()];
+                [
+                    "slow".to_string(),
+                    text::fit_middle(&o.tenant, 10).trim_end().to_string(),
+                    names.short(&o.space),
+                    format!(
+                        "{:.1} docs/min, under a tenth of the median {:.1} of {} rebuilding \
+                         ({}/{})",
+                        o.rate, o.median, o.peers, o.completed, o.total
+                    ),
+                ]
+            }
+        }
+    };
+    let shown: Vec<Row> = (offset..total.min(offset + page))
+        .map(|index| {
+            let [check, tenant, id, problem] = line(index);
             Row::new(vec![
                 Cell::from(Span::styled(check, theme.error())),
                 Cell::from(tenant),
@@ -151,7 +147,7 @@ fn rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let header = Row::new(["check", "tenant", "space", "what is wrong"]).style(theme.heading());
     frame.render_widget(
         Table::new(shown, widths).header(header).column_spacing(1),
-        area,
+        list,
     );
 }
 
@@ -159,10 +155,7 @@ fn rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 fn selected_text(app: &App) -> Vec<Line<'static>> {
     let health = &app.health;
     let cursor = health.list.cursor;
-    let findings = match &health.checked {
-        Some((_, Ok(found))) => found.findings.as_slice(),
-        _ => &[],
-    };
+    let findings = health.findings();
     if let Some(f) = findings.get(cursor) {
         return vec![
             Line::raw(format!(" {}", text::clean(&f.problem, 300))),
@@ -173,12 +166,9 @@ fn selected_text(app: &App) -> Vec<Line<'static>> {
     match health.outliers.get(cursor.saturating_sub(findings.len())) {
         Some(o) => vec![
             Line::raw(format!(
-                " running at {:.1} documents/min over its recent history, at {} where the {} \
-                 running spaces' median is {:.1}",
-                o.rate,
-                o.checkpoint.as_str(),
-                o.peers,
-                o.median
+                " rebuilding at {:.1} documents/min over its recent history, where the {} \
+                 spaces rebuilding with enough history make a median of {:.1}",
+                o.rate, o.peers, o.median
             )),
             Line::raw(
                 " action: look at its worker and its current document (detail: Enter); it is \
