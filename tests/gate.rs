@@ -64,6 +64,9 @@ async fn a_failure_stops_the_gate_at_once_unless_it_keeps_going() {
     let out = stdout(&stopped);
     assert_eq!(stopped.status.code(), Some(1), "{out}{}", stderr(&stopped));
     assert!(out.contains("stopped: 1 failed"), "{out}");
+    // Failed past the checkpoint, it has reached it: every snapshot is captured.
+    let captured = gate(&db, "snapshot_captured", &["--timeout", "30s"]).await;
+    assert_eq!(captured.status.code(), Some(0), "{}", stdout(&captured));
 
     let kept = gate(&db, "published", &["--keep-going", "--timeout", "2s"]).await;
     let out = stdout(&kept);
@@ -147,7 +150,7 @@ async fn on_a_terminal_the_gate_draws_a_bar() {
     );
     let screen = console.wait_for("timed out after 2s", 20);
     assert!(
-        screen.contains("[##########----------] published 1/2 (50.0%)"),
+        screen.contains("[##########----------] ") && screen.contains("s published 1/2 (50.0%)"),
         "{screen}"
     );
     assert_eq!(console.wait_exit(10), 9);

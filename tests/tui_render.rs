@@ -358,21 +358,21 @@ fn the_summary_charts_the_pace_of_the_session() {
         let mut app = screens::app(size, Extra::None, Focus::Board);
         app.display.ascii = ascii;
         app.pace = bootstrap_console::domain::pace::Pace::default();
-        // The session's first minute is left out of the chart.
-        app.pace.record(start, 500.0, 0.0);
-        // A fleet that slowed to a stall, while the readable share grew.
-        for (i, rate) in [60.0, 90.0, 120.0, 120.0, 30.0, 0.0, 0.0]
-            .into_iter()
-            .enumerate()
-        {
+        // The session's first minute only sets the baseline.
+        app.pace.record(start, 1_000, 0.0);
+        // A fleet that slowed to a stall, while the readable share grew: documents completed
+        // in each 15 s between polls.
+        let mut completed = 1_000;
+        for (i, documents) in [15, 22, 30, 30, 8, 0, 0].into_iter().enumerate() {
+            completed += documents;
             let at = start + chrono::Duration::seconds(60 + i as i64 * 15);
-            app.pace.record(at, rate, i as f64 / 10.0);
+            app.pace.record(at, completed, i as f64 / 10.0);
         }
         let text = screen_text(&render(&app));
         let (rate_chart, share_chart) = if ascii {
-            ("docs/min =+##:__", "..:-=")
+            ("docs/min ,+##:__", ",,:-=")
         } else {
-            ("docs/min ▅▆██▃▁▁", "▂▂▃▄▅")
+            ("docs/min ▂▆██▃▁▁", "▂▂▃▄▅")
         };
         assert!(text.contains(rate_chart), "{size:?}:\n{text}");
         if size.0 > 80 {

@@ -95,9 +95,11 @@ fn show(reading: &GateReading, started: Instant, in_place: bool) {
     let elapsed = human(started.elapsed());
     if in_place {
         const WIDTH: usize = 20;
-        let filled = ((reading.fraction() * WIDTH as f64).round() as usize).min(WIDTH);
+        // Full only when done: 99 of 100 is not a full bar.
+        let filled = ((reading.fraction() * WIDTH as f64).floor() as usize).min(WIDTH);
+        // The elapsed time before the counts: at 80 columns the end of the line goes.
         let line = format!(
-            "[{}{}] {} · {elapsed}",
+            "[{}{}] {elapsed} {}",
             "#".repeat(filled),
             "-".repeat(WIDTH - filled),
             reading.line()

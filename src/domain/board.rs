@@ -160,6 +160,9 @@ pub struct Summary {
     pub documents_per_minute: Option<f64>,
     /// Documents still to rebuild in spaces whose snapshot is captured.
     pub documents_remaining: i64,
+    /// Documents rebuilt so far, over every job in scope (the pace chart's rate comes from
+    /// how this moves between polls).
+    pub documents_completed: i64,
     /// Of those, the documents running jobs still have to rebuild: what the ETA covers (a
     /// failed or canceled job never finishes on its own).
     pub documents_running: i64,
@@ -219,6 +222,8 @@ impl Summary {
         };
         step(&mut self.matrix[row.checkpoint.index()][row.run_state.index()]);
         step(&mut self.spaces);
+        let completed = i64::from(row.completed);
+        self.documents_completed += if add { completed } else { -completed };
         step(&mut self.by_attention[row.signals.attention.index()]);
         if row.signals.readable {
             step(&mut self.readable);

@@ -9,7 +9,6 @@ use uuid::Uuid;
 use super::board::Summary;
 use super::leases::LeaseBoard;
 use super::model::{Checkpoint, RunState};
-use super::signals::Attention;
 
 /// Where the rollout stands against the gate, at one poll.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +17,7 @@ pub struct GateReading {
     /// Spaces at `until` or past it.
     pub reached: u32,
     pub spaces: u32,
+    /// Failed and canceled spaces short of the checkpoint.
     pub failed: u32,
     pub canceled: u32,
     /// Rows the console cannot read (a state or combination the protocol forbids): in scope,
@@ -49,31 +49,44 @@ impl GateReading {
             .filter(|c| c.index() >= until.index())
             .flat_map(|c| RunState::ALL.iter().map(|s| summary.in_state(*c, *s)))
             .sum();
-        let canceled = Checkpoint::ALL
-            .iter()
-            .map(|c| summary.in_state(*c, RunState::Canceled))
-            .sum();
+        // Only what keeps a space from the checkpoint stops the gate: a space that failed or
+        // was canceled past it has reached it (its snapshot was captured, say).
+        let short_of = |state: RunState| -> u32 {
+            Checkpoint::ALL
+                .iter()
+                .filter(|c| c.index() < until.index())
+                .map(|c| summary.in_state(*c, state))
+                .sum()
+        };
+        // A failed or canceled space is counted as that, not again as blocked.
         let orphan_blocked = leases
             .leases
             .iter()
-            .filter(|l| l.orphan_suspect() && l.job.as_ref().is_some_and(|j| j.is_blocked()))
+            .filter(|l| {
+                l.orphan_suspect()
+                    && l.job.as_ref().is_some_and(|j| {
+                        j.is_blocked()
+                            && matches!(j.run_state, RunState::Queued | RunState::Running)
+                    })
+            })
             .map(|l| l.lease.knowledge_space_id)
             .collect();
         Self {
             until,
             reached,
             spaces: summary.spaces + unreadable,
-            failed: summary.count(Attention::Failed),
-            canceled,
+            failed: short_of(RunState::Failed),
+            canceled: short_of(RunState::Canceled),
             unreadable,
             orphan_blocked,
             documents_remaining: summary.documents_remaining,
         }
     }
 
-    /// Done, stuck (unless `keep_going`), or still waiting. A failure anywhere in scope stops
-    /// the gate, also in a space past the checkpoint — the rollout needs a human either way —
-    /// so the same ledger gives the same answer whenever it is read.
+    /// Done, stuck (unless `keep_going`), or still waiting. A space that cannot reach the
+    /// checkpoint by waiting (failed, canceled or orphan-blocked short of it, or unreadable)
+    /// stops the gate, whether or not the others are there yet: the same ledger gives the same
+    /// answer whenever it is read.
     pub fn verdict(&self, keep_going: bool) -> GateVerdict {
         if !keep_going && let Some(why) = self.stop_reasons() {
             return GateVerdict::Stuck(why);
@@ -118,7 +131,8 @@ impl GateReading {
         }
     }
 
-    /// `published 1,234/100,000 (1.2%) · failed 0 · canceled 0 · orphan-blocked 0 · 5,120 docs to rebuild`
+    /// `published 1234/100000 (1.2%) · failed 0 · canceled 0 · orphan-blocked 0 · 5120 docs
+    /// to rebuild` (the failed and canceled short of the checkpoint).
     pub fn line(&self) -> String {
         format!(
             "{} {}/{} ({:.1}%) · failed {} · canceled {} · orphan-blocked {} · {} docs to rebuild",
@@ -137,6 +151,7 @@ impl GateReading {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::signals::Attention;
 
     fn summary(cells: &[(Checkpoint, RunState, u32)], failed: u32) -> Summary {
         let mut summary = Summary::default();
@@ -188,14 +203,16 @@ mod tests {
             GateVerdict::Stuck("1 failed, 2 canceled".into())
         );
         assert_eq!(reading.verdict(true), GateVerdict::Waiting);
-        // Past the checkpoint too: every space has reached rebuilding, one of them failed.
+        // Past the checkpoint they have reached it: every snapshot is captured.
         let past = GateReading::new(Checkpoint::SnapshotCaptured, &s, 0, &leases());
         assert_eq!(past.reached, past.spaces);
+        assert_eq!(past.verdict(false), GateVerdict::Done);
+        // Short of it they stop the gate, whether or not the rest is there yet.
+        let short = GateReading::new(Checkpoint::Verifying, &s, 0, &leases());
         assert_eq!(
-            past.verdict(false),
+            short.verdict(false),
             GateVerdict::Stuck("1 failed, 2 canceled".into())
         );
-        assert_eq!(past.verdict(true), GateVerdict::Done);
     }
 
     #[test]

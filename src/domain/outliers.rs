@@ -50,10 +50,14 @@ pub fn stall_outliers<'a>(
     // or capturing has no documents per minute to compare.
     let mut rated: Vec<(&BoardRow, f64, f64)> = rows
         .into_iter()
+        // A job whose worker lease ran out, or that has not changed for the stuck threshold,
+        // is flagged as that already: it is neither a peer nor an outlier.
         .filter(|row| {
             row.run_state == RunState::Running
                 && row.checkpoint == Checkpoint::Rebuilding
                 && row.completed < row.total
+                && !row.signals.lease_expired
+                && !row.signals.stuck
         })
         .filter_map(|row| {
             let anchor = row.progress_anchor?;

@@ -1,6 +1,10 @@
 //! The rollout's pace over the session: documents per minute and the readable share, kept in
 //! at most [`POINTS`] points however long the console runs.
 //!
+//! The rate of a point is the documents completed between polls over the time between them,
+//! not the header's rate over a five-minute window: a fleet that stops shows as a floor at the
+//! next point, before the header's number has come down.
+//!
 //! Points start [`FIRST_BUCKET`] apart; when the history is full, neighbours are merged and the
 //! spacing doubles, so the whole session stays in view at a coarser grain — a slowdown of the
 //! whole fleet an hour ago and one a minute ago both show.
@@ -19,12 +23,22 @@ pub const WARM_UP: Duration = Duration::seconds(60);
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PacePoint {
     pub at: DateTime<Utc>,
-    /// The mean of the readings in the point's bucket: a dip inside it still shows.
-    pub documents_per_minute: f64,
     /// 0.0–1.0, the latest in the bucket.
     pub readable_share: f64,
-    /// Readings averaged into it.
-    readings: u32,
+    /// Documents completed, and minutes elapsed, over the polls in the bucket.
+    documents: f64,
+    minutes: f64,
+}
+
+impl PacePoint {
+    /// Documents per minute over the point's bucket: a dip inside it still counts.
+    pub fn documents_per_minute(&self) -> f64 {
+        if self.minutes > 0.0 {
+            self.documents / self.minutes
+        } else {
+            0.0
+        }
+    }
 }
 
 /// The pace history.
@@ -34,6 +48,8 @@ pub struct Pace {
     bucket: Duration,
     /// The first reading of the session (see [`WARM_UP`]).
     first: Option<DateTime<Utc>>,
+    /// The previous reading: its instant and the documents completed then.
+    last: Option<(DateTime<Utc>, i64)>,
 }
 
 impl Default for Pace {
@@ -42,38 +58,40 @@ impl Default for Pace {
             points: Vec::new(),
             bucket: FIRST_BUCKET,
             first: None,
+            last: None,
         }
     }
 }
 
 impl Pace {
-    /// Records the rollout at `at`. A reading within the last point's bucket is averaged into
-    /// it; a clock that went back starts over.
-    pub fn record(&mut self, at: DateTime<Utc>, documents_per_minute: f64, readable_share: f64) {
-        if self.points.last().is_some_and(|last| at < last.at)
-            || self.first.is_some_and(|first| at < first)
-        {
+    /// Records the rollout at `at`: `completed` documents in all, `readable_share` readable.
+    /// The documents since the previous reading count toward the current point (a count that
+    /// went down — a job reset — counts as none); a clock that went back starts over.
+    pub fn record(&mut self, at: DateTime<Utc>, completed: i64, readable_share: f64) {
+        if self.last.is_some_and(|(last, _)| at < last) {
             *self = Self::default();
         }
         let first = *self.first.get_or_insert(at);
-        if at - first < WARM_UP {
+        let previous = self.last.replace((at, completed));
+        // The first minute only sets the baseline: the first poll loads the whole ledger.
+        let Some((since, before)) = previous.filter(|_| at - first >= WARM_UP) else {
             return;
-        }
-        let rate = documents_per_minute.max(0.0);
+        };
+        let documents = (completed - before).max(0) as f64;
+        let minutes = (at - since).num_milliseconds() as f64 / 60_000.0;
         let share = readable_share.clamp(0.0, 1.0);
         match self.points.last_mut() {
             // Buckets start at their first reading.
-            Some(last) if at - last.at < self.bucket => {
-                let n = f64::from(last.readings);
-                last.documents_per_minute = (last.documents_per_minute * n + rate) / (n + 1.0);
-                last.readable_share = share;
-                last.readings += 1;
+            Some(point) if at - point.at < self.bucket => {
+                point.documents += documents;
+                point.minutes += minutes;
+                point.readable_share = share;
             }
             _ => self.points.push(PacePoint {
                 at,
-                documents_per_minute: rate,
                 readable_share: share,
-                readings: 1,
+                documents,
+                minutes,
             }),
         }
         if self.points.len() > POINTS {
@@ -86,18 +104,11 @@ impl Pace {
         self.points = self
             .points
             .chunks(2)
-            .map(|pair| {
-                let readings: u32 = pair.iter().map(|p| p.readings).sum();
-                let weighted = pair
-                    .iter()
-                    .map(|p| p.documents_per_minute * f64::from(p.readings))
-                    .sum::<f64>();
-                PacePoint {
-                    at: pair[0].at,
-                    documents_per_minute: weighted / f64::from(readings.max(1)),
-                    readable_share: pair[pair.len() - 1].readable_share,
-                    readings,
-                }
+            .map(|pair| PacePoint {
+                at: pair[0].at,
+                readable_share: pair[pair.len() - 1].readable_share,
+                documents: pair.iter().map(|p| p.documents).sum(),
+                minutes: pair.iter().map(|p| p.minutes).sum(),
             })
             .collect();
         self.bucket = self.bucket * 2;
@@ -115,7 +126,7 @@ impl Pace {
     /// Documents per minute over the whole session in `width` columns (fewer while the
     /// session has fewer points), scaled to their maximum.
     pub fn rate_sparkline(&self, width: usize, ascii: bool) -> String {
-        let values = self.resampled(width, |p| p.documents_per_minute);
+        let values = self.resampled(width, PacePoint::documents_per_minute);
         let top = values.iter().copied().fold(0.0, f64::max);
         sparkline(&values, top, ascii)
     }
@@ -148,7 +159,8 @@ impl Pace {
 /// as a flat floor rather than a gap.
 fn sparkline(values: &[f64], top: f64, ascii: bool) -> String {
     const BLOCKS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
-    const ASCII: [char; 8] = ['_', '.', ':', '-', '=', '+', '*', '#'];
+    // No `.`: it is the ASCII form of the separator beside the chart.
+    const ASCII: [char; 8] = ['_', ',', ':', '-', '=', '+', '*', '#'];
     let glyphs = if ascii { ASCII } else { BLOCKS };
     values
         .iter()
@@ -171,28 +183,37 @@ mod tests {
         DateTime::from_timestamp(1_800_000_000 + secs, 0).expect("time")
     }
 
+    /// Readings every `step` seconds from `from`, completing `per_reading[i]` documents each.
+    fn feed(pace: &mut Pace, from: i64, step: i64, per_reading: &[i64]) {
+        let mut completed = pace.last.map_or(0, |(_, c)| c);
+        for (i, docs) in per_reading.iter().enumerate() {
+            completed += docs;
+            pace.record(at(from + i as i64 * step), completed, i as f64 / 10.0);
+        }
+    }
+
     #[test]
-    fn the_first_minute_is_left_out_and_a_bucket_averages_its_readings() {
+    fn the_first_minute_sets_the_baseline_and_a_bucket_sums_its_polls() {
         let mut pace = Pace::default();
-        pace.record(at(0), 500.0, 0.0);
-        pace.record(at(30), 400.0, 0.0);
+        // The first poll loads the whole ledger: 5,000 documents done before the console came.
+        pace.record(at(0), 5_000, 0.0);
+        pace.record(at(30), 5_010, 0.0);
         assert!(pace.points().is_empty(), "warming up");
-        pace.record(at(60), 10.0, 0.1);
-        pace.record(at(64), 30.0, 0.2);
-        pace.record(at(72), 30.0, 0.3);
-        assert_eq!(pace.points().len(), 2);
-        assert_eq!(pace.points()[0].documents_per_minute, 20.0);
-        assert_eq!(pace.points()[0].readable_share, 0.2);
-        assert_eq!(pace.points()[0].at, at(60));
+        // 20 documents over the next 10 s, then 10 over 2 s more in the same bucket.
+        pace.record(at(60), 5_010, 0.1);
+        pace.record(at(64), 5_020, 0.2);
+        pace.record(at(66), 5_030, 0.3);
+        assert_eq!(pace.points().len(), 1);
+        let point = pace.points()[0];
+        assert!((point.documents_per_minute() - 20.0 / 36.0 * 60.0).abs() < 1e-9);
+        assert_eq!(point.readable_share, 0.3);
     }
 
     #[test]
     fn a_long_session_stays_bounded_and_keeps_its_start() {
         let mut pace = Pace::default();
         // Ten hours of polls every two seconds.
-        for i in 0..18_000 {
-            pace.record(at(i * 2), (i % 100) as f64, i as f64 / 18_000.0);
-        }
+        feed(&mut pace, 0, 2, &[3; 18_000]);
         assert!(pace.points().len() <= POINTS, "{}", pace.points().len());
         assert_eq!(
             pace.points()[0].at,
@@ -200,18 +221,20 @@ mod tests {
             "the session's start is still in view"
         );
         assert!(pace.bucket() >= Duration::minutes(10), "{}", pace.bucket());
+        // 3 documents every 2 s, whatever the coarsening.
+        for point in pace.points() {
+            assert!((point.documents_per_minute() - 90.0).abs() < 1e-6);
+        }
     }
 
     #[test]
-    fn the_sparklines_span_the_session_and_show_a_stall_as_a_floor() {
+    fn a_stall_is_a_floor_at_the_next_point() {
         let mut pace = Pace::default();
-        pace.record(at(0), 0.0, 0.0);
-        for (i, rate) in [40.0, 80.0, 80.0, 0.0, 0.0].into_iter().enumerate() {
-            pace.record(at(60 + i as i64 * 10), rate, i as f64 / 4.0);
-        }
-        assert_eq!(pace.rate_sparkline(8, false), "▅██▁▁");
-        // Three columns for five points: each column the mean of its points, from the start.
-        assert_eq!(pace.rate_sparkline(3, true), "=#_");
-        assert_eq!(pace.readable_sparkline(5, false), "▁▃▅▆█");
+        feed(&mut pace, 0, 10, &[0, 0, 0, 0, 0, 0, 0, 10, 20, 20, 0, 0]);
+        // From 60 s: 0 (baseline point), 10, 20, 20 documents per 10 s, then nothing.
+        assert_eq!(pace.rate_sparkline(8, false), "▁▅██▁▁");
+        // Three columns for six points, each the mean of its two: the session's start stays.
+        assert_eq!(pace.rate_sparkline(3, true), ":#_");
+        assert_eq!(pace.readable_sparkline(6, false), "▅▆▇▇██");
     }
 }

@@ -81,7 +81,7 @@ pub async fn item_disagreements(
            AND ((b.checkpoint <> 'pending_snapshot' AND i.items <> b.total_documents) \
              OR b.completed_documents <> i.succeeded \
              OR (b.run_state = 'succeeded' AND i.succeeded <> i.items) \
-             OR i.running > 1) \
+             OR (i.running > 1 AND b.run_state <> 'canceled')) \
          ORDER BY b.id",
     )
     .bind(after)

@@ -91,7 +91,8 @@ pub const UNREADABLE_LISTED: usize = 1000;
 
 pub fn unreadable_sql() -> String {
     format!(
-        "SELECT b.id, b.tenant_id, b.knowledge_space_id, b.run_state, b.checkpoint \
+        "SELECT b.id, b.tenant_id, b.knowledge_space_id, b.run_state, b.checkpoint, \
+                b.total_documents, b.completed_documents \
          FROM legacy_space_publication_bootstraps b \
          WHERE ($1::text IS NULL OR b.tenant_id = $1) AND NOT ({KNOWN} AND {SANE}) \
          ORDER BY b.id LIMIT {UNREADABLE_LISTED}"
@@ -131,6 +132,8 @@ pub struct UnreadableRow {
     pub knowledge_space_id: Uuid,
     pub run_state: String,
     pub checkpoint: String,
+    pub total_documents: i32,
+    pub completed_documents: i32,
 }
 
 pub async fn unreadable(

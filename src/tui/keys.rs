@@ -112,7 +112,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Tab, NONE)],
         shown: "Tab",
         command: Command::NextView,
-        help: "next: board/tenants/leases/audit",
+        help: "next view (board ... health)",
         hint: Some("view"),
     },
     Binding {

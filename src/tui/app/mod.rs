@@ -129,6 +129,8 @@ pub struct HealthState {
     /// Running spaces far slower than their peers, as of the latest poll.
     pub outliers: Vec<crate::domain::outliers::Outlier>,
     pub list: ListState,
+    /// The detail shown was opened from this view: Esc comes back here.
+    pub opened_detail: bool,
 }
 
 impl HealthState {

@@ -272,12 +272,11 @@ fn absorb_poll(app: &mut App, status: PollStatus) {
     app.status = status;
     if fresh {
         follow_selection(app);
-        // The pace once there is a rate to show (a first poll has none: not a stall).
-        if let Some(fleet) = app.fleet()
-            && let Some(rate) = fleet.summary.documents_per_minute
-        {
-            let (at, share) = (fleet.db_now, fleet.summary.readable_share());
-            app.pace.record(at, rate, share);
+        // The pace: documents completed and the readable share at each poll.
+        if let Some(fleet) = app.fleet() {
+            let s = &fleet.summary;
+            let (at, completed, share) = (fleet.db_now, s.documents_completed, s.readable_share());
+            app.pace.record(at, completed, share);
         }
     }
     keep_cursors_visible(app);
@@ -571,6 +570,7 @@ fn open(app: &mut App) -> Vec<Effect> {
         View::Health => app.health.listed(app.health.list.cursor),
         View::Detail(_) => None,
     };
+    app.health.opened_detail = app.view == View::Health && id.is_some();
     match id {
         Some(id) => switch_view(app, View::Detail(id)),
         None => Vec::new(),
@@ -604,6 +604,14 @@ fn back(app: &mut App) -> Vec<Effect> {
             query.quick = Quick::All;
             query.tenant = None;
             refilter(app)
+        }
+        // A detail opened from the health view goes back to it, where the operator was.
+        View::Detail(_) if app.health.opened_detail => {
+            app.health.opened_detail = false;
+            let list = app.health.list;
+            let effects = switch_view(app, View::Health);
+            app.health.list = list;
+            effects
         }
         _ => switch_view(app, View::Board),
     }

@@ -282,7 +282,8 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     } else {
         readable
     };
-    let pace = pace_line(app, s, usize::from(left.width));
+    // One column kept free: the matrix on the right starts right after.
+    let pace = pace_line(app, s, usize::from(left.width).saturating_sub(1));
     let count = |a: Attention| {
         let n = s.count(a);
         let style = if n > 0 {

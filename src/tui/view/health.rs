@@ -27,10 +27,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 .label(format!(" checking the ledger: {done}/{total} spaces "))
                 .filled_style(theme.live())
                 .unfilled_style(theme.dim());
+            // Filled and unfilled apart by shape, not only by colour (NO_COLOR, monochrome).
             let gauge = if app.display.ascii {
                 gauge.filled_symbol("#").unfilled_symbol("-")
             } else {
-                gauge
+                gauge.filled_symbol("█").unfilled_symbol("░")
             };
             frame.render_widget(gauge, top);
         }
@@ -39,8 +40,13 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             let ago = format::age_compact(
                 chrono::Duration::from_std(waited).unwrap_or(chrono::Duration::zero()),
             );
+            // Where the cursor is first: at 80 columns the end of the line goes.
+            let at = match health.listed_len() {
+                0 => String::new(),
+                n => format!("{}/{n} · ", health.list.cursor + 1),
+            };
             let mut line = format!(
-                " ledger check {ago} ago: {} finding(s) in {} bootstraps · C-r checks again",
+                " {at}ledger check {ago} ago: {} finding(s) in {} bootstraps · C-r checks again",
                 found.findings.len(),
                 found.bootstraps_checked
             );
@@ -78,16 +84,18 @@ fn rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let total = health.listed_len();
     if total == 0 {
         let text = if health.checked.is_some() {
-            " nothing found; no running space is far slower than its peers"
+            " nothing found; no space rebuilding is far slower than its peers (that takes a \
+             minute of history and five peers)"
         } else {
-            " no running space is far slower than its peers"
+            " no space rebuilding is far slower than its peers (that takes a minute of history \
+             and five peers)"
         };
         frame.render_widget(Paragraph::new(text).style(theme.dim()), area);
         return;
     }
     // The selected line in full below the list: what is wrong, the evidence, what helps.
     let [list, selected] =
-        Layout::vertical([Constraint::Fill(1), Constraint::Length(6)]).areas(area);
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(7)]).areas(area);
     frame.render_widget(
         Paragraph::new(selected_text(app))
             .wrap(Wrap { trim: true })
@@ -103,13 +111,17 @@ fn rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let page = usize::from(list.height.saturating_sub(1)).max(1);
     let cursor = health.list.cursor;
     let offset = health.list.offset.max((cursor + 1).saturating_sub(page));
+    // The problem column is what is left; cut with a mark (the pane below has it whole).
+    let problem_width = usize::from(list.width)
+        .saturating_sub(20 + 10 + usize::from(format::id_width(names)) + 3)
+        .max(8);
     let line = |index: usize| -> [String; 4] {
         match findings.get(index) {
             Some(f) => [
                 f.check.name().to_string(),
                 text::fit_middle(&f.tenant_id, 10).trim_end().to_string(),
                 names.short(&f.knowledge_space_id.unwrap_or(f.bootstrap_id)),
-                text::clean(&f.problem, 200),
+                text::fit(&f.problem, problem_width).trim_end().to_string(),
             ],
             None => {
                 let o = &health.outliers[index - findings.len()];
@@ -117,11 +129,16 @@ fn rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                     "slow".to_string(),
                     text::fit_middle(&o.tenant, 10).trim_end().to_string(),
                     names.short(&o.space),
-                    format!(
-                        "{:.1} docs/min, under a tenth of the median {:.1} of {} rebuilding \
-                         ({}/{})",
-                        o.rate, o.median, o.peers, o.completed, o.total
-                    ),
+                    text::fit(
+                        &format!(
+                            "{:.1} docs/min, under a tenth of the median {:.1} of {} \
+                             rebuilding ({}/{})",
+                            o.rate, o.median, o.peers, o.completed, o.total
+                        ),
+                        problem_width,
+                    )
+                    .trim_end()
+                    .to_string(),
                 ]
             }
         }
@@ -171,8 +188,8 @@ fn selected_text(app: &App) -> Vec<Line<'static>> {
                 o.rate, o.peers, o.median
             )),
             Line::raw(
-                " action: look at its worker and its current document (detail: Enter); it is \
-                 not stuck yet, only far slower than its peers",
+                " action: look at its worker and its current document (detail: Enter): its \
+                 worker lease is live and it still moves, far slower than its peers",
             ),
         ],
         None => Vec::new(),
