@@ -153,6 +153,7 @@ fn summary_of(groups: &[SummaryGroup]) -> (Summary, i64) {
         summary.matrix[checkpoint.index()][run_state.index()] += n;
         summary.spaces += n;
         summary.by_attention[class.index()] += n;
+        summary.documents_completed += group.completed;
         if run_state == RunState::Succeeded {
             summary.readable += n;
         } else if checkpoint == Checkpoint::PendingSnapshot {

@@ -78,17 +78,18 @@ fn class_sql() -> String {
 pub fn summary_sql() -> String {
     format!(
         "SELECT {class} AS class, b.checkpoint, b.run_state, count(*) AS spaces, \
-                sum(b.total_documents - b.completed_documents)::bigint AS remaining \
+                sum(b.total_documents - b.completed_documents)::bigint AS remaining, \
+                sum(b.completed_documents)::bigint AS completed \
          FROM legacy_space_publication_bootstraps b \
          WHERE ($1::text IS NULL OR b.tenant_id = $1) GROUP BY 1, 2, 3",
         class = class_sql()
     )
 }
 
-/// The rows the console cannot read, by id (only asked for when the summary counted some).
 /// The most unreadable rows listed (the summary counts them all).
 pub const UNREADABLE_LISTED: usize = 1000;
 
+/// The rows the console cannot read, by id (only asked for when the summary counted some).
 pub fn unreadable_sql() -> String {
     format!(
         "SELECT b.id, b.tenant_id, b.knowledge_space_id, b.run_state, b.checkpoint, \
@@ -108,6 +109,7 @@ pub struct SummaryGroup {
     pub run_state: String,
     pub spaces: i64,
     pub remaining: i64,
+    pub completed: i64,
 }
 
 pub async fn summary(
