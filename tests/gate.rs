@@ -150,7 +150,8 @@ async fn on_a_terminal_the_gate_draws_a_bar() {
     );
     let screen = console.wait_for("timed out after 2s", 20);
     assert!(
-        screen.contains("[##########----------] ") && screen.contains("s published 1/2 (50.0%)"),
+        screen.contains("[##########----------] ")
+            && screen.contains("s 1/2 · failed 0 · canceled 0 · orphan 0 · published"),
         "{screen}"
     );
     assert_eq!(console.wait_exit(10), 9);

@@ -345,7 +345,7 @@ async fn the_health_view_runs_the_check_and_opens_what_it_found() {
     for _ in 0..4 {
         console.send("\t");
     }
-    let screen = console.wait_for(&format!("1 finding(s) in {} bootstraps", HEALTHY + 1), 20);
+    let screen = console.wait_for(&format!("1 finding(s) in {} · 0 slow", HEALTHY + 1), 20);
     assert!(screen.contains("item-count"), "{screen}");
     assert!(
         screen.contains("snapshot captured with 3 documents, but 2 items frozen"),

@@ -375,7 +375,7 @@ async fn a_dumb_terminal_is_pointed_at_status_and_a_c_locale_gets_ascii() {
             ("\x1b", "lease"),
             ("\t", "no operator actions"),
             // The health view runs the ledger check: its gauge and result in ASCII too.
-            ("\t", "0 finding(s) in 1 bootstraps"),
+            ("\t", "0 finding(s) in 1 "),
             ("\t", "FAILED"),
             ("?", "any key closes"),
             ("?", "FAILED"),

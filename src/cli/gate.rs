@@ -102,7 +102,7 @@ fn show(reading: &GateReading, started: Instant, in_place: bool) {
             "[{}{}] {elapsed} {}",
             "#".repeat(filled),
             "-".repeat(WIDTH - filled),
-            reading.line()
+            reading.short_line()
         );
         // Narrower than the terminal: a wrapped line could not be redrawn in place.
         let width = crossterm::terminal::size().map_or(80, |(w, _)| w as usize);

@@ -131,6 +131,20 @@ impl GateReading {
         }
     }
 
+    /// The counts first, for a line that may be cut at 80 columns: `1234/100000 · failed 0 ·
+    /// canceled 0 · orphan 0 · published`.
+    pub fn short_line(&self) -> String {
+        format!(
+            "{}/{} · failed {} · canceled {} · orphan {} · {}",
+            self.reached,
+            self.spaces,
+            self.failed,
+            self.canceled,
+            self.orphan_blocked.len(),
+            self.until.as_str()
+        )
+    }
+
     /// `published 1234/100000 (1.2%) · failed 0 · canceled 0 · orphan-blocked 0 · 5120 docs
     /// to rebuild` (the failed and canceled short of the checkpoint).
     pub fn line(&self) -> String {

@@ -140,7 +140,14 @@ impl Pace {
     /// The points spread over at most `width` columns, each column the mean of its points:
     /// the session's start stays in view.
     fn resampled(&self, width: usize, value: impl Fn(&PacePoint) -> f64) -> Vec<f64> {
-        let n = self.points.len();
+        // The point being filled is left out until it spans half its bucket: one poll's worth
+        // of documents is noise that would read as a spike or a dip.
+        let bucket_minutes = self.bucket.num_milliseconds() as f64 / 60_000.0;
+        let settled = match self.points.split_last() {
+            Some((last, rest)) if !rest.is_empty() && last.minutes < bucket_minutes / 2.0 => rest,
+            _ => &self.points[..],
+        };
+        let n = settled.len();
         let columns = width.min(n);
         (0..columns)
             .map(|column| {
@@ -148,7 +155,7 @@ impl Pace {
                     column * n / columns,
                     ((column + 1) * n / columns).max(column * n / columns + 1),
                 );
-                let slice = &self.points[from..to.min(n)];
+                let slice = &settled[from..to.min(n)];
                 slice.iter().map(&value).sum::<f64>() / slice.len() as f64
             })
             .collect()
@@ -225,6 +232,17 @@ mod tests {
         for point in pace.points() {
             assert!((point.documents_per_minute() - 90.0).abs() < 1e-6);
         }
+    }
+
+    #[test]
+    fn a_point_just_begun_is_not_drawn_until_it_spans_half_its_bucket() {
+        let mut pace = Pace::default();
+        // Polls every 2 s, 2 documents each; the poll at 90 s starts a point with a burst.
+        let mut per_poll = vec![2; 45];
+        per_poll.push(20);
+        feed(&mut pace, 0, 2, &per_poll);
+        assert_eq!(pace.points().len(), 4);
+        assert_eq!(pace.rate_sparkline(8, false), "███");
     }
 
     #[test]

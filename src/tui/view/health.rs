@@ -45,10 +45,13 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 0 => String::new(),
                 n => format!("{}/{n} · ", health.list.cursor + 1),
             };
+            // What matters first (at 80 columns the end of the line goes): how many findings,
+            // how many slow spaces (none is news too), then when and how to check again.
             let mut line = format!(
-                " {at}ledger check {ago} ago: {} finding(s) in {} bootstraps · C-r checks again",
+                " {at}{} finding(s) in {} · {} slow · checked {ago} ago · C-r again",
                 found.findings.len(),
-                found.bootstraps_checked
+                found.bootstraps_checked,
+                health.outliers.len()
             );
             for skipped in &found.skipped {
                 line.push_str(&format!(" · skipped {}", text::clean(skipped, 80)));
@@ -84,11 +87,9 @@ fn rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let total = health.listed_len();
     if total == 0 {
         let text = if health.checked.is_some() {
-            " nothing found; no space rebuilding is far slower than its peers (that takes a \
-             minute of history and five peers)"
+            " nothing found; no slow space (judged on 1 min of history, 5 peers)"
         } else {
-            " no space rebuilding is far slower than its peers (that takes a minute of history \
-             and five peers)"
+            " no slow space (judged on 1 min of history, 5 peers)"
         };
         frame.render_widget(Paragraph::new(text).style(theme.dim()), area);
         return;
