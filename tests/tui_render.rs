@@ -404,6 +404,7 @@ fn the_health_view() {
                 findings: vec![finding],
                 bootstraps_checked: 9,
                 skipped: Vec::new(),
+                database_time: None,
             }),
         ));
         snapshot("health", &app);

@@ -34,7 +34,6 @@ async fn run(
     super::scope::require_known_tenant(session).await?;
     let started = std::time::Instant::now();
     let bar = std::io::stderr().is_terminal();
-    let db_now = session.database_now().await?;
     let found = health::check(session, args.batch, |done, total| {
         if bar {
             progress(done, total);
@@ -46,7 +45,7 @@ async fn run(
     }
     let found = found?;
     if args.json {
-        json(&found, db_now, session);
+        json(&found, session);
     } else {
         table(&found, started.elapsed());
     }
@@ -104,7 +103,7 @@ fn table(found: &Health, took: std::time::Duration) {
 #[derive(Serialize)]
 struct Document<'a> {
     schema: &'static str,
-    database_time: chrono::DateTime<chrono::Utc>,
+    database_time: Option<chrono::DateTime<chrono::Utc>>,
     target: String,
     tenant_scope: Option<&'a str>,
     bootstraps_checked: i64,
@@ -112,14 +111,10 @@ struct Document<'a> {
     findings: &'a [health::Finding],
 }
 
-fn json(
-    found: &Health,
-    db_now: chrono::DateTime<chrono::Utc>,
-    session: &crate::domain::session::Session,
-) {
+fn json(found: &Health, session: &crate::domain::session::Session) {
     let document = Document {
         schema: SCHEMA,
-        database_time: db_now,
+        database_time: found.database_time,
         target: session.store().target().to_string(),
         tenant_scope: session.tenant_scope(),
         bootstraps_checked: found.bootstraps_checked,

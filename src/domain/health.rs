@@ -120,6 +120,8 @@ pub struct Health {
     pub bootstraps_checked: i64,
     /// Checks the database could not run, and why (no head table, say).
     pub skipped: Vec<String>,
+    /// The instant the checks judged ages at (`None` before a check).
+    pub database_time: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// Runs every check over the session's scope, reading where polls read. `progress` hears
@@ -146,6 +148,7 @@ pub async fn check(
     }
     // Judged as of the data (on a lagging standby, not its clock).
     let now = session.database_now().await?;
+    health.database_time = Some(now);
     let total = sql::bootstraps_in_scope(&pool, tenant).await?;
     let mut after = None;
     loop {

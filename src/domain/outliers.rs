@@ -117,7 +117,7 @@ pub fn stall_outliers<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::signals::{Attention, Signals};
+    use crate::domain::signals::Signals;
 
     fn row(checkpoint: Checkpoint, done_in_5_min: i32, now: DateTime<Utc>) -> BoardRow {
         BoardRow {
@@ -135,16 +135,7 @@ mod tests {
             updated_at: now,
             completed_at: None,
             lease: None,
-            signals: Signals {
-                readable: false,
-                failed: false,
-                blocked_by_lease: false,
-                lease_orphan_suspect: false,
-                lease_expired: false,
-                heartbeat_late: false,
-                stuck: false,
-                attention: Attention::Running,
-            },
+            signals: Signals::UNJUDGED,
             progress_anchor: Some(Sample {
                 at: now - Duration::minutes(5),
                 completed: 100,

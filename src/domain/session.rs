@@ -315,13 +315,18 @@ impl Session {
 
     /// Whether actions are allowed now, and if not, why.
     pub fn access(&self) -> Access {
-        let access = match self.access.read() {
-            Ok(access) => access.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        };
+        let access = self.stored_access();
         match self.split_brain_risk() {
             Some(reason) if !access.is_read_only() => Access::ReadOnly { reason },
             _ => access,
+        }
+    }
+
+    /// The access as found at start and on promotions and demotions since.
+    fn stored_access(&self) -> Access {
+        match self.access.read() {
+            Ok(access) => access.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
         }
     }
 
@@ -369,7 +374,8 @@ impl Session {
     /// Whether the console is read-only only because its database is a standby, which a
     /// promotion (or a failover to a listed host) would lift: see [`Self::recheck_access`].
     pub fn awaits_promotion(&self) -> bool {
-        self.follows_recovery && self.access().is_read_only()
+        // The stored access, not the split-brain overlay: a promotion cannot lift that one.
+        self.follows_recovery && self.stored_access().is_read_only()
     }
 
     /// Whether acting depends only on the database being a primary: worth re-checking when

@@ -121,6 +121,20 @@ pub struct Signals {
     pub attention: Attention,
 }
 
+impl Signals {
+    /// Before a row is judged (the model always judges it before placing it).
+    pub const UNJUDGED: Signals = Signals {
+        readable: false,
+        failed: false,
+        blocked_by_lease: false,
+        lease_orphan_suspect: false,
+        lease_expired: false,
+        heartbeat_late: false,
+        stuck: false,
+        attention: Attention::Queued,
+    };
+}
+
 /// The instants at which a fact's signals flip, as the rules define them.
 struct Instants {
     expires_at: Option<DateTime<Utc>>,

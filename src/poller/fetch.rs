@@ -420,18 +420,14 @@ async fn fetch_extra(session: &Session, focus: &Focus) -> Option<Extra> {
     }))
 }
 
-/// How far behind a standby may fall before the log says so (the header's warning style
-/// starts at the same point).
-const LAG_LOGGED: chrono::Duration = chrono::Duration::seconds(10);
-
-/// Logs a standby falling behind past [`LAG_LOGGED`], and catching up again.
+/// Logs a standby falling behind past [`replica::LAG_WARNING`], and catching up again.
 fn log_lag_changes(before: Option<&Replication>, now: Option<&Replication>) {
     // Only a lag measured against the primary's position: a silent primary's standby is
     // not behind, it has nothing newer to replay.
     let behind = |r: Option<&Replication>| {
         r.filter(|r| r.primary.is_some())
             .and_then(|r| r.delay())
-            .filter(|delay| *delay >= LAG_LOGGED)
+            .filter(|delay| *delay >= replica::LAG_WARNING)
     };
     match (behind(before), behind(now)) {
         (None, Some(delay)) => tracing::warn!(

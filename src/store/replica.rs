@@ -10,6 +10,10 @@ use sqlx::PgPool;
 
 use super::StoreError;
 
+/// How far behind a standby may fall before it is worth saying: the header turns to warning
+/// style and the log says so.
+pub const LAG_WARNING: chrono::Duration = chrono::Duration::seconds(10);
+
 /// A WAL position (`pg_lsn`), e.g. `16/B374D848`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Lsn(pub u64);

@@ -7,23 +7,11 @@ use chrono::{DateTime, Utc};
 use super::names::Names;
 use crate::domain::board::{BoardRow, WorkerClock};
 use crate::domain::model::{Checkpoint, RowError, RunState};
-use crate::domain::signals::{Attention, Signals};
+use crate::domain::signals::Signals;
 use crate::domain::text;
 use crate::store::rows::BoardRecord;
 
 const TABLE: &str = "bootstrap";
-
-/// Signals before the model judges the row (it always does before placing it).
-const UNJUDGED: Signals = Signals {
-    readable: false,
-    failed: false,
-    blocked_by_lease: false,
-    lease_orphan_suspect: false,
-    lease_expired: false,
-    heartbeat_late: false,
-    stuck: false,
-    attention: Attention::Queued,
-};
 
 fn problem(record: &BoardRecord, text: impl Into<String>) -> RowError {
     RowError {
@@ -83,7 +71,7 @@ pub fn board_row(record: BoardRecord, names: &mut Names) -> Result<BoardRow, Row
         updated_at: record.updated_at,
         completed_at: record.completed_at,
         lease: None,
-        signals: UNJUDGED,
+        signals: Signals::UNJUDGED,
         progress_anchor: None,
         state_changed_at: None,
     })

@@ -110,7 +110,8 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
 
 /// How far behind the standby that polls read is, when they read one: in sync, or the lag and
 /// the WAL still to replay — then the board's ages are as of the last replayed commit, which
-/// it says — in warning style past [`LAG_WARNING`]; a standby or primary that does not answer.
+/// it says — in warning style past [`crate::store::replica::LAG_WARNING`]; a standby or
+/// primary that does not answer.
 /// Narrow terminals get the short forms.
 fn replication(app: &App, theme: &Theme, narrow: bool) -> Option<Span<'static>> {
     let health = &app.status.health;
@@ -163,7 +164,7 @@ fn replication(app: &App, theme: &Theme, narrow: bool) -> Option<Span<'static>> 
             theme.stale(),
         );
     };
-    let style = if delay >= LAG_WARNING {
+    let style = if delay >= crate::store::replica::LAG_WARNING {
         theme.stale()
     } else {
         theme.dim()
@@ -176,9 +177,6 @@ fn replication(app: &App, theme: &Theme, narrow: bool) -> Option<Span<'static>> 
     });
     say(&format!("standby {lag}{as_of}"), &lag, style)
 }
-
-/// A standby this far behind is shown in warning style.
-const LAG_WARNING: chrono::Duration = chrono::Duration::seconds(10);
 
 fn human_bytes(bytes: u64) -> String {
     match bytes {
