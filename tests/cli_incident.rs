@@ -475,7 +475,7 @@ async fn an_older_console_schema_is_brought_forward_keeping_its_records() {
     use bootstrap_console::store::schema::{self, CONSOLE_UNITS, LEGACY_SPACE_BOOTSTRAP};
     // The console schema as earlier releases left it (through 0001, through 0002), each with a
     // record written by that release.
-    for through in [1, 2] {
+    for through in [1, 2, 3] {
         let db = TestDb::empty().await;
         let mut conn = db.connect().await;
         schema::apply_unit(&mut conn, &schema::PLATFORM_STANDIN)
@@ -499,13 +499,13 @@ async fn an_older_console_schema_is_brought_forward_keeping_its_records() {
             fixture::job(&db.pool, &JobSpec::new("acme", "running")).await,
             fixture::job(&db.pool, &JobSpec::new("acme", "running")).await,
         ];
-        let old_request = (through == 2).then(uuid::Uuid::now_v7);
+        let old_request = (through >= 2).then(uuid::Uuid::now_v7);
         sqlx::query(sqlx::AssertSqlSafe(format!(
             "INSERT INTO bootstrap_console.audit_log (actor, host, action, tenant_id, \
                knowledge_space_id, bootstrap_id, reason, outcome{}) \
              VALUES ('ops', 'jump', 'retry', 'acme', $1, $2, 'an earlier release', 'applied'{})",
-            if through == 2 { ", request_id" } else { "" },
-            if through == 2 { ", $3" } else { "" },
+            if through >= 2 { ", request_id" } else { "" },
+            if through >= 2 { ", $3" } else { "" },
         )))
         .bind(jobs[0].space)
         .bind(jobs[0].bootstrap)
@@ -528,6 +528,8 @@ async fn an_older_console_schema_is_brought_forward_keeping_its_records() {
 
         let migrated = on(&db, &["migrate"]);
         assert_eq!(migrated.status.code(), Some(0), "{}", stderr(&migrated));
+        let verified = on(&db, &["audit", "verify"]);
+        assert_eq!(verified.status.code(), Some(0), "{}", stdout(&verified));
         let kept: Vec<(String, Option<uuid::Uuid>, Option<uuid::Uuid>)> = sqlx::query_as(
             "SELECT reason, request_id, action_id FROM bootstrap_console.audit_log ORDER BY id",
         )

@@ -60,6 +60,7 @@ async fn the_console_schema_is_applied_once_and_then_reported_present() {
         "0001_audit_log",
         "0002_audit_request_id",
         "0003_audit_action_id",
+        "0004_audit_chain",
     ];
     assert_eq!(first.applied, units);
     assert!(first.already_present.is_empty());
@@ -77,7 +78,7 @@ async fn the_console_schema_is_applied_once_and_then_reported_present() {
             .fetch_one(&db.pool)
             .await
             .expect("count");
-    assert_eq!(recorded, 3);
+    assert_eq!(recorded, 4);
 }
 
 #[tokio::test]

@@ -4,6 +4,7 @@
 mod common;
 
 use bootstrap_console::domain::actions::{Change, Plan};
+use bootstrap_console::domain::audit_chain::{Break, ChainHead, Verification};
 use bootstrap_console::poller::{Extra, Focus};
 use bootstrap_console::tui::app::{App, Overlay, View};
 use bootstrap_console::tui::update::{self, Event};
@@ -109,6 +110,8 @@ fn the_audit_view() {
     for size in SIZES {
         let mut app = screens::app(size, Extra::Audit(screens::audits()), Focus::Audit);
         app.view = View::Audit;
+        let verified = app.now - std::time::Duration::from_secs(12);
+        app.chain.checked = Some((verified, Ok(chain(None))));
         snapshot("audit", &app);
     }
 }
@@ -305,6 +308,56 @@ fn the_eta_covers_the_running_jobs_and_says_how_many_need_action() {
     let text = screen_text(&render(&app));
     assert!(text.contains("ETA 2m58s for 3 running"), "{text}");
     assert!(text.contains("3 need action (no ETA)"), "{text}");
+}
+
+/// A verification of three records, intact or with `broken`.
+fn chain(broken: Option<Break>) -> Verification {
+    Verification {
+        records: 3,
+        head: Some(ChainHead {
+            id: 3,
+            seq: 3,
+            hash: vec![0x9f; 32],
+        }),
+        broken,
+    }
+}
+
+#[test]
+fn a_broken_audit_chain_is_the_audit_views_first_line_at_80_columns() {
+    let mut app = screens::app((80, 24), Extra::Audit(screens::audits()), Focus::Audit);
+    app.view = View::Audit;
+    let text = screen_text(&render(&app));
+    assert!(text.contains(" audit chain: not verified yet"), "{text}");
+
+    app.chain.running = Some(2000);
+    let text = screen_text(&render(&app));
+    assert!(
+        text.contains("audit chain: verifying… 2000 records"),
+        "{text}"
+    );
+
+    app.chain.running = None;
+    app.chain.checked = Some((app.now, Ok(chain(Some(Break::Changed { id: 2, seq: 2 })))));
+    let text = screen_text(&render(&app));
+    assert!(
+        text.contains(" AUDIT CHAIN BROKEN: record 2 (chain position 2) was changed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("rm lease") || text.contains("retry"),
+        "the records still show: {text}"
+    );
+
+    app.chain.checked = Some((
+        app.now,
+        Err("audit unavailable: role x lacks SELECT".into()),
+    ));
+    let text = screen_text(&render(&app));
+    assert!(
+        text.contains(" audit chain not verified: audit unavailable: role x lacks SELECT"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -14,8 +14,10 @@ use uuid::Uuid;
 use super::args::{self, ActionArgs, ConfirmArgs, LeaseRemoveArgs};
 use super::{Failure, exit, outln, scope};
 use crate::domain::actions::{
-    self, Action, BootstrapKind, Kind, Plan, Refusal, RequestId, SeenBootstrap, Verdict, sentence,
+    self, Action, BootstrapKind, Kind, Outcome, Plan, Refusal, RequestId, SeenBootstrap, Verdict,
+    sentence,
 };
+use crate::domain::audit_chain::ChainHead;
 use crate::domain::ids::{self, IdArg, IdNames, parse_id_arg};
 use crate::domain::report::Rows;
 use crate::domain::session::{OpenError, Session, SessionOptions};
@@ -421,6 +423,8 @@ struct Run {
     failed: usize,
     /// The actions whose outcome is unknown.
     unknown: Vec<Action>,
+    /// The audit chain's head after the last action applied (printed, to be kept).
+    chain_head: Option<ChainHead>,
 }
 
 impl Run {
@@ -430,6 +434,7 @@ impl Run {
             refused: already_refused,
             failed: 0,
             unknown: Vec::new(),
+            chain_head: None,
         }
     }
 
@@ -501,6 +506,9 @@ impl Run {
             )
             .await;
             let (verdict, line) = sentence(&plan.action, &result, &session.names());
+            if let Ok(Outcome::Applied(applied)) = &result {
+                self.chain_head = Some(applied.chain_head.clone());
+            }
             match verdict {
                 Verdict::Applied => self.applied += 1,
                 Verdict::Refused => self.refused += 1,
@@ -524,6 +532,9 @@ impl Run {
                 session.tenant_scope()
             )
         );
+        if let Some(head) = &self.chain_head {
+            outln!("audit chain head: {head}");
+        }
         Ok(self.exit_code())
     }
 

@@ -55,8 +55,17 @@ pub enum Command {
         #[command(subcommand)]
         command: LeaseCommand,
     },
+    /// The audit log of applied actions.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
+    /// Print the SQL that grants a role exactly what the console needs, for review (never run
+    /// by this command): an operator, or with --read-only an observer.
+    Grants(GrantsArgs),
     /// Apply the console's own schema (the audit table) to the target database. Idempotent;
-    /// never runs a platform migration.
+    /// never runs a platform migration. Run it as the role that is to own the audit log (the
+    /// ledger's owner, or a superuser), never as the console's operator role.
     Migrate(ConnectArgs),
     /// Print a shell completion script.
     Completions {
@@ -73,6 +82,39 @@ pub enum Command {
         #[arg(long)]
         replica: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Recompute the audit log's hash chain and name the first record that was changed,
+    /// removed or reordered (exit 1 if one was).
+    Verify(AuditVerifyArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AuditVerifyArgs {
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    /// A head hash recorded elsewhere (the `audit chain head:` line after an action, or the
+    /// console's log): the chain must still contain it, or records were removed from its end.
+    #[arg(long, value_name = "SHA256")]
+    pub expect_head: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GrantsArgs {
+    /// The role to grant to (created NOLOGIN if it does not exist; grant it to people).
+    #[arg(long)]
+    pub role: String,
+    /// An observer: what `watch`, `status`, `check` and `audit verify` need, and no write.
+    #[arg(long)]
+    pub read_only: bool,
+    /// The schema of the ledger tables.
+    #[arg(long, default_value = "public")]
+    pub schema: String,
+    /// Also grant CONNECT on this database (only needed where it was revoked from PUBLIC).
+    #[arg(long)]
+    pub database: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -2,6 +2,7 @@
 
 mod act;
 mod args;
+mod audit;
 mod check;
 mod exit;
 mod gate;
@@ -16,7 +17,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-pub use args::{Cli, Command, ConnectArgs, DisplayArgs, LeaseCommand, RolloutArgs, WatchArgs};
+pub use args::{
+    AuditCommand, Cli, Command, ConnectArgs, DisplayArgs, LeaseCommand, RolloutArgs, WatchArgs,
+};
 
 use crate::domain::actions::BootstrapKind;
 use crate::domain::session::OpenError;
@@ -49,6 +52,9 @@ pub enum Failure {
     ConsoleSchema(String),
     #[error("{0}")]
     Refused(String),
+    /// The role may not run this command at all (the sentence says who may).
+    #[error("{0}")]
+    NotPermitted(String),
     #[error("{0}")]
     NothingInScope(String),
     #[error("{0}")]
@@ -111,7 +117,9 @@ impl Failure {
             | Self::Open(OpenError::Connect(_))
             | Self::Store(_)
             | Self::Simulation(_) => exit::UNREACHABLE,
-            Self::Open(OpenError::MissingPrivilege { .. }) => exit::MISSING_PRIVILEGE,
+            Self::Open(OpenError::MissingPrivilege { .. }) | Self::NotPermitted(_) => {
+                exit::MISSING_PRIVILEGE
+            }
             Self::Schema(_)
             | Self::ConsoleSchema(_)
             | Self::Open(OpenError::MissingLedger { .. }) => exit::SCHEMA,
@@ -128,6 +136,10 @@ const INSUFFICIENT_PRIVILEGE: &str = "42501";
 pub async fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
         Some(Command::Migrate(args)) => schema_commands::migrate(&args).await,
+        Some(Command::Audit {
+            command: AuditCommand::Verify(args),
+        }) => audit::verify(&args).await,
+        Some(Command::Grants(args)) => audit::grants(&args),
         Some(Command::Sandbox {
             platform_only,
             replica,

@@ -10,6 +10,12 @@ use crate::store::schema;
 pub(super) async fn migrate(args: &ConnectArgs) -> Result<ExitCode, Failure> {
     let target = args.target()?;
     let mut conn = target.connect().await?;
+    let refusal = schema::migrate_refusal(&mut conn)
+        .await
+        .map_err(crate::store::StoreError::from)?;
+    if let Some(sentence) = refusal {
+        return Err(Failure::NotPermitted(sentence));
+    }
     let report = schema::migrate_console(&mut conn).await?;
     for unit in &report.applied {
         outln!("applied console schema unit {unit} to {target}");

@@ -8,6 +8,7 @@
 
 pub mod actions;
 pub mod actor;
+pub mod audit_chain;
 pub mod board;
 pub mod fleet;
 pub mod gate;

@@ -69,10 +69,7 @@ pub enum OpenError {
         missing: Vec<&'static str>,
     },
     #[error("role {role} lacks {}: ask for the grant, or connect as a role that has it", missing.join(", "))]
-    MissingPrivilege {
-        role: String,
-        missing: Vec<&'static str>,
-    },
+    MissingPrivilege { role: String, missing: Vec<String> },
     /// A blank tenant is never read as "every tenant": a script with an unset variable must
     /// not act fleet-wide.
     #[error("an empty tenant is not a scope: name the tenant, or leave --tenant out for all")]

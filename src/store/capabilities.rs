@@ -3,6 +3,7 @@
 use sqlx::PgPool;
 
 use super::StoreError;
+use super::write::{AUDIT_INSERTED_COLUMNS, BOOTSTRAP_UPDATED_COLUMNS, ITEM_UPDATED_COLUMNS};
 
 /// Facts about the database that change what the console may show and do.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -19,6 +20,11 @@ pub struct Capabilities {
     pub console_schema_usage: bool,
     /// The audit table has its request id column (console schema unit 0002).
     pub audit_request_ids: bool,
+    /// The audit table is hash-chained and append-only (console schema unit 0004).
+    pub audit_chain: bool,
+    /// The role owning the audit table: only it can disable the triggers that keep the log
+    /// append-only, so an operator's role should never be it.
+    pub audit_owner: Option<String>,
     /// SELECT on each ledger table.
     pub can_read_bootstraps: bool,
     pub can_read_items: bool,
@@ -28,16 +34,20 @@ pub struct Capabilities {
     /// The platform added an index led by `updated_at` on the bootstrap table (optional; the
     /// README recommends it): changed rows are then read through it.
     pub updated_at_index: bool,
-    pub can_update_bootstraps: bool,
-    pub can_update_items: bool,
+    /// The columns an action updates or inserts that this role may not, per table (grants
+    /// may be per column, as `bootstrap-console grants` prints them).
+    pub bootstrap_updates_missing: Vec<String>,
+    pub item_updates_missing: Vec<String>,
+    pub audit_inserts_missing: Vec<String>,
     pub can_delete_leases: bool,
-    pub can_insert_audit: bool,
     /// A hot standby: nothing can be written, whatever the grants say.
     pub in_recovery: bool,
 }
 
 // `has_table_privilege` with a list is true when *any* listed privilege is held, so each
-// privilege is checked on its own.
+// privilege is checked on its own. Writes are checked column by column (`has_column_privilege`
+// is true for a table-wide grant too); a column the table lacks (an older console schema) is
+// left to the schema check, which says to run `migrate`.
 // The console's schema is found in the catalog rather than with `to_regclass`, which fails
 // outright for a role without USAGE on the schema: that role must still be able to watch.
 const CAPABILITIES_SQL: &str = "\
@@ -70,16 +80,24 @@ SELECT current_user::text AS current_user,
                JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
                WHERE i.indrelid = u.bootstraps AND a.attname = 'updated_at'
                  AND i.indpred IS NULL AND i.indisvalid) AS updated_at_index,
-       coalesce(u.bootstraps IS NOT NULL AND has_table_privilege(u.bootstraps, 'SELECT')
-                 AND has_table_privilege(u.bootstraps, 'UPDATE'), false)
-         AS can_update_bootstraps,
-       coalesce(u.items IS NOT NULL AND has_table_privilege(u.items, 'SELECT')
-                 AND has_table_privilege(u.items, 'UPDATE'), false)
-         AS can_update_items,
-       coalesce(u.leases IS NOT NULL AND has_table_privilege(u.leases, 'SELECT')
-                 AND has_table_privilege(u.leases, 'DELETE'), false)
-         AS can_delete_leases,
-       coalesce(u.usage AND has_table_privilege(u.audit, 'INSERT'), false) AS can_insert_audit,
+       EXISTS (SELECT 1 FROM pg_attribute
+               WHERE attrelid = u.audit AND attname = 'hash' AND NOT attisdropped)
+         AS audit_chain,
+       (SELECT pg_get_userbyid(c.relowner)::text FROM pg_class c WHERE c.oid = u.audit)
+         AS audit_owner,
+       ARRAY(SELECT a.attname::text FROM unnest($1::text[]) WITH ORDINALITY AS w(col, n)
+             JOIN pg_attribute a ON a.attrelid = u.bootstraps AND a.attname = w.col AND NOT a.attisdropped
+             WHERE NOT has_column_privilege(a.attrelid, a.attnum, 'UPDATE')
+             ORDER BY w.n) AS bootstrap_updates_missing,
+       ARRAY(SELECT a.attname::text FROM unnest($2::text[]) WITH ORDINALITY AS w(col, n)
+             JOIN pg_attribute a ON a.attrelid = u.items AND a.attname = w.col AND NOT a.attisdropped
+             WHERE NOT has_column_privilege(a.attrelid, a.attnum, 'UPDATE')
+             ORDER BY w.n) AS item_updates_missing,
+       ARRAY(SELECT a.attname::text FROM unnest($3::text[]) WITH ORDINALITY AS w(col, n)
+             JOIN pg_attribute a ON a.attrelid = u.audit AND a.attname = w.col AND NOT a.attisdropped
+             WHERE NOT has_column_privilege(a.attrelid, a.attnum, 'INSERT')
+             ORDER BY w.n) AS audit_inserts_missing,
+       coalesce(has_table_privilege(u.leases, 'DELETE'), false) AS can_delete_leases,
        pg_is_in_recovery() AS in_recovery
 FROM u";
 
@@ -89,6 +107,9 @@ pub const STANDBY: &str = "the database is a read-only standby (in recovery)";
 impl Capabilities {
     pub async fn detect(pool: &PgPool) -> Result<Self, StoreError> {
         Ok(sqlx::query_as::<_, Self>(CAPABILITIES_SQL)
+            .bind(&BOOTSTRAP_UPDATED_COLUMNS[..])
+            .bind(&ITEM_UPDATED_COLUMNS[..])
+            .bind(&AUDIT_INSERTED_COLUMNS[..])
             .fetch_one(pool)
             .await?)
     }
@@ -107,7 +128,7 @@ impl Capabilities {
     }
 
     /// The ledger tables this role may not read, as grants to ask for.
-    pub fn missing_read_grants(&self) -> Vec<&'static str> {
+    pub fn missing_read_grants(&self) -> Vec<String> {
         [
             (
                 self.can_read_bootstraps,
@@ -124,7 +145,7 @@ impl Capabilities {
         ]
         .into_iter()
         .filter(|(granted, _)| !granted)
-        .map(|(_, grant)| grant)
+        .map(|(_, grant)| grant.to_string())
         .collect()
     }
 
@@ -147,38 +168,50 @@ impl Capabilities {
         }
     }
 
-    /// The grants an action needs that this role lacks (on a primary).
-    pub fn missing_write_grants(&self) -> Vec<&'static str> {
+    /// The grants an action needs that this role lacks (on a primary), one by one, each as
+    /// it would be granted.
+    pub fn missing_write_grants(&self) -> Vec<String> {
+        let audit = self.has_audit_table && self.console_schema_usage;
+        let columns = |verb: &str, missing: &[String], all: usize, table: &str| {
+            if missing.is_empty() {
+                None
+            } else if missing.len() == all {
+                Some(format!("{verb} on {table}"))
+            } else {
+                Some(format!("{verb} ({}) on {table}", missing.join(", ")))
+            }
+        };
         [
-            (
-                self.can_update_bootstraps,
-                "UPDATE on legacy_space_publication_bootstraps",
+            columns(
+                "UPDATE",
+                &self.bootstrap_updates_missing,
+                BOOTSTRAP_UPDATED_COLUMNS.len(),
+                "legacy_space_publication_bootstraps",
             ),
-            (
-                self.can_update_items,
-                "UPDATE on legacy_space_publication_bootstrap_items",
+            columns(
+                "UPDATE",
+                &self.item_updates_missing,
+                ITEM_UPDATED_COLUMNS.len(),
+                "legacy_space_publication_bootstrap_items",
             ),
-            (
-                self.can_delete_leases,
-                "DELETE on knowledge_space_mutation_leases",
-            ),
-            (
-                self.console_schema_usage || !self.has_audit_table,
-                "USAGE on schema bootstrap_console",
-            ),
-            (
-                self.can_insert_audit || !self.has_audit_table || !self.console_schema_usage,
-                "INSERT on bootstrap_console.audit_log",
-            ),
-            (
-                // Request ids are looked up in the audit log, so acting needs to read it too.
-                self.can_read_audit || !self.has_audit_table || !self.console_schema_usage,
-                "SELECT on bootstrap_console.audit_log",
-            ),
+            (!self.can_delete_leases).then(|| "DELETE on knowledge_space_mutation_leases".into()),
+            (self.has_audit_table && !self.console_schema_usage)
+                .then(|| "USAGE on schema bootstrap_console".into()),
+            if audit {
+                columns(
+                    "INSERT",
+                    &self.audit_inserts_missing,
+                    AUDIT_INSERTED_COLUMNS.len(),
+                    "bootstrap_console.audit_log",
+                )
+            } else {
+                None
+            },
+            // Request ids are looked up in the audit log, so acting needs to read it too.
+            (audit && !self.can_read_audit).then(|| "SELECT on bootstrap_console.audit_log".into()),
         ]
         .into_iter()
-        .filter(|(granted, _)| !granted)
-        .map(|(_, grant)| grant)
+        .flatten()
         .collect()
     }
 

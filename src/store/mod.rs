@@ -4,11 +4,13 @@
 //! transactions, plus the table layout found at connect. Writes happen only inside
 //! [`write::WriteTx`], which the domain's actions open explicitly.
 
+pub mod audit_chain;
 pub mod capabilities;
 pub mod conflict;
 pub mod connect;
 pub mod conninfo;
 pub mod fleet;
+pub mod grants;
 pub mod health;
 pub mod hosts;
 pub mod lookup;
@@ -63,6 +65,13 @@ pub enum StoreError {
     /// Known before asking: the role lacks a grant (the sentence names it).
     #[error("{0}")]
     NotGranted(String),
+    /// Another action's transaction held the audit chain's lock past the lock timeout (it
+    /// stalled between its audit record and its commit). This one rolled back.
+    #[error(
+        "another action held the audit log past the lock timeout (it has not committed); \
+         nothing was written: try again"
+    )]
+    AuditChainBusy,
 }
 
 /// A failed statement in words, the cause first: short lines (the status line at 80 columns)

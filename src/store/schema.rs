@@ -62,6 +62,11 @@ pub const CONSOLE_UNITS: &[SchemaUnit] = &[
         name: "0003_audit_action_id",
         sql: include_str!("../../migrations/console/0003_audit_action_id.sql"),
     },
+    SchemaUnit {
+        version: 4,
+        name: "0004_audit_chain",
+        sql: include_str!("../../migrations/console/0004_audit_chain.sql"),
+    },
 ];
 
 /// Serialises concurrent `migrate` runs against one database.
@@ -101,6 +106,68 @@ pub async fn apply_unit(conn: &mut PgConnection, unit: &SchemaUnit) -> Result<()
         .await
         .map_err(fail(unit.name))?;
     tx.commit().await.map_err(fail(unit.name))
+}
+
+/// Who may run `migrate`: the owner of the ledger (or a superuser), who then owns the audit
+/// log; and, once the console's schema exists, only its owner. A console role that owns the
+/// audit log could disable the triggers that keep it append-only.
+const MIGRATE_RIGHTS_SQL: &str = "\
+WITH me AS (SELECT rolname::text AS name, rolsuper FROM pg_roles WHERE rolname = current_user),
+ledger AS (SELECT relowner FROM pg_class
+            WHERE oid = to_regclass('legacy_space_publication_bootstraps')),
+console AS (SELECT nspowner FROM pg_namespace WHERE nspname = 'bootstrap_console'),
+audit AS (SELECT c.relowner FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+           WHERE n.nspname = 'bootstrap_console' AND c.relname = 'audit_log')
+SELECT me.name, me.rolsuper,
+       (SELECT pg_get_userbyid(relowner)::text FROM ledger) AS ledger_owner,
+       coalesce((SELECT pg_has_role(relowner, 'USAGE') FROM ledger), true) AS owns_ledger,
+       (SELECT pg_get_userbyid(nspowner)::text FROM console) AS console_owner,
+       coalesce((SELECT pg_has_role(nspowner, 'USAGE') FROM console), true)
+         AND coalesce((SELECT pg_has_role(relowner, 'USAGE') FROM audit), true) AS owns_console,
+       has_database_privilege(current_database(), 'CREATE') AS may_create_schema,
+       current_database()::text AS database
+FROM me";
+
+/// Why this role may not run `migrate`, in a sentence that says who may; `None` when it may.
+pub async fn migrate_refusal(conn: &mut PgConnection) -> Result<Option<String>, sqlx::Error> {
+    #[allow(clippy::type_complexity)]
+    let (me, superuser, ledger_owner, owns_ledger, console_owner, owns_console, may_create, db): (
+        String,
+        bool,
+        Option<String>,
+        bool,
+        Option<String>,
+        bool,
+        bool,
+        String,
+    ) = sqlx::query_as(MIGRATE_RIGHTS_SQL).fetch_one(conn).await?;
+    if superuser {
+        return Ok(None);
+    }
+    let clean = |name: &str| crate::domain::text::clean(name, 64);
+    let me = clean(&me);
+    if let Some(owner) = console_owner.filter(|_| !owns_console) {
+        return Ok(Some(format!(
+            "migrate must be run by role {}, the owner of schema bootstrap_console (or by a \
+             superuser), not by role {me}",
+            clean(&owner)
+        )));
+    }
+    if let Some(owner) = ledger_owner.filter(|_| !owns_ledger) {
+        return Ok(Some(format!(
+            "migrate must be run by role {}, the owner of the ledger tables (or by a \
+             superuser), not by role {me}: whoever runs it owns the audit log",
+            clean(&owner)
+        )));
+    }
+    if !may_create {
+        return Ok(Some(format!(
+            "migrate must be run by a role that may create schemas in database {} (the \
+             ledger's owner, or a superuser); role {me} may not",
+            clean(&db)
+        )));
+    }
+    Ok(None)
 }
 
 /// Applies the console's own schema units that the database does not have yet, all in one

@@ -14,6 +14,49 @@ use uuid::Uuid;
 use super::read::{BOOTSTRAP_COLUMNS, lease_columns};
 use super::rows::{BootstrapRow, LeaseRow};
 use super::{Layout, Store, StoreError};
+use crate::domain::audit_chain::ChainHead;
+
+/// The bootstrap columns an action writes (retry and cancel): the operator role's UPDATE grant
+/// on the bootstrap table is exactly these.
+pub const BOOTSTRAP_UPDATED_COLUMNS: [&str; 10] = [
+    "run_state",
+    "worker_id",
+    "lease_token",
+    "lease_expires_at",
+    "heartbeat_at",
+    "completed_at",
+    "last_error_code",
+    "last_error_message",
+    "row_version",
+    "updated_at",
+];
+
+/// The item columns a retry writes.
+pub const ITEM_UPDATED_COLUMNS: [&str; 4] = [
+    "status",
+    "compilation_attempt_id",
+    "last_error",
+    "updated_at",
+];
+
+/// The audit columns a console fills in; the database fills in the rest (the id, the time and
+/// the chain).
+pub const AUDIT_INSERTED_COLUMNS: [&str; 14] = [
+    "actor",
+    "host",
+    "ssh_client",
+    "action",
+    "tenant_id",
+    "knowledge_space_id",
+    "bootstrap_id",
+    "lease_id",
+    "request_id",
+    "action_id",
+    "reason",
+    "row_before",
+    "row_after",
+    "outcome",
+];
 
 /// A row as locked or written, with its JSON image for the audit record.
 #[derive(Debug, Clone)]
@@ -232,34 +275,45 @@ impl WriteTx {
         super::read::audit_of_action(&mut *self.tx, action_id).await
     }
 
-    /// Appends the audit record of this action; returns its id.
-    pub async fn insert_audit(&mut self, record: &NewAudit<'_>) -> Result<i64, StoreError> {
+    /// Appends the audit record of this action; returns it as the chain's new head. The
+    /// database chains it (console schema unit 0004) under a lock held until this transaction
+    /// ends, which is why this is the transaction's last statement: another console's action
+    /// waits for it only from here to COMMIT, and at most the lock timeout.
+    pub async fn insert_audit(&mut self, record: &NewAudit<'_>) -> Result<ChainHead, StoreError> {
         let (bootstrap_id, lease_id) = match record.subject {
             AuditSubject::Bootstrap(id) => (Some(id), None),
             AuditSubject::Lease(id) => (None, Some(id)),
         };
-        Ok(sqlx::query_scalar(
-            "INSERT INTO bootstrap_console.audit_log \
-               (actor, host, ssh_client, action, tenant_id, knowledge_space_id, bootstrap_id, \
-                lease_id, request_id, action_id, reason, row_before, row_after, outcome) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id",
-        )
-        .bind(record.actor)
-        .bind(record.host)
-        .bind(record.ssh_client)
-        .bind(record.action)
-        .bind(record.tenant_id)
-        .bind(record.knowledge_space_id)
-        .bind(bootstrap_id)
-        .bind(lease_id)
-        .bind(record.request_id)
-        .bind(record.action_id)
-        .bind(record.reason)
-        .bind(record.row_before)
-        .bind(record.row_after)
-        .bind(record.outcome.as_str())
-        .fetch_one(&mut *self.tx)
-        .await?)
+        let sql = format!(
+            "INSERT INTO bootstrap_console.audit_log ({}) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+             RETURNING id, chain_seq, hash",
+            AUDIT_INSERTED_COLUMNS.join(", ")
+        );
+        let inserted: Result<(i64, i64, Vec<u8>), sqlx::Error> =
+            sqlx::query_as(sqlx::AssertSqlSafe(sql))
+                .bind(record.actor)
+                .bind(record.host)
+                .bind(record.ssh_client)
+                .bind(record.action)
+                .bind(record.tenant_id)
+                .bind(record.knowledge_space_id)
+                .bind(bootstrap_id)
+                .bind(lease_id)
+                .bind(record.request_id)
+                .bind(record.action_id)
+                .bind(record.reason)
+                .bind(record.row_before)
+                .bind(record.row_after)
+                .bind(record.outcome.as_str())
+                .fetch_one(&mut *self.tx)
+                .await;
+        match inserted {
+            Ok((id, seq, hash)) => Ok(ChainHead { id, seq, hash }),
+            // The row is already ours, so the only lock this statement waits for is the chain's.
+            Err(e) if super::lookup::is_lock_timeout(&e) => Err(StoreError::AuditChainBusy),
+            Err(e) => Err(e.into()),
+        }
     }
 
     pub async fn commit(self) -> Result<(), StoreError> {

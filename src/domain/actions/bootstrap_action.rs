@@ -137,7 +137,7 @@ async fn decide_and_write(
             (after, cancel::changes(&before, Some(reason)))
         }
     };
-    let audit_id = tx
+    let record = tx
         .insert_audit(&audit_record(
             session,
             action,
@@ -148,7 +148,8 @@ async fn decide_and_write(
         ))
         .await?;
     Ok(Decided::Commit(Outcome::Applied(Applied {
-        audit_id,
+        audit_id: record.id,
+        chain_head: record,
         tenant_id: before.tenant_id.clone(),
         knowledge_space_id: before.knowledge_space_id,
         changes,

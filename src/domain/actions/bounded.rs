@@ -63,6 +63,10 @@ pub async fn apply_bounded(
         crate::domain::text::clean(&session.actor().user, 64),
         crate::domain::text::clean(&line, 1000),
     );
+    // A chain cannot show records removed from its end; heads kept in the log can.
+    if let Ok(Outcome::Applied(applied)) = &result {
+        tracing::info!("audit chain head: {}", applied.chain_head);
+    }
     result
 }
 

@@ -86,6 +86,11 @@ pub fn audit_ready(capabilities: &crate::store::Capabilities) -> Result<(), Refu
             missing: "request ids",
         });
     }
+    if !capabilities.audit_chain {
+        return Err(Refusal::AuditOutdated {
+            missing: "its hash chain",
+        });
+    }
     Ok(())
 }
 

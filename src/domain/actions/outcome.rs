@@ -132,6 +132,9 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Applied {
     pub audit_id: i64,
+    /// The audit chain's head with this action's record: logged, so that records removed
+    /// from the chain's end can be told later (`audit verify --expect-head`).
+    pub chain_head: crate::domain::audit_chain::ChainHead,
     pub tenant_id: String,
     pub knowledge_space_id: Uuid,
     pub before: serde_json::Value,

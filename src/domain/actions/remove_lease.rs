@@ -164,7 +164,7 @@ async fn decide_and_write(
     } else {
         AuditOutcome::Applied
     };
-    let audit_id = tx
+    let record = tx
         .insert_audit(&audit_record(
             session,
             action,
@@ -175,7 +175,8 @@ async fn decide_and_write(
         ))
         .await?;
     Ok(Decided::Commit(Outcome::Applied(Applied {
-        audit_id,
+        audit_id: record.id,
+        chain_head: record,
         tenant_id: current.tenant_id.clone(),
         knowledge_space_id: current.knowledge_space_id,
         changes: changes(&evidence, forced, &session.names()),

@@ -133,6 +133,35 @@ pub struct HealthState {
     pub opened_detail: bool,
 }
 
+/// The audit chain's verification, for the audit view: run in the background while that view
+/// is shown, one at a time, at most every [`ChainState::EVERY`].
+#[derive(Debug, Default)]
+pub struct ChainState {
+    /// A verification under way: records read so far.
+    pub running: Option<u64>,
+    /// The last verification: when it ended, and what it found or why it failed.
+    pub checked: Option<(
+        Instant,
+        Result<crate::domain::audit_chain::Verification, String>,
+    )>,
+    /// The last head this console verified: the chain must still contain it, so records
+    /// removed from its end since are found too.
+    pub expected: Option<String>,
+}
+
+impl ChainState {
+    pub const EVERY: Duration = Duration::from_secs(60);
+
+    /// Whether a verification is due at `now`.
+    pub fn due(&self, now: Instant) -> bool {
+        self.running.is_none()
+            && self
+                .checked
+                .as_ref()
+                .is_none_or(|(at, _)| now.saturating_duration_since(*at) >= Self::EVERY)
+    }
+}
+
 impl HealthState {
     /// The findings of the last check (none before one, or when it failed).
     pub fn findings(&self) -> &[crate::domain::health::Finding] {
@@ -189,6 +218,7 @@ pub struct App {
     pub leases: ListState,
     pub audit: ListState,
     pub health: HealthState,
+    pub chain: ChainState,
     /// The rollout's pace over the session (the summary's sparklines).
     pub pace: crate::domain::pace::Pace,
     pub detail: DetailState,
@@ -253,6 +283,7 @@ impl App {
             leases: ListState::default(),
             audit: ListState::default(),
             health: HealthState::default(),
+            chain: ChainState::default(),
             pace: crate::domain::pace::Pace::default(),
             detail: DetailState::default(),
             message: None,

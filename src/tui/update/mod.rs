@@ -48,6 +48,10 @@ pub enum Event {
     HealthProgress(i64, i64),
     /// The ledger check ended.
     HealthChecked(Result<crate::domain::health::Health, String>),
+    /// The audit chain's verification has read this many records.
+    ChainProgress(u64),
+    /// The audit chain's verification ended.
+    ChainVerified(Result<crate::domain::audit_chain::Verification, String>),
 }
 
 /// Work for the event loop.
@@ -74,6 +78,10 @@ pub enum Effect {
     Copy(String),
     /// Run the ledger's invariant checks (the Health view).
     CheckHealth,
+    /// Verify the audit chain (the Audit view); it must still contain `expect_head`.
+    VerifyChain {
+        expect_head: Option<String>,
+    },
 }
 
 pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
@@ -81,7 +89,11 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
         Event::Tick(now) => {
             app.now = now;
             expire(app);
-            dialog::replan_if_due(app)
+            let mut effects = dialog::replan_if_due(app);
+            if app.view == View::Audit && app.chain.due(now) {
+                effects.extend(verify_chain(app));
+            }
+            effects
         }
         Event::Resize(width, height) => {
             app.size = (width, height);
@@ -93,6 +105,26 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             if app.view == View::Health {
                 refresh_outliers(app);
             }
+            Vec::new()
+        }
+        Event::ChainProgress(records) => {
+            app.chain.running = Some(records);
+            Vec::new()
+        }
+        Event::ChainVerified(found) => {
+            app.chain.running = None;
+            match &found {
+                Ok(verified) if verified.intact() => {
+                    app.chain.expected = verified.head.as_ref().map(|head| head.hex());
+                }
+                Ok(verified) => {
+                    if let Some(broken) = &verified.broken {
+                        tracing::warn!("audit chain broken: {broken}");
+                    }
+                }
+                Err(e) => tracing::warn!("the audit chain could not be verified: {e}"),
+            }
+            app.chain.checked = Some((app.now, found));
             Vec::new()
         }
         Event::HealthProgress(done, total) => {
@@ -379,7 +411,21 @@ fn switch_view(app: &mut App, view: View) -> Vec<Effect> {
             effects.extend(check_health(app));
         }
     }
+    if app.view == View::Audit && app.chain.due(app.now) {
+        effects.extend(verify_chain(app));
+    }
     effects
+}
+
+/// Starts verifying the audit chain unless a verification is under way.
+fn verify_chain(app: &mut App) -> Vec<Effect> {
+    if app.chain.running.is_some() {
+        return Vec::new();
+    }
+    app.chain.running = Some(0);
+    vec![Effect::VerifyChain {
+        expect_head: app.chain.expected.clone(),
+    }]
 }
 
 /// Starts the ledger check unless one is under way.
@@ -499,6 +545,9 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
             let mut effects = vec![Effect::Poller(poller::Command::PollNow)];
             if app.view == View::Health {
                 effects.extend(check_health(app));
+            }
+            if app.view == View::Audit {
+                effects.extend(verify_chain(app));
             }
             return effects;
         }

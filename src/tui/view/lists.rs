@@ -1,8 +1,9 @@
 //! The leases view and the audit view: plain tables with a cursor.
 
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
+use ratatui::text::Line;
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::format;
@@ -149,6 +150,9 @@ fn short_outcome(outcome: &str) -> String {
 }
 
 pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+    // The chain's verification on the first line, the records below.
+    let [top, area] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
+    frame.render_widget(Paragraph::new(chain_line(app, theme)), top);
     let extra = app.extra_for(&Focus::Audit);
     let Some(Extra::Audit(records)) = extra else {
         return super::placeholder(frame, area, extra, "the audit records", theme);
@@ -158,7 +162,15 @@ pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         frame.render_widget(Paragraph::new(text).style(theme.dim()), area);
         return;
     }
-    let rows: Vec<Row> = window(records, &app.audit, app)
+    // One line shorter than the other lists: the cursor is kept in sight here.
+    let page = usize::from(area.height.saturating_sub(1)).max(1);
+    let cursor = app.audit.cursor;
+    let offset = app.audit.offset.max((cursor + 1).saturating_sub(page));
+    let rows: Vec<Row> = records
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(page)
         .map(|(index, r)| {
             Row::new(vec![
                 Cell::from(r.at.format("%m-%d %H:%M:%S").to_string()),
@@ -199,4 +211,57 @@ pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Table::new(rows, widths).header(header).column_spacing(1),
         area,
     );
+}
+
+/// Whether the audit chain verifies, as of the last verification in the background.
+fn chain_line(app: &App, theme: &Theme) -> Line<'static> {
+    let chain = &app.chain;
+    let ago = |at: std::time::Instant| {
+        let since = app.now.saturating_duration_since(at);
+        format::age(chrono::Duration::from_std(since).unwrap_or_default())
+    };
+    match (&chain.running, &chain.checked) {
+        (Some(records), last) => {
+            let before = match last {
+                Some((at, Ok(v))) if v.intact() => format!(" (intact {} ago)", ago(*at)),
+                Some((at, Ok(_))) => format!(" (BROKEN {} ago)", ago(*at)),
+                _ => String::new(),
+            };
+            Line::styled(
+                format!(" audit chain: verifying… {records} records{before}"),
+                theme.dim(),
+            )
+        }
+        (None, Some((at, Ok(v)))) => match &v.broken {
+            None => {
+                let head = v.head.as_ref().map_or("empty".to_string(), |h| {
+                    format!(
+                        "head {} {}",
+                        h.id,
+                        crate::domain::audit_chain::short(&h.hex())
+                    )
+                });
+                Line::styled(
+                    format!(
+                        " audit chain intact: {} records, {head} · verified {} ago",
+                        v.records,
+                        ago(*at)
+                    ),
+                    theme.ok(),
+                )
+            }
+            Some(broken) => Line::styled(
+                format!(
+                    " AUDIT CHAIN BROKEN: {} · `audit verify` says more",
+                    text::clean(&broken.to_string(), 300)
+                ),
+                theme.error(),
+            ),
+        },
+        (None, Some((_, Err(e)))) => Line::styled(
+            format!(" audit chain not verified: {}", text::clean(e, 300)),
+            theme.error(),
+        ),
+        (None, None) => Line::styled(" audit chain: not verified yet", theme.dim()),
+    }
 }

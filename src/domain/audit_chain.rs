@@ -1,0 +1,398 @@
+//! Verifying the audit log's hash chain: every record's hash must be what its fields and its
+//! predecessor's hash give, and every record must follow the one it was chained to.
+//!
+//! A chain alone cannot show records removed at its end: the last record left is a valid
+//! head. Consoles log the head after each action, and [`verify`] can be told a head recorded
+//! elsewhere that the chain must still contain.
+
+use std::fmt;
+
+use crate::domain::session::Session;
+use crate::store::StoreError;
+use crate::store::audit_chain as store;
+
+/// One record's place in the chain, with its hash as stored and as recomputed now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub id: i64,
+    pub seq: i64,
+    pub prev_hash: Option<Vec<u8>>,
+    pub hash: Vec<u8>,
+    pub recomputed: Vec<u8>,
+}
+
+/// The last record of a chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainHead {
+    pub id: i64,
+    pub seq: i64,
+    pub hash: Vec<u8>,
+}
+
+impl ChainHead {
+    pub fn hex(&self) -> String {
+        hex(&self.hash)
+    }
+}
+
+impl fmt::Display for ChainHead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "record {} (chain position {}) sha256 {}",
+            self.id,
+            self.seq,
+            self.hex()
+        )
+    }
+}
+
+/// The first thing wrong with a chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Break {
+    /// The record's fields no longer give its hash (or, when its successor was chained to a
+    /// hash that is nowhere now, its hash was rewritten along with them).
+    Changed { id: i64, seq: i64 },
+    /// The records between two chain positions are gone (`after_seq` 0: from the start).
+    Removed {
+        after_seq: i64,
+        before_id: i64,
+        before_seq: i64,
+    },
+    /// The record was chained after another record than the one it now follows.
+    Reordered {
+        id: i64,
+        seq: i64,
+        chained_after: i64,
+        follows: Option<i64>,
+    },
+    /// The head recorded elsewhere is not in the chain: records were removed from its end
+    /// (or the head belongs to another database).
+    HeadMissing {
+        expected: String,
+        last: Option<ChainHead>,
+    },
+}
+
+impl fmt::Display for Break {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Changed { id, seq } => write!(
+                f,
+                "record {id} (chain position {seq}) was changed: its fields no longer give \
+                 the hash it was chained with"
+            ),
+            Self::Removed {
+                after_seq: 0,
+                before_id,
+                before_seq,
+            } => write!(
+                f,
+                "records were removed from the start of the chain: the first record left is \
+                 {before_id} (chain position {before_seq})"
+            ),
+            Self::Removed {
+                after_seq,
+                before_id,
+                before_seq,
+            } => match before_seq - after_seq - 1 {
+                0 => write!(
+                    f,
+                    "a record was removed before record {before_id} (chain position \
+                     {before_seq})"
+                ),
+                1 => write!(
+                    f,
+                    "the record at chain position {} was removed (before record {before_id})",
+                    after_seq + 1
+                ),
+                _ => write!(
+                    f,
+                    "records at chain positions {}-{} were removed (before record {before_id})",
+                    after_seq + 1,
+                    before_seq - 1
+                ),
+            },
+            Self::Reordered {
+                id,
+                seq,
+                chained_after,
+                follows,
+            } => {
+                write!(
+                    f,
+                    "record {id} (chain position {seq}) was reordered: it was chained after \
+                     record {chained_after}"
+                )?;
+                match follows {
+                    Some(previous) => write!(f, ", but now follows record {previous}"),
+                    None => write!(f, ", but is now first"),
+                }
+            }
+            Self::HeadMissing {
+                expected,
+                last: Some(last),
+            } => write!(
+                f,
+                "head {} is not in the chain: records were removed from its end (it now ends \
+                 at {last})",
+                short(expected)
+            ),
+            Self::HeadMissing {
+                expected,
+                last: None,
+            } => write!(
+                f,
+                "head {} is not in the chain: the audit log is empty",
+                short(expected)
+            ),
+        }
+    }
+}
+
+/// What a verification found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verification {
+    /// Records read (all of them unless the chain broke).
+    pub records: u64,
+    /// The last record read.
+    pub head: Option<ChainHead>,
+    /// The first flaw, if any: records after it were not judged.
+    pub broken: Option<Break>,
+}
+
+impl Verification {
+    pub fn intact(&self) -> bool {
+        self.broken.is_none()
+    }
+}
+
+/// What a link says about the chain before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Judgement {
+    Sound,
+    Changed,
+    /// Its stored predecessor hash is not the hash of the record before it.
+    Unlinked,
+}
+
+/// Judges `link` against the record before it in chain order (`None` for the first).
+pub fn judge(previous: Option<&Link>, link: &Link) -> Judgement {
+    if link.recomputed != link.hash {
+        return Judgement::Changed;
+    }
+    let linked = match previous {
+        Some(previous) => link.prev_hash.as_deref() == Some(previous.hash.as_slice()),
+        None => link.prev_hash.is_none() && link.seq == 1,
+    };
+    if linked {
+        Judgement::Sound
+    } else {
+        Judgement::Unlinked
+    }
+}
+
+/// Walks the whole chain in pages, where polls read; `expect_head` (hex) must be one of its
+/// records. `progress` is told how many records were read so far.
+pub async fn verify(
+    session: &Session,
+    expect_head: Option<&str>,
+    mut progress: impl FnMut(u64),
+) -> Result<Verification, StoreError> {
+    let expected = expect_head.map(str::to_ascii_lowercase);
+    let mut found_expected = expected.is_none();
+    let mut previous: Option<Link> = None;
+    let mut records = 0u64;
+    loop {
+        let after = previous.as_ref().map_or(0, |p| p.seq);
+        let pool = session.reader().pool();
+        let page = session
+            .retried("the audit chain", || store::links_after(&pool, after))
+            .await?;
+        let last_page = (page.len() as i64) < store::PAGE;
+        for link in page {
+            records += 1;
+            let broken = match judge(previous.as_ref(), &link) {
+                Judgement::Sound => None,
+                Judgement::Changed => Some(Break::Changed {
+                    id: link.id,
+                    seq: link.seq,
+                }),
+                Judgement::Unlinked => Some(unlinked(session, previous.as_ref(), &link).await?),
+            };
+            if let Some(broken) = broken {
+                return Ok(Verification {
+                    records,
+                    head: previous.map(head_of),
+                    broken: Some(broken),
+                });
+            }
+            if !found_expected && expected.as_deref() == Some(hex(&link.hash).as_str()) {
+                found_expected = true;
+            }
+            previous = Some(link);
+        }
+        progress(records);
+        if last_page {
+            break;
+        }
+    }
+    let head = previous.map(head_of);
+    let broken = match expected {
+        Some(expected) if !found_expected => Some(Break::HeadMissing {
+            expected,
+            last: head.clone(),
+        }),
+        _ => None,
+    };
+    Ok(Verification {
+        records,
+        head,
+        broken,
+    })
+}
+
+/// Why `link` does not follow `previous`: its real predecessor is elsewhere (reordered), gone
+/// (removed, when positions are missing between them), or was rewritten (changed).
+async fn unlinked(
+    session: &Session,
+    previous: Option<&Link>,
+    link: &Link,
+) -> Result<Break, StoreError> {
+    let pool = session.reader().pool();
+    let chained_after = match &link.prev_hash {
+        Some(prev_hash) => {
+            session
+                .retried("the audit chain", || {
+                    store::record_with_hash(&pool, prev_hash)
+                })
+                .await?
+        }
+        None => None,
+    };
+    if let Some(chained_after) = chained_after {
+        return Ok(Break::Reordered {
+            id: link.id,
+            seq: link.seq,
+            chained_after,
+            follows: previous.map(|p| p.id),
+        });
+    }
+    let after_seq = previous.map_or(0, |p| p.seq);
+    Ok(match previous {
+        Some(previous) if link.seq == previous.seq + 1 => Break::Changed {
+            id: previous.id,
+            seq: previous.seq,
+        },
+        _ => Break::Removed {
+            after_seq,
+            before_id: link.id,
+            before_seq: link.seq,
+        },
+    })
+}
+
+fn head_of(link: Link) -> ChainHead {
+    ChainHead {
+        id: link.id,
+        seq: link.seq,
+        hash: link.hash,
+    }
+}
+
+/// Lower-case hexadecimal, as `verify --expect-head` takes it.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The first 12 digits of a hash, for a line with little room.
+pub fn short(hex: &str) -> &str {
+    &hex[..hex.len().min(12)]
+}
+
+/// Whether `text` is a whole sha256 in hexadecimal.
+pub fn is_sha256_hex(text: &str) -> bool {
+    text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn link(id: i64, seq: i64, prev: Option<u8>, hash: u8) -> Link {
+        Link {
+            id,
+            seq,
+            prev_hash: prev.map(|p| vec![p]),
+            hash: vec![hash],
+            recomputed: vec![hash],
+        }
+    }
+
+    #[test]
+    fn a_first_record_must_start_the_chain() {
+        assert_eq!(judge(None, &link(1, 1, None, 10)), Judgement::Sound);
+        assert_eq!(judge(None, &link(3, 3, Some(9), 10)), Judgement::Unlinked);
+        assert_eq!(judge(None, &link(1, 1, Some(9), 10)), Judgement::Unlinked);
+    }
+
+    #[test]
+    fn a_record_must_follow_the_hash_it_was_chained_to() {
+        let first = link(1, 1, None, 10);
+        assert_eq!(
+            judge(Some(&first), &link(2, 2, Some(10), 11)),
+            Judgement::Sound
+        );
+        assert_eq!(
+            judge(Some(&first), &link(2, 2, Some(12), 11)),
+            Judgement::Unlinked
+        );
+        let mut changed = link(2, 2, Some(10), 11);
+        changed.recomputed = vec![99];
+        assert_eq!(judge(Some(&first), &changed), Judgement::Changed);
+    }
+
+    #[test]
+    fn breaks_name_the_record_in_a_sentence() {
+        let removed = Break::Removed {
+            after_seq: 4,
+            before_id: 9,
+            before_seq: 7,
+        };
+        assert_eq!(
+            removed.to_string(),
+            "records at chain positions 5-6 were removed (before record 9)"
+        );
+        let one = Break::Removed {
+            after_seq: 4,
+            before_id: 9,
+            before_seq: 6,
+        };
+        assert_eq!(
+            one.to_string(),
+            "the record at chain position 5 was removed (before record 9)"
+        );
+        let missing = Break::HeadMissing {
+            expected: "ab".repeat(32),
+            last: Some(ChainHead {
+                id: 3,
+                seq: 3,
+                hash: vec![0xcd; 32],
+            }),
+        };
+        assert!(
+            missing
+                .to_string()
+                .starts_with("head abababababab is not in the chain: records were removed"),
+            "{missing}"
+        );
+    }
+
+    #[test]
+    fn only_a_whole_sha256_is_a_head() {
+        assert!(is_sha256_hex(&"aF".repeat(32)));
+        assert!(!is_sha256_hex(&"a".repeat(63)));
+        assert!(!is_sha256_hex(&"g".repeat(64)));
+        assert_eq!(hex(&[0, 255, 16]), "00ff10");
+    }
+}

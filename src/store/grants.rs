@@ -1,0 +1,199 @@
+//! The SQL that gives a role exactly what the console needs: `bootstrap-console grants`
+//! prints it for a person to review and run. Nothing here is executed by the console.
+//!
+//! The grants follow the statements the console runs: the columns come from the same lists
+//! as the writes in [`super::write`], so they cannot drift apart.
+
+use super::write::{AUDIT_INSERTED_COLUMNS, BOOTSTRAP_UPDATED_COLUMNS, ITEM_UPDATED_COLUMNS};
+
+/// What the role is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Duty {
+    /// `watch`, `status`, `check`, `audit verify`: reads only.
+    Observer,
+    /// An observer that also retries, cancels and removes orphaned leases.
+    Operator,
+}
+
+/// What to print the grants for.
+#[derive(Debug, Clone)]
+pub struct GrantsFor<'a> {
+    pub role: &'a str,
+    pub duty: Duty,
+    /// The schema of the ledger tables.
+    pub schema: &'a str,
+    /// The database, for `GRANT CONNECT` (only where CONNECT was taken from PUBLIC).
+    pub database: Option<&'a str>,
+}
+
+/// Why a name cannot be used in the printed SQL.
+pub fn check_name(what: &str, name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err(format!("{what} must not be empty"));
+    }
+    if name.len() > 63 {
+        return Err(format!(
+            "{what} is {} bytes long; PostgreSQL names are at most 63",
+            name.len()
+        ));
+    }
+    if name.chars().any(|c| c.is_control() || c == '$') {
+        return Err(format!(
+            "{what} contains a control character or `$`; choose a plain name"
+        ));
+    }
+    Ok(())
+}
+
+/// `"name"`, with quotes inside doubled.
+fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// `'text'`, with quotes inside doubled.
+fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// The whole script.
+pub fn script(to: &GrantsFor<'_>) -> String {
+    let role = ident(to.role);
+    let role_text = literal(to.role);
+    let schema = ident(to.schema);
+    let table = |name: &str| format!("{schema}.{}", ident(name));
+    let bootstraps = table("legacy_space_publication_bootstraps");
+    let items = table("legacy_space_publication_bootstrap_items");
+    let leases = table("knowledge_space_mutation_leases");
+    let heads = literal(&format!(
+        "{schema}.{}",
+        ident("projection_set_publication_heads")
+    ));
+    let audit = "\"bootstrap_console\".\"audit_log\"";
+    let (duty, commands) = match to.duty {
+        Duty::Observer => ("an observer", "watch, status, check, audit verify"),
+        Duty::Operator => (
+            "an operator",
+            "watch, status, check, audit verify, retry, cancel, lease remove",
+        ),
+    };
+    let mut sql = format!(
+        "-- bootstrap-console grants for role {role}, {duty} ({commands}).\n\
+         -- Review it, then run it as the owner of the ledger tables or a superuser, once\n\
+         -- `bootstrap-console migrate` has created the console's audit log, e.g.\n\
+         --   psql \"$DATABASE_URL\" -v ON_ERROR_STOP=1 --single-transaction -f grants.sql\n\
+         -- Re-running it leaves the role with exactly these grants on these tables.\n\
+         \n\
+         -- The role (NOLOGIN: grant it to the people who use the console, who log in as\n\
+         -- themselves, e.g. GRANT {role} TO alice;). It must own none of the tables: an owner\n\
+         -- holds every right whatever is granted, and the audit log's owner can rewrite it.\n\
+         DO $grants$\n\
+         BEGIN\n\
+         \x20 IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = {role_text}) THEN\n\
+         \x20   CREATE ROLE {role} NOLOGIN;\n\
+         \x20 END IF;\n\
+         \x20 IF (SELECT rolsuper OR rolbypassrls FROM pg_roles WHERE rolname = {role_text}) THEN\n\
+         \x20   RAISE EXCEPTION 'role % is a superuser (or bypasses row security): grants cannot narrow it', {role_text};\n\
+         \x20 END IF;\n\
+         \x20 IF EXISTS (SELECT FROM pg_class\n\
+         \x20            WHERE oid IN ({bootstraps_text}::regclass, {items_text}::regclass,\n\
+         \x20                          {leases_text}::regclass, {audit_text}::regclass)\n\
+         \x20              AND pg_has_role({role_text}, relowner, 'USAGE')) THEN\n\
+         \x20   RAISE EXCEPTION 'role % owns a ledger table or the audit log (or is a member of its owner): choose a role that owns none', {role_text};\n\
+         \x20 END IF;\n\
+         END\n\
+         $grants$;\n\
+         \n\
+         -- Anything else this role held on these tables goes (column grants included).\n\
+         REVOKE ALL ON {bootstraps}, {items}, {leases} FROM {role};\n\
+         REVOKE ALL ON {audit} FROM {role};\n",
+        bootstraps_text = literal(&bootstraps),
+        items_text = literal(&items),
+        leases_text = literal(&leases),
+        audit_text = literal(audit),
+    );
+    if let Some(database) = to.database {
+        sql.push_str(&format!(
+            "\n-- Needed only where CONNECT was revoked from PUBLIC.\n\
+             GRANT CONNECT ON DATABASE {} TO {role};\n",
+            ident(database)
+        ));
+    }
+    sql.push_str(&format!(
+        "\n-- Reading: the board, detail, leases, audit and health views, `status`, `check`,\n\
+         -- `audit verify`.\n\
+         GRANT USAGE ON SCHEMA {schema} TO {role};\n\
+         GRANT SELECT ON {bootstraps}, {items}, {leases} TO {role};\n\
+         GRANT USAGE ON SCHEMA \"bootstrap_console\" TO {role};\n\
+         GRANT SELECT ON {audit} TO {role};\n\
+         -- `check` compares each published space with the platform's head, when that table exists.\n\
+         DO $grants$\n\
+         BEGIN\n\
+         \x20 IF to_regclass({heads}) IS NOT NULL THEN\n\
+         \x20   EXECUTE 'GRANT SELECT ON ' || {heads} || ' TO ' || quote_ident({role_text});\n\
+         \x20 END IF;\n\
+         END\n\
+         $grants$;\n"
+    ));
+    if to.duty == Duty::Operator {
+        sql.push_str(&format!(
+            "\n-- Acting: retry and cancel write these columns of a job and of its items (the\n\
+             -- row lock they take needs no more), removing an orphaned lease deletes it, and\n\
+             -- each action appends one audit record. The database fills in the record's id\n\
+             -- (an identity column: no sequence grant), its time and its hash chain; the log\n\
+             -- itself refuses UPDATE, DELETE and TRUNCATE.\n\
+             GRANT UPDATE ({}) ON {bootstraps} TO {role};\n\
+             GRANT UPDATE ({}) ON {items} TO {role};\n\
+             GRANT DELETE ON {leases} TO {role};\n\
+             GRANT INSERT ({}) ON {audit} TO {role};\n",
+            BOOTSTRAP_UPDATED_COLUMNS.join(", "),
+            ITEM_UPDATED_COLUMNS.join(", "),
+            AUDIT_INSERTED_COLUMNS.join(", "),
+        ));
+    }
+    sql
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn operator(role: &str) -> String {
+        script(&GrantsFor {
+            role,
+            duty: Duty::Operator,
+            schema: "public",
+            database: None,
+        })
+    }
+
+    #[test]
+    fn names_are_quoted_so_no_name_can_end_a_statement() {
+        let sql = operator("o'\"x");
+        assert!(sql.contains("CREATE ROLE \"o'\"\"x\" NOLOGIN;"), "{sql}");
+        assert!(sql.contains("rolname = 'o''\"x'"), "{sql}");
+        assert!(check_name("--role", "a$grants$b").is_err());
+        assert!(check_name("--role", "a\nb").is_err());
+        assert!(check_name("--role", &"r".repeat(64)).is_err());
+        assert!(check_name("--role", "ops_reader").is_ok());
+    }
+
+    #[test]
+    fn an_observer_gets_no_write_grant() {
+        let sql = script(&GrantsFor {
+            role: "watcher",
+            duty: Duty::Observer,
+            schema: "public",
+            database: Some("platform"),
+        });
+        for write in ["UPDATE (", "DELETE ON", "INSERT ("] {
+            assert!(!sql.contains(write), "{write} in {sql}");
+        }
+        assert!(sql.contains("GRANT CONNECT ON DATABASE \"platform\" TO \"watcher\";"));
+        let sql = operator("ops");
+        assert!(sql.contains(
+            "GRANT UPDATE (status, compilation_attempt_id, last_error, updated_at) ON \
+             \"public\".\"legacy_space_publication_bootstrap_items\" TO \"ops\";"
+        ));
+        assert!(!sql.contains("CONNECT"));
+    }
+}
