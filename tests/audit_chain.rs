@@ -350,6 +350,14 @@ async fn verify_names_the_first_record_changed_removed_or_reordered() {
 async fn records_removed_from_the_end_are_found_against_a_head_kept_elsewhere() {
     let db = TestDb::migrated().await;
     let head = records(&db, 4).await;
+    // The console's log keeps the head too, with the record it belongs to.
+    let log = std::fs::read_to_string(common::pty::console_log_dir().join("console.log"))
+        .expect("the console's log");
+    assert!(
+        log.lines()
+            .any(|l| l.contains("audit chain head: record ") && l.ends_with(&head)),
+        "no head {head} in the log"
+    );
     tamper(
         &db,
         "DELETE FROM bootstrap_console.audit_log WHERE chain_seq = 4",

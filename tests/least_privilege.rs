@@ -262,6 +262,37 @@ async fn an_operator_role_from_grants_watches_acts_and_cannot_change_the_audit_l
     }
     let _ = conn.close().await;
     assert_eq!(fixture::audit_count(&db.pool).await, 4);
+
+    // An action that outlives its deadline is looked up with the operator's own rights: its
+    // transaction is ended (a role may end its own sessions) and the log is searched.
+    let busy = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    let holder = fixture::hold_row(&db.pool, busy.bootstrap).await;
+    let space = busy.space.to_string();
+    let late = as_person(
+        &db,
+        &ops,
+        &[
+            "cancel",
+            &space,
+            "--reason",
+            "late",
+            "--yes",
+            "--apply-deadline-secs",
+            "1",
+        ],
+    );
+    let out = stdout(&late);
+    assert_eq!(late.status.code(), Some(4), "{out}");
+    assert!(
+        out.contains("no answer within the deadline") && out.contains("not applied"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("failed too") && !out.contains("permission"),
+        "{out}"
+    );
+    holder.rollback().await.expect("release");
+    assert_eq!(fixture::audit_count(&db.pool).await, 4);
 }
 
 #[tokio::test(flavor = "multi_thread")]
