@@ -478,3 +478,60 @@ fn grants_refuses_a_name_that_cannot_be_printed_safely() {
         assert!(stdout(&output).is_empty());
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn migrate_is_for_the_ledgers_owner_who_then_owns_the_audit_log() {
+    use bootstrap_console::store::schema;
+    let db = TestDb::empty().await;
+    let mut conn = db.connect().await;
+    schema::apply_unit(&mut conn, &schema::PLATFORM_STANDIN)
+        .await
+        .expect("stand-in");
+    schema::apply_unit(&mut conn, &schema::LEGACY_SPACE_BOOTSTRAP)
+        .await
+        .expect("0009");
+    // May create schemas in the database, but owns no ledger table: it must not own the log.
+    let creator = format!("creator_{}", db.name);
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE ROLE \"{creator}\" LOGIN PASSWORD 'pw'; \
+         GRANT CREATE ON DATABASE \"{}\" TO \"{creator}\";",
+        db.name
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("a role that may create schemas");
+    let owner: String = sqlx::query_scalar(
+        "SELECT pg_get_userbyid(relowner)::text FROM pg_class \
+         WHERE oid = 'legacy_space_publication_bootstraps'::regclass",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("the ledger's owner");
+    let refused = as_person(&db, &creator, &["migrate"]);
+    assert_eq!(refused.status.code(), Some(8), "{}", stderr(&refused));
+    assert!(
+        assert_one_sentence(&refused).contains(&format!(
+            "migrate must be run by role {owner}, the owner of the ledger tables (or by a \
+             superuser), not by role {creator}: whoever runs it owns the audit log"
+        )),
+        "{}",
+        stderr(&refused)
+    );
+    let exists: bool =
+        sqlx::query_scalar("SELECT to_regnamespace('bootstrap_console') IS NOT NULL")
+            .fetch_one(&db.pool)
+            .await
+            .expect("schema");
+    assert!(!exists, "nothing was created");
+
+    let migrated = common::cli::on(&db, &["migrate"]);
+    assert_eq!(migrated.status.code(), Some(0), "{}", stderr(&migrated));
+    let audit_owner: String = sqlx::query_scalar(
+        "SELECT pg_get_userbyid(relowner)::text FROM pg_class \
+         WHERE oid = 'bootstrap_console.audit_log'::regclass",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("the log's owner");
+    assert_eq!(audit_owner, owner);
+}

@@ -234,16 +234,14 @@ fn chain_line(app: &App, theme: &Theme) -> Line<'static> {
         }
         (None, Some((at, Ok(v)))) => match &v.broken {
             None => {
+                // The head's digits without its record id: at 80 columns the line must hold
+                // a hundred thousand records and the age of the verification.
                 let head = v.head.as_ref().map_or("empty".to_string(), |h| {
-                    format!(
-                        "head {} {}",
-                        h.id,
-                        crate::domain::audit_chain::short(&h.hex())
-                    )
+                    format!("head {}", crate::domain::audit_chain::short(&h.hex()))
                 });
                 Line::styled(
                     format!(
-                        " audit chain intact: {} records, {head} · verified {} ago",
+                        " audit chain intact: {} records · {head} · verified {} ago",
                         v.records,
                         ago(*at)
                     ),
