@@ -57,6 +57,21 @@ fn verify(db: &TestDb, extra: &[&str]) -> (Option<i32>, String) {
     (output.status.code(), first)
 }
 
+/// Swaps the chain positions of the records at `a` and `b`.
+async fn swap_positions(db: &TestDb, a: i64, b: i64) {
+    tamper(
+        db,
+        &format!(
+            "UPDATE bootstrap_console.audit_log SET chain_seq = -chain_seq \
+               WHERE chain_seq IN ({a}, {b}); \
+             UPDATE bootstrap_console.audit_log SET chain_seq = {} + chain_seq \
+               WHERE chain_seq IN (-{a}, -{b})",
+            a + b
+        ),
+    )
+    .await;
+}
+
 async fn id_at(db: &TestDb, seq: i64) -> i64 {
     sqlx::query_scalar("SELECT id FROM bootstrap_console.audit_log WHERE chain_seq = $1")
         .bind(seq)
@@ -279,16 +294,7 @@ async fn verify_names_the_first_record_changed_removed_or_reordered() {
 
     // Two records swapped in the chain's order.
     let (fifth, sixth) = (id_at(&db, 5).await, id_at(&db, 6).await);
-    tamper(
-        &db,
-        &format!(
-            "UPDATE bootstrap_console.audit_log SET chain_seq = -chain_seq \
-               WHERE id IN ({fifth}, {sixth}); \
-             UPDATE bootstrap_console.audit_log SET chain_seq = 11 - (-chain_seq) \
-               WHERE id IN ({fifth}, {sixth})"
-        ),
-    )
-    .await;
+    swap_positions(&db, 5, 6).await;
     let (code, first) = verify(&db, &[]);
     assert_eq!(code, Some(1));
     assert_eq!(
@@ -299,16 +305,7 @@ async fn verify_names_the_first_record_changed_removed_or_reordered() {
             id_at(&db, 4).await
         )
     );
-    tamper(
-        &db,
-        &format!(
-            "UPDATE bootstrap_console.audit_log SET chain_seq = -chain_seq \
-               WHERE id IN ({fifth}, {sixth}); \
-             UPDATE bootstrap_console.audit_log SET chain_seq = 11 - (-chain_seq) \
-               WHERE id IN ({fifth}, {sixth})"
-        ),
-    )
-    .await;
+    swap_positions(&db, 5, 6).await;
     assert_eq!(
         verify(&db, &[]).0,
         Some(0),
@@ -388,15 +385,9 @@ async fn records_removed_from_the_end_are_found_against_a_head_kept_elsewhere() 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_log_written_before_the_chain_is_chained_by_migrate() {
-    let db = TestDb::empty().await;
+    let db = TestDb::platform_only().await;
     let mut conn = db.connect().await;
     use bootstrap_console::store::schema;
-    schema::apply_unit(&mut conn, &schema::PLATFORM_STANDIN)
-        .await
-        .expect("stand-in");
-    schema::apply_unit(&mut conn, &schema::LEGACY_SPACE_BOOTSTRAP)
-        .await
-        .expect("0009");
     for unit in &schema::CONSOLE_UNITS[..3] {
         schema::apply_unit(&mut conn, unit)
             .await

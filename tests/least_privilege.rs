@@ -481,15 +481,7 @@ fn grants_refuses_a_name_that_cannot_be_printed_safely() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn migrate_is_for_the_ledgers_owner_who_then_owns_the_audit_log() {
-    use bootstrap_console::store::schema;
-    let db = TestDb::empty().await;
-    let mut conn = db.connect().await;
-    schema::apply_unit(&mut conn, &schema::PLATFORM_STANDIN)
-        .await
-        .expect("stand-in");
-    schema::apply_unit(&mut conn, &schema::LEGACY_SPACE_BOOTSTRAP)
-        .await
-        .expect("0009");
+    let db = TestDb::platform_only().await;
     // May create schemas in the database, but owns no ledger table: it must not own the log.
     let creator = format!("creator_{}", db.name);
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
@@ -500,13 +492,7 @@ async fn migrate_is_for_the_ledgers_owner_who_then_owns_the_audit_log() {
     .execute(&db.pool)
     .await
     .expect("a role that may create schemas");
-    let owner: String = sqlx::query_scalar(
-        "SELECT pg_get_userbyid(relowner)::text FROM pg_class \
-         WHERE oid = 'legacy_space_publication_bootstraps'::regclass",
-    )
-    .fetch_one(&db.pool)
-    .await
-    .expect("the ledger's owner");
+    let owner = owner_of(&db, "legacy_space_publication_bootstraps").await;
     let refused = as_person(&db, &creator, &["migrate"]);
     assert_eq!(refused.status.code(), Some(8), "{}", stderr(&refused));
     assert!(
@@ -526,12 +512,15 @@ async fn migrate_is_for_the_ledgers_owner_who_then_owns_the_audit_log() {
 
     let migrated = common::cli::on(&db, &["migrate"]);
     assert_eq!(migrated.status.code(), Some(0), "{}", stderr(&migrated));
-    let audit_owner: String = sqlx::query_scalar(
-        "SELECT pg_get_userbyid(relowner)::text FROM pg_class \
-         WHERE oid = 'bootstrap_console.audit_log'::regclass",
+    assert_eq!(owner_of(&db, "bootstrap_console.audit_log").await, owner);
+}
+
+async fn owner_of(db: &TestDb, table: &str) -> String {
+    sqlx::query_scalar(
+        "SELECT pg_get_userbyid(relowner)::text FROM pg_class WHERE oid = $1::regclass",
     )
+    .bind(table)
     .fetch_one(&db.pool)
     .await
-    .expect("the log's owner");
-    assert_eq!(audit_owner, owner);
+    .expect("the table's owner")
 }

@@ -101,6 +101,20 @@ impl TestDb {
         Self::create_from("template0").await
     }
 
+    /// A database with the platform's tables (the stand-in and 0009) and no console schema,
+    /// as a platform database is before `migrate`.
+    pub async fn platform_only() -> Self {
+        let db = Self::empty().await;
+        let mut conn = db.connect().await;
+        for unit in [&schema::PLATFORM_STANDIN, &schema::LEGACY_SPACE_BOOTSTRAP] {
+            schema::apply_unit(&mut conn, unit)
+                .await
+                .expect("a platform unit");
+        }
+        let _ = conn.close().await;
+        db
+    }
+
     /// Options for connecting to this database.
     pub fn options(&self) -> PgConnectOptions {
         self.options.clone()
