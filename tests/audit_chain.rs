@@ -57,19 +57,15 @@ fn verify(db: &TestDb, extra: &[&str]) -> (Option<i32>, String) {
     (output.status.code(), first)
 }
 
-/// Swaps the chain positions of the records at `a` and `b`.
-async fn swap_positions(db: &TestDb, a: i64, b: i64) {
-    tamper(
-        db,
-        &format!(
-            "UPDATE bootstrap_console.audit_log SET chain_seq = -chain_seq \
-               WHERE chain_seq IN ({a}, {b}); \
-             UPDATE bootstrap_console.audit_log SET chain_seq = {} + chain_seq \
-               WHERE chain_seq IN (-{a}, -{b})",
-            a + b
-        ),
+/// The statement that swaps the chain positions `a` and `b` (run twice, it swaps them back).
+fn swap_positions(a: i64, b: i64) -> String {
+    format!(
+        "UPDATE bootstrap_console.audit_log SET chain_seq = -chain_seq \
+           WHERE chain_seq IN ({a}, {b}); \
+         UPDATE bootstrap_console.audit_log SET chain_seq = {} + chain_seq \
+           WHERE chain_seq IN (-{a}, -{b})",
+        a + b
     )
-    .await;
 }
 
 async fn id_at(db: &TestDb, seq: i64) -> i64 {
@@ -237,6 +233,27 @@ async fn the_database_chains_every_record_whatever_the_client_sends() {
     assert_eq!(fixture::audit_count(&db.pool).await, 3);
 }
 
+/// Tampers with `sql`, then `audit verify`: it must fail; its first line.
+async fn broken_by(db: &TestDb, sql: &str) -> String {
+    tamper(db, sql).await;
+    let (code, first) = verify(db, &[]);
+    assert_eq!(code, Some(1), "{sql}: {first}");
+    first
+}
+
+/// A statement setting a record's reason, and with `rehash` its hash to match.
+fn set_reason(id: i64, reason: &str, rehash: bool) -> String {
+    let mut sql =
+        format!("UPDATE bootstrap_console.audit_log SET reason = '{reason}' WHERE id = {id}");
+    if rehash {
+        sql.push_str(&format!(
+            "; UPDATE bootstrap_console.audit_log r \
+               SET hash = bootstrap_console.audit_record_hash(r, r.prev_hash) WHERE id = {id}"
+        ));
+    }
+    sql
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn verify_names_the_first_record_changed_removed_or_reordered() {
     let db = TestDb::migrated().await;
@@ -245,67 +262,40 @@ async fn verify_names_the_first_record_changed_removed_or_reordered() {
 
     // A reason rewritten.
     let third = id_at(&db, 3).await;
-    tamper(
-        &db,
-        &format!("UPDATE bootstrap_console.audit_log SET reason = 'routine' WHERE id = {third}"),
-    )
-    .await;
-    let (code, first) = verify(&db, &[]);
-    assert_eq!(code, Some(1));
     assert_eq!(
-        first,
+        broken_by(&db, &set_reason(third, "routine", false)).await,
         format!(
             "audit chain BROKEN: record {third} (chain position 3) was changed: its fields no \
              longer give the hash it was chained with"
         )
     );
-    tamper(
-        &db,
-        &format!("UPDATE bootstrap_console.audit_log SET reason = 'fixed' WHERE id = {third}"),
-    )
-    .await;
+    tamper(&db, &set_reason(third, "fixed", false)).await;
     assert_eq!(verify(&db, &[]).0, Some(0), "put back, it verifies again");
 
     // The same change with its hash recomputed: the next record no longer follows it.
-    tamper(
-        &db,
-        &format!(
-            "UPDATE bootstrap_console.audit_log SET reason = 'routine' WHERE id = {third}; \
-             UPDATE bootstrap_console.audit_log r \
-               SET hash = bootstrap_console.audit_record_hash(r, r.prev_hash) WHERE id = {third}"
-        ),
-    )
-    .await;
-    let (code, first) = verify(&db, &[]);
-    assert_eq!(code, Some(1));
+    let first = broken_by(&db, &set_reason(third, "routine", true)).await;
     assert!(
         first.contains(&format!("record {third} (chain position 3) was changed")),
         "{first}"
     );
-    tamper(
-        &db,
-        &format!(
-            "UPDATE bootstrap_console.audit_log SET reason = 'fixed' WHERE id = {third}; \
-             UPDATE bootstrap_console.audit_log r \
-               SET hash = bootstrap_console.audit_record_hash(r, r.prev_hash) WHERE id = {third}"
-        ),
-    )
-    .await;
+    tamper(&db, &set_reason(third, "fixed", true)).await;
+    assert_eq!(verify(&db, &[]).0, Some(0), "put back, it verifies again");
 
     // Two records swapped in the chain's order.
-    let (fifth, sixth) = (id_at(&db, 5).await, id_at(&db, 6).await);
-    swap_positions(&db, 5, 6).await;
-    let (code, first) = verify(&db, &[]);
-    assert_eq!(code, Some(1));
+    let (fourth, fifth, sixth) = (
+        id_at(&db, 4).await,
+        id_at(&db, 5).await,
+        id_at(&db, 6).await,
+    );
+    let swap = swap_positions(5, 6);
     assert_eq!(
-        first,
+        broken_by(&db, &swap).await,
         format!(
             "audit chain BROKEN: record {sixth} (chain position 5) was reordered: it was \
-             chained after record {fifth}, but now follows record {}",
-            id_at(&db, 4).await
+             chained after record {fifth}, but now follows record {fourth}"
         )
     );
-    swap_positions(&db, 5, 6).await;
+    tamper(&db, &swap).await;
     assert_eq!(
         verify(&db, &[]).0,
         Some(0),
@@ -314,28 +304,24 @@ async fn verify_names_the_first_record_changed_removed_or_reordered() {
 
     // Records removed from the middle, then from the start.
     let seventh = id_at(&db, 7).await;
-    tamper(
-        &db,
-        "DELETE FROM bootstrap_console.audit_log WHERE chain_seq IN (5, 6)",
-    )
-    .await;
-    let (code, first) = verify(&db, &[]);
-    assert_eq!(code, Some(1));
     assert_eq!(
-        first,
+        broken_by(
+            &db,
+            "DELETE FROM bootstrap_console.audit_log WHERE chain_seq IN (5, 6)"
+        )
+        .await,
         format!(
-            "audit chain BROKEN: records at chain positions 5-6 were removed (before record {seventh})"
+            "audit chain BROKEN: records at chain positions 5-6 were removed (before record \
+             {seventh})"
         )
     );
     let second = id_at(&db, 2).await;
-    tamper(
-        &db,
-        "DELETE FROM bootstrap_console.audit_log WHERE chain_seq = 1",
-    )
-    .await;
-    let (_, first) = verify(&db, &[]);
     assert_eq!(
-        first,
+        broken_by(
+            &db,
+            "DELETE FROM bootstrap_console.audit_log WHERE chain_seq = 1"
+        )
+        .await,
         format!(
             "audit chain BROKEN: records were removed from the start of the chain: the first \
              record left is {second} (chain position 2)"
