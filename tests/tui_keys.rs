@@ -937,3 +937,96 @@ fn following_the_top_never_changes_an_open_dialogs_target() {
         "the dialog still acts on what it showed"
     );
 }
+
+/// A run's verdict on a chain whose last sound record is at position `seq`.
+fn chain_run(records: u64, seq: i64, complete: bool) -> Event {
+    use bootstrap_console::domain::audit_chain::{ChainHead, Verification};
+    Event::ChainVerified(Ok(Verification {
+        records,
+        verified: Some(ChainHead {
+            id: seq,
+            seq,
+            hash: vec![seq as u8; 32],
+        }),
+        broken: None,
+        complete,
+        unprotected: Vec::new(),
+        expected_found: true,
+    }))
+}
+
+/// Where the run an effect asks for starts (`None`: the chain's start), and what it expects.
+fn chain_start(effects: &[Effect]) -> Option<(Option<i64>, Option<String>)> {
+    effects.iter().find_map(|effect| match effect {
+        Effect::VerifyChain { start } => Some((
+            start.from.as_ref().map(|from| from.seq),
+            start.expect_head.clone(),
+        )),
+        _ => None,
+    })
+}
+
+#[test]
+fn the_audit_view_verifies_a_long_chain_in_runs_then_only_what_was_added() {
+    use bootstrap_console::tui::app::ChainState;
+    let mut console = app();
+    let mut effects = Vec::new();
+    for _ in 0..3 {
+        effects = press(&mut console, KeyCode::Tab);
+    }
+    assert_eq!(console.app.view, View::Audit);
+    assert_eq!(chain_start(&effects), Some((None, None)), "{effects:?}");
+    // Opened again while a run is under way: no second run.
+    press(&mut console, KeyCode::BackTab);
+    assert_eq!(chain_start(&press(&mut console, KeyCode::Tab)), None);
+
+    // The first run stops at its budget: the pass goes on from there after a pause.
+    let start = console.app.now;
+    console.update(chain_run(2000, 2000, false));
+    assert!(console.app.chain.checked.is_none(), "no verdict yet");
+    let soon = start + ChainState::PAUSE / 2;
+    assert_eq!(chain_start(&console.update(Event::Tick(soon))), None);
+    let later = start + ChainState::PAUSE;
+    assert_eq!(
+        chain_start(&console.update(Event::Tick(later))),
+        Some((Some(2000), None))
+    );
+    console.update(chain_run(500, 2500, true));
+    let Some((_, Ok(verdict))) = &console.app.chain.checked else {
+        panic!("a verdict")
+    };
+    assert_eq!(verdict.records, 2500, "both runs counted");
+
+    // Nothing more until it is due; then only the records added since the head.
+    let checked = later;
+    assert_eq!(
+        chain_start(&console.update(Event::Tick(checked + ChainState::EVERY / 2))),
+        None
+    );
+    assert_eq!(
+        chain_start(&console.update(Event::Tick(checked + ChainState::EVERY * 2))),
+        Some((Some(2500), None))
+    );
+    console.update(chain_run(3, 2503, true));
+    let Some((_, Ok(verdict))) = &console.app.chain.checked else {
+        panic!("a verdict")
+    };
+    assert_eq!(verdict.records, 2503);
+
+    // Ctrl-R reads it all again, expecting the head verified last.
+    let effects = console.update(Event::Key(KeyEvent::new(
+        KeyCode::Char('r'),
+        KeyModifiers::CONTROL,
+    )));
+    let (from, expected) = chain_start(&effects).expect("a run");
+    assert_eq!(from, None);
+    assert_eq!(expected, Some(format!("{:02x}", 2503 % 256).repeat(32)));
+
+    // Away from the audit view, nothing runs.
+    console.update(chain_run(2503, 2503, true));
+    press(&mut console, KeyCode::Tab);
+    assert_eq!(
+        chain_start(&console.update(Event::Tick(checked + ChainState::EVERY * 10))),
+        None
+    );
+}

@@ -314,12 +314,15 @@ fn the_eta_covers_the_running_jobs_and_says_how_many_need_action() {
 fn chain(broken: Option<Break>) -> Verification {
     Verification {
         records: 3,
-        head: Some(ChainHead {
+        verified: Some(ChainHead {
             id: 3,
             seq: 3,
             hash: vec![0x9f; 32],
         }),
         broken,
+        complete: true,
+        unprotected: Vec::new(),
+        expected_found: true,
     }
 }
 
@@ -347,6 +350,15 @@ fn a_broken_audit_chain_is_the_audit_views_first_line_at_80_columns() {
     assert!(
         text.contains("rm lease") || text.contains("retry"),
         "the records still show: {text}"
+    );
+
+    let mut unguarded = chain(None);
+    unguarded.unprotected = vec!["trigger audit_log_no_change is disabled".into()];
+    app.chain.checked = Some((app.now, Ok(unguarded)));
+    let text = screen_text(&render(&app));
+    assert!(
+        text.contains(" AUDIT LOG UNPROTECTED: trigger audit_log_no_change is disabled"),
+        "{text}"
     );
 
     app.chain.checked = Some((

@@ -2,25 +2,31 @@
 --
 -- * Every record carries `hash`: sha256 of the previous record's hash and of this record's own
 --   fields, computed here by the database, never by a client. `chain_seq` is the record's place
---   in the chain. `bootstrap-console audit verify` recomputes the chain and names the first
---   record that was changed, removed or reordered.
--- * One chain for every console: a record is chained under one transaction-scoped advisory
---   lock, taken by the INSERT trigger. The audit INSERT is the last statement of an action's
---   transaction, so the lock is held only from that INSERT to COMMIT. A console stalled in
---   that window holds the others for at most their lock timeout: their INSERT then fails,
---   their action rolls back and says so. The unique `chain_seq` makes a fork impossible even
---   for a transaction that chains from an old snapshot: it fails instead.
--- * UPDATE, DELETE and TRUNCATE are refused by triggers, whoever holds a grant for them, and
---   every such grant held by a role other than the owner is revoked. Only the owner can
---   disable the triggers; a chain it rewrites no longer ends at the head hashes the consoles
---   logged (`audit verify --expect-head`).
+--   in the chain, and `db_role` the database role that wrote it (`session_user`, which a client
+--   cannot choose, unlike the actor it reports). `bootstrap-console audit verify` recomputes the
+--   chain and names the first record that was changed, removed or reordered.
+-- * One chain for every console: the INSERT trigger locks the one row of `audit_chain_head`,
+--   chains the record onto the head it holds and moves the head. The audit INSERT is the last
+--   statement of an action's transaction, so the lock is held only from that INSERT to COMMIT.
+--   A console stalled in that window holds the others for at most their lock timeout: their
+--   INSERT then fails, their action rolls back and says so. The trigger runs as the owner
+--   (SECURITY DEFINER), and no other role holds any grant on the head table, so no other role
+--   can take that lock (an advisory lock would be open to every role) or move the head. A
+--   transaction chaining from an old snapshot fails rather than forking: the head row it would
+--   lock was updated since (REPEATABLE READ), and `chain_seq` is unique.
+-- * UPDATE, DELETE and TRUNCATE are refused by triggers, whoever holds a grant for them, in
+--   every session (ENABLE ALWAYS: `session_replication_role` does not skip them), and every
+--   grant to change the log or add triggers to it, held by a role other than the owner, is
+--   revoked. Only the owner can disable the triggers; a chain it rewrites no longer contains
+--   the head hashes the consoles logged (`audit verify --expect-head`).
 --
 -- The hashed form of a record: a JSON array of the previous hash (hex, or null for the first
 -- record) and the record's fields in a fixed order, timestamps in UTC with microseconds, so
--- the hash depends on no session setting. `src/store/audit_chain.rs` recomputes the same form.
--- Idempotent: applying it again changes nothing.
+-- the hash depends on no session setting. `src/store/audit_chain.rs` recomputes the same form
+-- with its own copy of the expression. Idempotent: applying it again changes nothing.
 
 ALTER TABLE "bootstrap_console"."audit_log"
+  ADD COLUMN IF NOT EXISTS "db_role" VARCHAR(255),
   ADD COLUMN IF NOT EXISTS "chain_seq" BIGINT,
   ADD COLUMN IF NOT EXISTS "prev_hash" BYTEA,
   ADD COLUMN IF NOT EXISTS "hash" BYTEA;
@@ -28,25 +34,34 @@ ALTER TABLE "bootstrap_console"."audit_log"
 CREATE OR REPLACE FUNCTION "bootstrap_console"."audit_record_hash"(
   r "bootstrap_console"."audit_log", prev BYTEA) RETURNS BYTEA
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-  SELECT sha256(convert_to(jsonb_build_array(
-    encode(prev, 'hex'), r.id,
-    to_char(r.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
-    r.actor, r.host, r.ssh_client, r.action, r.tenant_id, r.knowledge_space_id,
+  SELECT pg_catalog.sha256(pg_catalog.convert_to(pg_catalog.jsonb_build_array(
+    pg_catalog.encode(prev, 'hex'), r.id,
+    pg_catalog.to_char(r.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+    r.db_role, r.actor, r.host, r.ssh_client, r.action, r.tenant_id, r.knowledge_space_id,
     r.bootstrap_id, r.lease_id, r.request_id, r.action_id, r.reason,
     r.row_before, r.row_after, r.outcome)::text, 'UTF8'))
 $$;
 
+-- The chain's head: one row, moved by the INSERT trigger only. No grant on it for anyone.
+CREATE TABLE IF NOT EXISTS "bootstrap_console"."audit_chain_head" (
+  "one" BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK ("one"),
+  "chain_seq" BIGINT NOT NULL,
+  "hash" BYTEA
+);
+INSERT INTO "bootstrap_console"."audit_chain_head" ("one", "chain_seq", "hash")
+VALUES (TRUE, 0, NULL) ON CONFLICT ("one") DO NOTHING;
+REVOKE ALL ON "bootstrap_console"."audit_chain_head" FROM PUBLIC;
+
 -- Records written before this unit are chained in the order of their ids (only those not
--- chained yet, so applying the unit again updates nothing).
+-- chained yet, so applying the unit again updates nothing). Their `db_role` stays NULL: who
+-- wrote them was not recorded.
 DO $$
 DECLARE
   rec "bootstrap_console"."audit_log";
   seq BIGINT;
   prev BYTEA;
 BEGIN
-  SELECT coalesce(max(chain_seq), 0) INTO seq FROM "bootstrap_console"."audit_log";
-  SELECT hash INTO prev FROM "bootstrap_console"."audit_log"
-   WHERE chain_seq IS NOT NULL ORDER BY chain_seq DESC LIMIT 1;
+  SELECT h.chain_seq, h.hash INTO seq, prev FROM "bootstrap_console"."audit_chain_head" h;
   FOR rec IN SELECT * FROM "bootstrap_console"."audit_log" WHERE hash IS NULL ORDER BY id LOOP
     seq := seq + 1;
     UPDATE "bootstrap_console"."audit_log"
@@ -55,6 +70,7 @@ BEGIN
      WHERE id = rec.id
     RETURNING hash INTO prev;
   END LOOP;
+  UPDATE "bootstrap_console"."audit_chain_head" SET chain_seq = seq, hash = prev;
 END $$;
 
 ALTER TABLE "bootstrap_console"."audit_log"
@@ -64,23 +80,26 @@ ALTER TABLE "bootstrap_console"."audit_log"
 CREATE UNIQUE INDEX IF NOT EXISTS "audit_log_chain_idx"
   ON "bootstrap_console"."audit_log" ("chain_seq");
 
--- Chains each new record onto the last one. Whatever the client sent for the chain columns is
--- replaced, and `at` is the database's clock.
+-- Chains each new record onto the head and moves the head. Whatever the client sent for the
+-- chain columns, the time and the role is replaced. It runs as the owner, who alone may lock
+-- and move the head.
 CREATE OR REPLACE FUNCTION "bootstrap_console"."audit_log_chain"() RETURNS TRIGGER
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   last_seq BIGINT;
   last_hash BYTEA;
 BEGIN
-  PERFORM pg_advisory_xact_lock(hashtext('bootstrap_console.audit_chain'));
-  SELECT chain_seq, hash INTO last_seq, last_hash
-    FROM "bootstrap_console"."audit_log" ORDER BY chain_seq DESC LIMIT 1;
+  SELECT h.chain_seq, h.hash INTO last_seq, last_hash
+    FROM "bootstrap_console"."audit_chain_head" h FOR UPDATE;
   NEW.at := CURRENT_TIMESTAMP;
-  NEW.chain_seq := coalesce(last_seq, 0) + 1;
+  NEW.db_role := session_user;
+  NEW.chain_seq := last_seq + 1;
   NEW.prev_hash := last_hash;
   NEW.hash := "bootstrap_console"."audit_record_hash"(NEW, last_hash);
+  UPDATE "bootstrap_console"."audit_chain_head" SET chain_seq = NEW.chain_seq, hash = NEW.hash;
   RETURN NEW;
 END $$;
+REVOKE ALL ON FUNCTION "bootstrap_console"."audit_log_chain"() FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION "bootstrap_console"."audit_log_refuse"() RETURNS TRIGGER
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
@@ -102,7 +121,12 @@ DROP TRIGGER IF EXISTS "audit_log_no_truncate" ON "bootstrap_console"."audit_log
 CREATE TRIGGER "audit_log_no_truncate" BEFORE TRUNCATE ON "bootstrap_console"."audit_log"
   FOR EACH STATEMENT EXECUTE FUNCTION "bootstrap_console"."audit_log_refuse"();
 
--- No role but the owner keeps a grant to change or remove records, at table or column level.
+-- Refused in every session, replication sessions included.
+ALTER TABLE "bootstrap_console"."audit_log" ENABLE ALWAYS TRIGGER "audit_log_no_change";
+ALTER TABLE "bootstrap_console"."audit_log" ENABLE ALWAYS TRIGGER "audit_log_no_truncate";
+
+-- No role but the owner keeps a grant to change or remove records, or to add triggers, at
+-- table or column level. CASCADE takes back what a grantee passed on with a grant option.
 DO $$
 DECLARE
   audit CONSTANT regclass := '"bootstrap_console"."audit_log"'::regclass;
@@ -113,14 +137,15 @@ BEGIN
   FOR grantee IN
     SELECT DISTINCT a.grantee
       FROM pg_class c, aclexplode(c.relacl) a
-     WHERE c.oid = audit AND a.privilege_type IN ('UPDATE', 'DELETE', 'TRUNCATE')
+     WHERE c.oid = audit AND a.privilege_type IN ('UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER')
     UNION
     SELECT DISTINCT a.grantee
       FROM pg_attribute att, aclexplode(att.attacl) a
      WHERE att.attrelid = audit AND a.privilege_type = 'UPDATE'
   LOOP
     CONTINUE WHEN grantee = owner_oid;
-    EXECUTE format('REVOKE UPDATE, DELETE, TRUNCATE ON "bootstrap_console"."audit_log" FROM %s',
-                   CASE WHEN grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(grantee)) END);
+    EXECUTE format(
+      'REVOKE UPDATE, DELETE, TRUNCATE, TRIGGER ON "bootstrap_console"."audit_log" FROM %s CASCADE',
+      CASE WHEN grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(grantee)) END);
   END LOOP;
 END $$;

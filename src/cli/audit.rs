@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use super::args::{AuditVerifyArgs, GrantsArgs, ReadArgs};
 use super::{Failure, exit, outln};
-use crate::domain::audit_chain::{self, is_sha256_hex};
+use crate::domain::audit_chain::{self, Start, is_sha256_hex};
 use crate::domain::session::{OpenError, Session};
 use crate::domain::signals::Thresholds;
 use crate::store::grants::{self, Duty, GrantsFor};
@@ -35,7 +35,11 @@ pub(super) async fn verify(args: &AuditVerifyArgs) -> Result<ExitCode, Failure> 
 async fn run(session: &Session, expected: Option<&str>) -> Result<ExitCode, Failure> {
     chain_readable(session)?;
     let bar = std::io::stderr().is_terminal();
-    let found = audit_chain::verify(session, expected, |records| {
+    let start = Start {
+        expect_head: expected.map(str::to_string),
+        ..Start::default()
+    };
+    let found = audit_chain::verify(session, &start, |records| {
         if bar {
             use std::io::Write;
             let _ = write!(
@@ -58,7 +62,7 @@ async fn run(session: &Session, expected: Option<&str>) -> Result<ExitCode, Fail
     match &found.broken {
         None => {
             outln!("audit chain intact: {} records", found.records);
-            match &found.head {
+            match &found.verified {
                 Some(head) => outln!("head: {head}"),
                 None => outln!("head: none (the audit log is empty)"),
             }
@@ -68,20 +72,30 @@ async fn run(session: &Session, expected: Option<&str>) -> Result<ExitCode, Fail
                     expected.to_ascii_lowercase()
                 );
             }
-            outln!("the audit log is owned by role {owner}: only it can disable the checks");
-            Ok(ExitCode::from(exit::DONE))
         }
         Some(broken) => {
             outln!("audit chain BROKEN: {broken}");
-            let intact = found.records.saturating_sub(1);
-            match &found.head {
-                Some(head) => outln!("the {intact} records before it are intact, up to {head}"),
-                None => outln!("no record before it is intact"),
+            match &found.verified {
+                Some(head) => outln!("sound up to {head}"),
+                None => outln!("no record before it is sound"),
             }
-            outln!("the audit log is owned by role {owner}: only it can have done this");
-            Ok(ExitCode::from(exit::NEEDS_ATTENTION))
         }
     }
+    for missing in &found.unprotected {
+        outln!(
+            "audit log UNPROTECTED: {}",
+            crate::domain::text::clean(missing, 200)
+        );
+    }
+    outln!(
+        "the audit log is owned by role {owner}: that role, its members and superusers can \
+         disable its guards"
+    );
+    Ok(ExitCode::from(if found.intact() {
+        exit::DONE
+    } else {
+        exit::NEEDS_ATTENTION
+    }))
 }
 
 /// The chain can be read: the table is there, chained, and this role may read it.
@@ -116,10 +130,10 @@ fn chain_readable(session: &Session) -> Result<(), Failure> {
 }
 
 pub(super) fn grants(args: &GrantsArgs) -> Result<ExitCode, Failure> {
-    grants::check_name("--role", &args.role).map_err(Failure::Usage)?;
-    grants::check_name("--schema", &args.schema).map_err(Failure::Usage)?;
+    check_name("--role", &args.role)?;
+    check_name("--schema", &args.schema)?;
     if let Some(database) = &args.database {
-        grants::check_name("--database", database).map_err(Failure::Usage)?;
+        check_name("--database", database)?;
     }
     let sql = grants::script(&GrantsFor {
         role: &args.role,
@@ -134,4 +148,30 @@ pub(super) fn grants(args: &GrantsArgs) -> Result<ExitCode, Failure> {
     // The SQL as it is: a transliterated script would grant something else.
     super::emit_raw(&sql);
     Ok(ExitCode::from(exit::DONE))
+}
+
+/// A name the printed SQL can hold safely and a reviewer can read as it is: no control,
+/// bidirectional or invisible character, no `$` (the script's blocks are `$grants$`-quoted)
+/// and no backslash (read as an escape where `standard_conforming_strings` is off).
+fn check_name(what: &str, name: &str) -> Result<(), Failure> {
+    let refuse = |why: String| Err(Failure::Usage(format!("{what} {why}")));
+    if name.is_empty() {
+        return refuse("must not be empty".into());
+    }
+    if name.len() > 63 {
+        return refuse(format!(
+            "is {} bytes long; PostgreSQL names are at most 63",
+            name.len()
+        ));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|&c| crate::domain::text::is_hidden(c) || c == '$' || c == '\\')
+    {
+        return refuse(format!(
+            "contains {}: choose a plain name",
+            crate::domain::text::clean(&c.to_string(), 16)
+        ));
+    }
+    Ok(())
 }

@@ -10,10 +10,10 @@ use crate::store::schema;
 pub(super) async fn migrate(args: &ConnectArgs) -> Result<ExitCode, Failure> {
     let target = args.target()?;
     let mut conn = target.connect().await?;
-    let refusal = schema::migrate_refusal(&mut conn)
+    let rights = schema::migrate_rights(&mut conn)
         .await
         .map_err(crate::store::StoreError::from)?;
-    if let Some(sentence) = refusal {
+    if let Some(sentence) = migrate_refusal(&rights) {
         return Err(Failure::NotPermitted(sentence));
     }
     let report = schema::migrate_console(&mut conn).await?;
@@ -27,6 +27,48 @@ pub(super) async fn migrate(args: &ConnectArgs) -> Result<ExitCode, Failure> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why this role may not run `migrate`, in a sentence that says who may; `None` when it may.
+/// Whoever runs it owns the audit log, and a console role that owned it could disable the
+/// triggers that keep it append-only: the ledger's owner (or a superuser) runs it, and once the
+/// console's schema exists, only its owner.
+fn migrate_refusal(rights: &schema::MigrateRights) -> Option<String> {
+    if rights.rolsuper {
+        return None;
+    }
+    let clean = |name: &str| crate::domain::text::clean(name, 64);
+    let me = clean(&rights.name);
+    if let Some(owner) = rights
+        .console_owner
+        .as_deref()
+        .filter(|_| !rights.owns_console)
+    {
+        return Some(format!(
+            "migrate must be run by role {}, the owner of schema bootstrap_console (or by a \
+             superuser), not by role {me}",
+            clean(owner)
+        ));
+    }
+    if let Some(owner) = rights
+        .ledger_owner
+        .as_deref()
+        .filter(|_| !rights.owns_ledger)
+    {
+        return Some(format!(
+            "migrate must be run by role {}, the owner of the ledger tables (or by a \
+             superuser), not by role {me}: whoever runs it owns the audit log",
+            clean(owner)
+        ));
+    }
+    if !rights.may_create_schema {
+        return Some(format!(
+            "migrate must be run by a role that may create schemas in database {} (the \
+             ledger's owner, or a superuser); role {me} may not",
+            clean(&rights.database)
+        ));
+    }
+    None
 }
 
 pub(super) async fn sandbox(platform_only: bool, replica: bool) -> Result<ExitCode, Failure> {

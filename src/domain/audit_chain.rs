@@ -6,32 +6,24 @@
 //! elsewhere that the chain must still contain.
 
 use std::fmt;
+use std::time::Instant;
 
 use crate::domain::session::Session;
 use crate::store::StoreError;
 use crate::store::audit_chain as store;
-
-/// One record's place in the chain, with its hash as stored and as recomputed now.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Link {
-    pub id: i64,
-    pub seq: i64,
-    pub prev_hash: Option<Vec<u8>>,
-    pub hash: Vec<u8>,
-    pub recomputed: Vec<u8>,
-}
-
-/// The last record of a chain.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChainHead {
-    pub id: i64,
-    pub seq: i64,
-    pub hash: Vec<u8>,
-}
+pub use crate::store::audit_chain::{ChainHead, Link};
 
 impl ChainHead {
     pub fn hex(&self) -> String {
         hex(&self.hash)
+    }
+
+    fn of(link: &Link) -> Self {
+        Self {
+            id: link.id,
+            seq: link.seq,
+            hash: link.hash.clone(),
+        }
     }
 }
 
@@ -72,6 +64,10 @@ pub enum Break {
         expected: String,
         last: Option<ChainHead>,
     },
+    /// The head the database keeps is not the last record: records were removed from the end.
+    KeptHeadMissing { seq: i64, last: Option<ChainHead> },
+    /// A record verified before (where a verification continues) is not there as it was.
+    Vanished { id: i64, seq: i64 },
 }
 
 impl fmt::Display for Break {
@@ -146,6 +142,21 @@ impl fmt::Display for Break {
                 "head {} is not in the chain: the audit log is empty",
                 short(expected)
             ),
+            Self::KeptHeadMissing { seq, last } => {
+                write!(
+                    f,
+                    "the chain's head, chain position {seq}, is not its last record: records \
+                     were removed from its end"
+                )?;
+                match last {
+                    Some(last) => write!(f, " (it now ends at {last})"),
+                    None => write!(f, " (the audit log is empty)"),
+                }
+            }
+            Self::Vanished { id, seq } => write!(
+                f,
+                "record {id} (chain position {seq}), verified before, is no longer there as it was"
+            ),
         }
     }
 }
@@ -153,18 +164,39 @@ impl fmt::Display for Break {
 /// What a verification found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verification {
-    /// Records read (all of them unless the chain broke).
+    /// Records read and judged (not counting the one a continued verification starts from).
     pub records: u64,
-    /// The last record read.
-    pub head: Option<ChainHead>,
+    /// The last record found sound: the head of the chain when it is intact, or where the
+    /// verification stopped.
+    pub verified: Option<ChainHead>,
     /// The first flaw, if any: records after it were not judged.
     pub broken: Option<Break>,
+    /// Whether the chain was read to its end (a verification with a time budget may stop
+    /// before; it continues from `verified`).
+    pub complete: bool,
+    /// What keeps the log append-only that is not in place (a disabled trigger, say).
+    pub unprotected: Vec<String>,
+    /// The expected head was met (or none was expected): a verification continued later
+    /// need not look for it again.
+    pub expected_found: bool,
 }
 
 impl Verification {
+    /// Sound so far, and guarded.
     pub fn intact(&self) -> bool {
-        self.broken.is_none()
+        self.broken.is_none() && self.unprotected.is_empty()
     }
+}
+
+/// Where a verification starts and what it must find.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Start {
+    /// A record verified earlier: go on from it (it must still be there as it was).
+    pub from: Option<ChainHead>,
+    /// A head recorded elsewhere (hex) that the chain must contain.
+    pub expect_head: Option<String>,
+    /// Stop after the page that passes this instant, incomplete.
+    pub until: Option<Instant>,
 }
 
 /// What a link says about the chain before it.
@@ -192,74 +224,154 @@ pub fn judge(previous: Option<&Link>, link: &Link) -> Judgement {
     }
 }
 
-/// Walks the whole chain in pages, where polls read; `expect_head` (hex) must be one of its
-/// records. `progress` is told how many records were read so far.
+/// Walks the chain in pages, where polls read, from its start or from `start.from`.
+/// `progress` is told how many records were read so far.
 pub async fn verify(
     session: &Session,
-    expect_head: Option<&str>,
+    start: &Start,
     mut progress: impl FnMut(u64),
 ) -> Result<Verification, StoreError> {
-    let expected = expect_head.map(str::to_ascii_lowercase);
+    let pool = session.reader().pool();
+    let unprotected = session
+        .retried("the audit log's guards", || {
+            store::missing_protections(&pool)
+        })
+        .await?;
+    let expected = start.expect_head.as_deref().map(str::to_ascii_lowercase);
     let mut found_expected = expected.is_none();
-    let mut previous: Option<Link> = None;
-    let mut records = 0u64;
+    let mut walk = Walk::default();
+    let mut next = start.from.as_ref().map_or(0, |from| from.seq);
+    let mut first = start.from.clone();
     loop {
-        let after = previous.as_ref().map_or(0, |p| p.seq);
-        let pool = session.reader().pool();
         let page = session
-            .retried("the audit chain", || store::links_after(&pool, after))
+            .retried("the audit chain", || store::links_from(&pool, next))
             .await?;
         let last_page = (page.len() as i64) < store::PAGE;
         for link in page {
-            records += 1;
-            let broken = match judge(previous.as_ref(), &link) {
+            if let Some(from) = first.take() {
+                // A continued verification: its starting record must be as verified.
+                let same = link.id == from.id && link.seq == from.seq && link.hash == from.hash;
+                if !same || link.recomputed != link.hash {
+                    return Ok(walk.broken(
+                        Break::Vanished {
+                            id: from.id,
+                            seq: from.seq,
+                        },
+                        unprotected,
+                    ));
+                }
+                found_expected |= expected.as_deref() == Some(hex(&link.hash).as_str());
+                walk.accept(link);
+                continue;
+            }
+            walk.records += 1;
+            let broken = match judge(walk.previous.as_ref(), &link) {
                 Judgement::Sound => None,
                 Judgement::Changed => Some(Break::Changed {
                     id: link.id,
                     seq: link.seq,
                 }),
-                Judgement::Unlinked => Some(unlinked(session, previous.as_ref(), &link).await?),
+                Judgement::Unlinked => Some(unlinked(session, &mut walk, &link).await?),
             };
             if let Some(broken) = broken {
-                return Ok(Verification {
-                    records,
-                    head: previous.map(head_of),
-                    broken: Some(broken),
-                });
+                return Ok(walk.broken(broken, unprotected));
             }
-            if !found_expected && expected.as_deref() == Some(hex(&link.hash).as_str()) {
-                found_expected = true;
-            }
-            previous = Some(link);
+            found_expected |= expected.as_deref() == Some(hex(&link.hash).as_str());
+            walk.accept(link);
         }
-        progress(records);
+        if let Some(from) = first.take() {
+            // The record to continue from is gone.
+            return Ok(walk.broken(
+                Break::Vanished {
+                    id: from.id,
+                    seq: from.seq,
+                },
+                unprotected,
+            ));
+        }
+        progress(walk.records);
+        next = walk.previous.as_ref().map_or(0, |p| p.seq + 1);
         if last_page {
             break;
         }
+        if start.until.is_some_and(|until| Instant::now() >= until) {
+            walk.found_expected = found_expected;
+            return Ok(walk.done(None, false, unprotected));
+        }
     }
-    let head = previous.map(head_of);
+    let last = walk.previous.as_ref().map(ChainHead::of);
     let broken = match expected {
         Some(expected) if !found_expected => Some(Break::HeadMissing {
             expected,
-            last: head.clone(),
+            last: last.clone(),
         }),
-        _ => None,
+        _ => {
+            let kept = session
+                .retried("the audit chain's head", || store::kept_head(&pool))
+                .await?;
+            match kept {
+                Some((seq, hash)) if hash != last.as_ref().map(|l| l.hash.clone()) => {
+                    Some(Break::KeptHeadMissing { seq, last })
+                }
+                _ => None,
+            }
+        }
     };
-    Ok(Verification {
-        records,
-        head,
-        broken,
-    })
+    walk.found_expected = found_expected;
+    Ok(walk.done(broken, true, unprotected))
+}
+
+/// The walk so far: the last sound record and the one before it.
+#[derive(Default)]
+struct Walk {
+    records: u64,
+    previous: Option<Link>,
+    before_previous: Option<ChainHead>,
+    found_expected: bool,
+}
+
+impl Walk {
+    fn accept(&mut self, link: Link) {
+        self.before_previous = self.previous.as_ref().map(ChainHead::of);
+        self.previous = Some(link);
+    }
+
+    fn done(self, broken: Option<Break>, complete: bool, unprotected: Vec<String>) -> Verification {
+        Verification {
+            records: self.records,
+            verified: self.previous.as_ref().map(ChainHead::of),
+            broken,
+            complete,
+            unprotected,
+            expected_found: self.found_expected,
+        }
+    }
+
+    /// Ends at `broken`: what stays verified is what came before the flawed record (before
+    /// the previous one, when the flaw is that one's rewritten hash).
+    fn broken(self, broken: Break, unprotected: Vec<String>) -> Verification {
+        let verified = match &broken {
+            Break::Changed { id, .. } if self.previous.as_ref().is_some_and(|p| p.id == *id) => {
+                self.before_previous.clone()
+            }
+            _ => self.previous.as_ref().map(ChainHead::of),
+        };
+        Verification {
+            records: self.records,
+            verified,
+            broken: Some(broken),
+            complete: false,
+            unprotected,
+            expected_found: self.found_expected,
+        }
+    }
 }
 
 /// Why `link` does not follow `previous`: its real predecessor is elsewhere (reordered), gone
 /// (removed, when positions are missing between them), or was rewritten (changed).
-async fn unlinked(
-    session: &Session,
-    previous: Option<&Link>,
-    link: &Link,
-) -> Result<Break, StoreError> {
+async fn unlinked(session: &Session, walk: &mut Walk, link: &Link) -> Result<Break, StoreError> {
     let pool = session.reader().pool();
+    let previous = walk.previous.as_ref();
     let chained_after = match &link.prev_hash {
         Some(prev_hash) => {
             session
@@ -278,26 +390,17 @@ async fn unlinked(
             follows: previous.map(|p| p.id),
         });
     }
-    let after_seq = previous.map_or(0, |p| p.seq);
     Ok(match previous {
         Some(previous) if link.seq == previous.seq + 1 => Break::Changed {
             id: previous.id,
             seq: previous.seq,
         },
         _ => Break::Removed {
-            after_seq,
+            after_seq: previous.map_or(0, |p| p.seq),
             before_id: link.id,
             before_seq: link.seq,
         },
     })
-}
-
-fn head_of(link: Link) -> ChainHead {
-    ChainHead {
-        id: link.id,
-        seq: link.seq,
-        hash: link.hash,
-    }
 }
 
 /// Lower-case hexadecimal, as `verify --expect-head` takes it.

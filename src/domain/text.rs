@@ -296,6 +296,11 @@ impl Iterator for Pieces<'_> {
     }
 }
 
+/// A character that does not show as itself: a control, bidirectional or invisible one.
+pub fn is_hidden(ch: char) -> bool {
+    ch.is_control() || is_bidi_control(ch) || is_invisible_format(ch)
+}
+
 /// Characters that reorder the text around them (the "Trojan Source" family).
 fn is_bidi_control(ch: char) -> bool {
     matches!(ch, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')

@@ -1,19 +1,37 @@
 //! Reading the audit log's hash chain back (console schema unit 0004 writes it).
 //!
 //! The chain is recomputed here from each record's stored fields, with the expression written
-//! out in this query rather than by calling the database's own `audit_record_hash()`: a
-//! function replaced to hide a change would hide nothing from this one.
+//! out in this query rather than by calling the database's own `audit_record_hash()`, and with
+//! every function named in `pg_catalog`: neither a replaced function nor a look-alike planted
+//! earlier on the search path can make a changed record look intact.
 
 use sqlx::PgPool;
 
 use super::StoreError;
-use crate::domain::audit_chain::{ChainHead, Link};
+
+/// One record's place in the chain, with its hash as stored and as recomputed now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub id: i64,
+    pub seq: i64,
+    pub prev_hash: Option<Vec<u8>>,
+    pub hash: Vec<u8>,
+    pub recomputed: Vec<u8>,
+}
+
+/// A record of the chain: its id, its place and its hash (the last one is the chain's head).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainHead {
+    pub id: i64,
+    pub seq: i64,
+    pub hash: Vec<u8>,
+}
 
 /// The hashed form of record `r`, as unit 0004's `audit_record_hash(r, r.prev_hash)` has it.
-const RECOMPUTED: &str = "sha256(convert_to(jsonb_build_array( \
-    encode(r.prev_hash, 'hex'), r.id, \
-    to_char(r.at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), \
-    r.actor, r.host, r.ssh_client, r.action, r.tenant_id, r.knowledge_space_id, \
+const RECOMPUTED: &str = "pg_catalog.sha256(pg_catalog.convert_to(pg_catalog.jsonb_build_array( \
+    pg_catalog.encode(r.prev_hash, 'hex'), r.id, \
+    pg_catalog.to_char(r.at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), \
+    r.db_role, r.actor, r.host, r.ssh_client, r.action, r.tenant_id, r.knowledge_space_id, \
     r.bootstrap_id, r.lease_id, r.request_id, r.action_id, r.reason, \
     r.row_before, r.row_after, r.outcome)::text, 'UTF8'))";
 
@@ -41,15 +59,15 @@ impl From<LinkRow> for Link {
     }
 }
 
-/// The next page of the chain after position `after_seq`, in chain order.
-pub async fn links_after(pool: &PgPool, after_seq: i64) -> Result<Vec<Link>, StoreError> {
+/// The next page of the chain from position `from` (included), in chain order.
+pub async fn links_from(pool: &PgPool, from: i64) -> Result<Vec<Link>, StoreError> {
     let sql = format!(
         "SELECT r.id, r.chain_seq, r.prev_hash, r.hash, {RECOMPUTED} AS recomputed \
-         FROM bootstrap_console.audit_log r WHERE r.chain_seq > $1 \
+         FROM bootstrap_console.audit_log r WHERE r.chain_seq >= $1 \
          ORDER BY r.chain_seq LIMIT $2"
     );
     let rows = sqlx::query_as::<_, LinkRow>(sqlx::AssertSqlSafe(sql))
-        .bind(after_seq)
+        .bind(from)
         .bind(PAGE)
         .fetch_all(pool)
         .await?;
@@ -66,13 +84,37 @@ pub async fn record_with_hash(pool: &PgPool, hash: &[u8]) -> Result<Option<i64>,
     .await?)
 }
 
-/// The last record of the chain.
-pub async fn head(pool: &PgPool) -> Result<Option<ChainHead>, StoreError> {
-    let row: Option<(i64, i64, Vec<u8>)> = sqlx::query_as(
-        "SELECT id, chain_seq, hash FROM bootstrap_console.audit_log \
-         ORDER BY chain_seq DESC LIMIT 1",
+/// The head the database keeps (`audit_chain_head`), when this role may read it: the last
+/// record must be it, or records were removed from the end.
+pub async fn kept_head(pool: &PgPool) -> Result<Option<(i64, Option<Vec<u8>>)>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT h.chain_seq, h.hash FROM bootstrap_console.audit_chain_head h \
+         WHERE pg_catalog.has_table_privilege('bootstrap_console.audit_chain_head', 'SELECT')",
     )
     .fetch_optional(pool)
-    .await?;
-    Ok(row.map(|(id, seq, hash)| ChainHead { id, seq, hash }))
+    .await?)
+}
+
+/// What keeps the log append-only and complete that is not in place now, in words: a chain
+/// that verifies says little about a table whose guards are off.
+pub async fn missing_protections(pool: &PgPool) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "WITH t AS (SELECT c.oid, c.relkind, c.relrowsecurity FROM pg_catalog.pg_class c \
+                     JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+                    WHERE n.nspname = 'bootstrap_console' AND c.relname = 'audit_log'), \
+              wanted(name) AS (VALUES ('audit_log_chain'), ('audit_log_no_change'), \
+                                      ('audit_log_no_truncate')) \
+         SELECT 'it is not a plain table' FROM t WHERE t.relkind <> 'r' \
+         UNION ALL \
+         SELECT 'row-level security is on (rows may be hidden from this role)' \
+           FROM t WHERE t.relrowsecurity \
+         UNION ALL \
+         SELECT CASE WHEN g.tgenabled IS NULL THEN 'trigger ' || w.name || ' is missing' \
+                     ELSE 'trigger ' || w.name || ' is disabled' END \
+           FROM wanted w CROSS JOIN t \
+           LEFT JOIN pg_catalog.pg_trigger g ON g.tgrelid = t.oid AND g.tgname = w.name \
+          WHERE g.tgenabled IS NULL OR g.tgenabled IN ('D', 'R')",
+    )
+    .fetch_all(pool)
+    .await?)
 }

@@ -65,11 +65,12 @@ pub enum StoreError {
     /// Known before asking: the role lacks a grant (the sentence names it).
     #[error("{0}")]
     NotGranted(String),
-    /// Another action's transaction held the audit chain's lock past the lock timeout (it
-    /// stalled between its audit record and its commit). This one rolled back.
+    /// The audit chain's head stayed locked past the lock timeout: another action stalled
+    /// between its audit record and its commit (or the table is being altered). This one
+    /// rolled back.
     #[error(
-        "another action held the audit log past the lock timeout (it has not committed); \
-         nothing was written: try again"
+        "the audit log stayed locked past the lock timeout (another action has not committed \
+         its record, or the table is being altered); nothing was written: try again"
     )]
     AuditChainBusy,
 }

@@ -128,46 +128,22 @@ SELECT me.name, me.rolsuper,
        current_database()::text AS database
 FROM me";
 
-/// Why this role may not run `migrate`, in a sentence that says who may; `None` when it may.
-pub async fn migrate_refusal(conn: &mut PgConnection) -> Result<Option<String>, sqlx::Error> {
-    #[allow(clippy::type_complexity)]
-    let (me, superuser, ledger_owner, owns_ledger, console_owner, owns_console, may_create, db): (
-        String,
-        bool,
-        Option<String>,
-        bool,
-        Option<String>,
-        bool,
-        bool,
-        String,
-    ) = sqlx::query_as(MIGRATE_RIGHTS_SQL).fetch_one(conn).await?;
-    if superuser {
-        return Ok(None);
-    }
-    let clean = |name: &str| crate::domain::text::clean(name, 64);
-    let me = clean(&me);
-    if let Some(owner) = console_owner.filter(|_| !owns_console) {
-        return Ok(Some(format!(
-            "migrate must be run by role {}, the owner of schema bootstrap_console (or by a \
-             superuser), not by role {me}",
-            clean(&owner)
-        )));
-    }
-    if let Some(owner) = ledger_owner.filter(|_| !owns_ledger) {
-        return Ok(Some(format!(
-            "migrate must be run by role {}, the owner of the ledger tables (or by a \
-             superuser), not by role {me}: whoever runs it owns the audit log",
-            clean(&owner)
-        )));
-    }
-    if !may_create {
-        return Ok(Some(format!(
-            "migrate must be run by a role that may create schemas in database {} (the \
-             ledger's owner, or a superuser); role {me} may not",
-            clean(&db)
-        )));
-    }
-    Ok(None)
+/// Who runs `migrate`, and what it owns or may do (names as the catalog has them).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct MigrateRights {
+    pub name: String,
+    pub rolsuper: bool,
+    pub ledger_owner: Option<String>,
+    pub owns_ledger: bool,
+    pub console_owner: Option<String>,
+    pub owns_console: bool,
+    pub may_create_schema: bool,
+    pub database: String,
+}
+
+/// Who is running `migrate`, and whether the role may.
+pub async fn migrate_rights(conn: &mut PgConnection) -> Result<MigrateRights, sqlx::Error> {
+    sqlx::query_as(MIGRATE_RIGHTS_SQL).fetch_one(conn).await
 }
 
 /// Applies the console's own schema units that the database does not have yet, all in one

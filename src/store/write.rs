@@ -11,10 +11,10 @@ use sqlx::postgres::PgRow;
 use sqlx::{FromRow, Postgres, Row, Transaction};
 use uuid::Uuid;
 
+use super::audit_chain::ChainHead;
 use super::read::{BOOTSTRAP_COLUMNS, lease_columns};
 use super::rows::{BootstrapRow, LeaseRow};
 use super::{Layout, Store, StoreError};
-use crate::domain::audit_chain::ChainHead;
 
 /// The bootstrap columns an action writes (retry and cancel): the operator role's UPDATE grant
 /// on the bootstrap table is exactly these.
@@ -276,9 +276,9 @@ impl WriteTx {
     }
 
     /// Appends the audit record of this action; returns it as the chain's new head. The
-    /// database chains it (console schema unit 0004) under a lock held until this transaction
-    /// ends, which is why this is the transaction's last statement: another console's action
-    /// waits for it only from here to COMMIT, and at most the lock timeout.
+    /// database chains it (console schema unit 0004) under the head's row lock, held until
+    /// this transaction ends, which is why this is the transaction's last statement: another
+    /// console's action waits for it only from here to COMMIT, and at most the lock timeout.
     pub async fn insert_audit(&mut self, record: &NewAudit<'_>) -> Result<ChainHead, StoreError> {
         let (bootstrap_id, lease_id) = match record.subject {
             AuditSubject::Bootstrap(id) => (Some(id), None),
@@ -310,7 +310,8 @@ impl WriteTx {
                 .await;
         match inserted {
             Ok((id, seq, hash)) => Ok(ChainHead { id, seq, hash }),
-            // The row is already ours, so the only lock this statement waits for is the chain's.
+            // The row is already ours: what this statement waits for is the chain's head (or
+            // the audit table itself, under a schema change).
             Err(e) if super::lookup::is_lock_timeout(&e) => Err(StoreError::AuditChainBusy),
             Err(e) => Err(e.into()),
         }

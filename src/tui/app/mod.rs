@@ -133,28 +133,51 @@ pub struct HealthState {
     pub opened_detail: bool,
 }
 
-/// The audit chain's verification, for the audit view: run in the background while that view
-/// is shown, one at a time, at most every [`ChainState::EVERY`].
+/// The audit chain's verification, for the audit view. It runs in the background while that
+/// view is shown, one run at a time, each at most [`ChainState::RUN_BUDGET`]: a long log is
+/// verified over several runs, [`ChainState::PAUSE`] apart, each going on from the last sound
+/// record. Once the whole chain is verified, later passes ([`ChainState::EVERY`]) read only
+/// the records added since, starting from the head verified last: a head that is gone or
+/// changed since is found at once.
 #[derive(Debug, Default)]
 pub struct ChainState {
-    /// A verification under way: records read so far.
+    /// A run under way: records read so far in it.
     pub running: Option<u64>,
-    /// The last verification: when it ended, and what it found or why it failed.
+    /// A pass not finished yet (between two runs, or in one).
+    pub pass: Option<ChainPass>,
+    /// The last pass that ended: when, and what it found or why it failed.
     pub checked: Option<(
         Instant,
         Result<crate::domain::audit_chain::Verification, String>,
     )>,
-    /// The last head this console verified: the chain must still contain it, so records
-    /// removed from its end since are found too.
-    pub expected: Option<String>,
+    /// The head of the last pass that found the chain intact, and the records verified up to
+    /// it: the next pass goes on from there.
+    pub intact: Option<(crate::domain::audit_chain::ChainHead, u64)>,
+}
+
+/// A verification of the chain that may take several runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainPass {
+    /// Where the next run starts: the last record found sound.
+    pub from: Option<crate::domain::audit_chain::ChainHead>,
+    /// Records verified in this pass so far (with those verified before `from`).
+    pub records: u64,
+    /// When the next run may start.
+    pub next_run: Instant,
 }
 
 impl ChainState {
+    /// How often the chain is verified again while the audit view is shown.
     pub const EVERY: Duration = Duration::from_secs(60);
+    /// How long one run may read.
+    pub const RUN_BUDGET: Duration = Duration::from_secs(5);
+    /// The rest between two runs of a pass, so a long log is never read without a break.
+    pub const PAUSE: Duration = Duration::from_secs(5);
 
-    /// Whether a verification is due at `now`.
+    /// Whether a new pass is due at `now`.
     pub fn due(&self, now: Instant) -> bool {
         self.running.is_none()
+            && self.pass.is_none()
             && self
                 .checked
                 .as_ref()

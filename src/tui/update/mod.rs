@@ -5,6 +5,7 @@
 //! (a changed query is sent as an effect and the ordered view comes back in the next status),
 //! and finding the selected row in a new view is a binary search.
 
+mod chain;
 mod cursor;
 mod dialog;
 
@@ -78,9 +79,9 @@ pub enum Effect {
     Copy(String),
     /// Run the ledger's invariant checks (the Health view).
     CheckHealth,
-    /// Verify the audit chain (the Audit view); it must still contain `expect_head`.
+    /// One run of the audit chain's verification (the Audit view).
     VerifyChain {
-        expect_head: Option<String>,
+        start: crate::domain::audit_chain::Start,
     },
 }
 
@@ -90,9 +91,7 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             app.now = now;
             expire(app);
             let mut effects = dialog::replan_if_due(app);
-            if app.view == View::Audit && app.chain.due(now) {
-                effects.extend(verify_chain(app));
-            }
+            effects.extend(chain::on_tick(app, now));
             effects
         }
         Event::Resize(width, height) => {
@@ -112,19 +111,7 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             Vec::new()
         }
         Event::ChainVerified(found) => {
-            app.chain.running = None;
-            match &found {
-                Ok(verified) if verified.intact() => {
-                    app.chain.expected = verified.head.as_ref().map(|head| head.hex());
-                }
-                Ok(verified) => {
-                    if let Some(broken) = &verified.broken {
-                        tracing::warn!("audit chain broken: {broken}");
-                    }
-                }
-                Err(e) => tracing::warn!("the audit chain could not be verified: {e}"),
-            }
-            app.chain.checked = Some((app.now, found));
+            chain::on_run_ended(app, found);
             Vec::new()
         }
         Event::HealthProgress(done, total) => {
@@ -411,21 +398,10 @@ fn switch_view(app: &mut App, view: View) -> Vec<Effect> {
             effects.extend(check_health(app));
         }
     }
-    if app.view == View::Audit && app.chain.due(app.now) {
-        effects.extend(verify_chain(app));
+    if app.view == View::Audit {
+        effects.extend(chain::on_open(app));
     }
     effects
-}
-
-/// Starts verifying the audit chain unless a verification is under way.
-fn verify_chain(app: &mut App) -> Vec<Effect> {
-    if app.chain.running.is_some() {
-        return Vec::new();
-    }
-    app.chain.running = Some(0);
-    vec![Effect::VerifyChain {
-        expect_head: app.chain.expected.clone(),
-    }]
 }
 
 /// Starts the ledger check unless one is under way.
@@ -547,7 +523,7 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
                 effects.extend(check_health(app));
             }
             if app.view == View::Audit {
-                effects.extend(verify_chain(app));
+                effects.extend(chain::verify_from_start(app));
             }
             return effects;
         }

@@ -220,23 +220,24 @@ fn chain_line(app: &App, theme: &Theme) -> Line<'static> {
         let since = app.now.saturating_duration_since(at);
         format::age(chrono::Duration::from_std(since).unwrap_or_default())
     };
-    match (&chain.running, &chain.checked) {
-        (Some(records), last) => {
-            let before = match last {
-                Some((at, Ok(v))) if v.intact() => format!(" (intact {} ago)", ago(*at)),
-                Some((at, Ok(_))) => format!(" (BROKEN {} ago)", ago(*at)),
-                _ => String::new(),
-            };
-            Line::styled(
-                format!(" audit chain: verifying… {records} records{before}"),
-                theme.dim(),
-            )
-        }
-        (None, Some((at, Ok(v)))) => match &v.broken {
-            None => {
+    if chain.running.is_some() || chain.pass.is_some() {
+        let records = chain.pass.as_ref().map_or(0, |p| p.records) + chain.running.unwrap_or(0);
+        let before = match &chain.checked {
+            Some((at, Ok(v))) if v.intact() => format!(" (intact {} ago)", ago(*at)),
+            Some((at, Ok(_))) => format!(" (BROKEN {} ago)", ago(*at)),
+            _ => String::new(),
+        };
+        return Line::styled(
+            format!(" audit chain: verifying… {records} records{before}"),
+            theme.dim(),
+        );
+    }
+    match &chain.checked {
+        Some((at, Ok(v))) => match (&v.broken, v.unprotected.first()) {
+            (None, None) => {
                 // The head's digits without its record id: at 80 columns the line must hold
                 // a hundred thousand records and the age of the verification.
-                let head = v.head.as_ref().map_or("empty".to_string(), |h| {
+                let head = v.verified.as_ref().map_or("empty".to_string(), |h| {
                     format!("head {}", crate::domain::audit_chain::short(&h.hex()))
                 });
                 Line::styled(
@@ -248,18 +249,25 @@ fn chain_line(app: &App, theme: &Theme) -> Line<'static> {
                     theme.ok(),
                 )
             }
-            Some(broken) => Line::styled(
+            (Some(broken), _) => Line::styled(
                 format!(
                     " AUDIT CHAIN BROKEN: {} · `audit verify` says more",
                     text::clean(&broken.to_string(), 300)
                 ),
                 theme.error(),
             ),
+            (None, Some(missing)) => Line::styled(
+                format!(
+                    " AUDIT LOG UNPROTECTED: {} · `audit verify` says more",
+                    text::clean(missing, 200)
+                ),
+                theme.error(),
+            ),
         },
-        (None, Some((_, Err(e)))) => Line::styled(
+        Some((_, Err(e))) => Line::styled(
             format!(" audit chain not verified: {}", text::clean(e, 300)),
             theme.error(),
         ),
-        (None, None) => Line::styled(" audit chain: not verified yet", theme.dim()),
+        None => Line::styled(" audit chain: not verified yet", theme.dim()),
     }
 }

@@ -1,0 +1,119 @@
+//! The audit view's verification of the audit chain: when a pass starts, how a long one goes
+//! on run after run, and what its end leaves for the next.
+
+use std::time::Instant;
+
+use super::Effect;
+use crate::domain::audit_chain::{Start, Verification};
+use crate::tui::app::{App, ChainPass, ChainState, View};
+
+/// A pass from the start of the chain (the view opened for the first time, or Ctrl-R). The
+/// head verified last must still be in it.
+pub(super) fn verify_from_start(app: &mut App) -> Vec<Effect> {
+    if app.chain.running.is_some() {
+        return Vec::new();
+    }
+    let expect_head = app.chain.intact.as_ref().map(|(head, _)| head.hex());
+    app.chain.pass = Some(ChainPass {
+        from: None,
+        records: 0,
+        next_run: app.now,
+    });
+    run(app, None, expect_head)
+}
+
+/// What the clock asks for while the audit view is shown: the next run of a pass under way,
+/// or a new pass once one is due — from the head verified last, when there is one.
+pub(super) fn on_tick(app: &mut App, now: Instant) -> Vec<Effect> {
+    if app.view != View::Audit || app.chain.running.is_some() {
+        return Vec::new();
+    }
+    if let Some(pass) = &app.chain.pass {
+        if now < pass.next_run {
+            return Vec::new();
+        }
+        let from = pass.from.clone();
+        return run(app, from, None);
+    }
+    if !app.chain.due(now) {
+        return Vec::new();
+    }
+    match app.chain.intact.clone() {
+        Some((head, records)) => {
+            app.chain.pass = Some(ChainPass {
+                from: Some(head.clone()),
+                records,
+                next_run: now,
+            });
+            run(app, Some(head), None)
+        }
+        None => verify_from_start(app),
+    }
+}
+
+/// The view was opened: a first pass, or one that is due.
+pub(super) fn on_open(app: &mut App) -> Vec<Effect> {
+    if app.chain.checked.is_none() && app.chain.pass.is_none() {
+        return verify_from_start(app);
+    }
+    on_tick(app, app.now)
+}
+
+fn run(
+    app: &mut App,
+    from: Option<crate::domain::audit_chain::ChainHead>,
+    expect_head: Option<String>,
+) -> Vec<Effect> {
+    app.chain.running = Some(0);
+    vec![Effect::VerifyChain {
+        start: Start {
+            from,
+            expect_head,
+            until: Some(app.now + ChainState::RUN_BUDGET),
+        },
+    }]
+}
+
+/// A run ended: the pass goes on after a pause, or ends with its verdict.
+pub(super) fn on_run_ended(app: &mut App, found: Result<Verification, String>) {
+    app.chain.running = None;
+    let now = app.now;
+    let Some(mut pass) = app.chain.pass.take() else {
+        return;
+    };
+    let verification = match found {
+        Ok(v) => v,
+        Err(e) => {
+            tracing::warn!("the audit chain could not be verified: {e}");
+            app.chain.checked = Some((now, Err(e)));
+            return;
+        }
+    };
+    pass.records += verification.records;
+    if verification.intact() && !verification.complete {
+        pass.from = verification.verified.clone();
+        pass.next_run = now + ChainState::PAUSE;
+        app.chain.pass = Some(pass);
+        return;
+    }
+    if verification.intact() {
+        app.chain.intact = verification
+            .verified
+            .clone()
+            .map(|head| (head, pass.records));
+    } else {
+        if let Some(broken) = &verification.broken {
+            tracing::warn!("audit chain broken: {broken}");
+        }
+        for missing in &verification.unprotected {
+            tracing::warn!("audit log unprotected: {missing}");
+        }
+    }
+    app.chain.checked = Some((
+        now,
+        Ok(Verification {
+            records: pass.records,
+            ..verification
+        }),
+    ));
+}
