@@ -94,9 +94,31 @@ async fn the_reason_is_checked_up_front_and_may_come_from_a_file_or_standard_inp
     let blank = on(&db, &["retry", &space, "--reason", "   ", "--yes"]);
     assert_eq!(blank.status.code(), Some(2));
     assert!(assert_one_sentence(&blank).contains("must say why"));
+    // What would act on a terminal, reorder text or hide, never reaches the audit log or the
+    // platform's error message (they are read by tools that do not defuse it).
+    for hostile in [
+        "fixed \u{1b}]0;pwned\u{7}",
+        "fixed \u{202e}desrever",
+        "\u{200b}",
+    ] {
+        let refused = on(&db, &["retry", &space, "--reason", hostile, "--yes"]);
+        assert_eq!(refused.status.code(), Some(2), "{hostile:?}");
+        let sentence = assert_one_sentence(&refused);
+        assert!(
+            sentence.contains("a character that does not show as itself")
+                && !sentence.contains('\u{1b}'),
+            "{sentence}"
+        );
+    }
     assert_eq!(fixture::ledger_image(&db.pool).await, image);
 
     let dir = tempfile::tempdir().expect("temp dir");
+    let nul = dir.path().join("nul.txt");
+    std::fs::write(&nul, "fixed\0").expect("a reason file with a NUL");
+    let nul = nul.to_str().expect("path");
+    let refused = on(&db, &["retry", &space, "--reason-file", nul, "--dry-run"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stdout(&refused));
+    assert!(assert_one_sentence(&refused).contains("does not show as itself"));
     let file = dir.path().join("reason.txt");
     std::fs::write(&file, "INC-4211: the parser fix is deployed\n").expect("reason file");
     let from_file = on(

@@ -1030,3 +1030,35 @@ fn the_audit_view_verifies_a_long_chain_in_runs_then_only_what_was_added() {
         None
     );
 }
+
+#[test]
+fn a_broken_audit_chain_is_read_from_its_start_again_never_from_its_head() {
+    use bootstrap_console::domain::audit_chain::{Break, Verification};
+    use bootstrap_console::tui::app::ChainState;
+    let mut console = app();
+    for _ in 0..3 {
+        press(&mut console, KeyCode::Tab);
+    }
+    console.update(chain_run(10, 10, true));
+    let ctrl_r = Event::Key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL));
+    assert_eq!(
+        chain_start(&console.update(ctrl_r)).map(|(from, _)| from),
+        Some(None)
+    );
+    console.update(Event::ChainVerified(Ok(Verification {
+        records: 4,
+        verified: None,
+        broken: Some(Break::Changed { id: 5, seq: 5 }),
+        complete: false,
+        unprotected: Vec::new(),
+        expected_found: false,
+    })));
+    let later = console.app.now + ChainState::EVERY * 2;
+    let (from, expected) = chain_start(&console.update(Event::Tick(later))).expect("a pass");
+    assert_eq!(from, None, "from the start");
+    assert_eq!(
+        expected,
+        Some(format!("{:02x}", 10).repeat(32)),
+        "still expecting the head"
+    );
+}

@@ -88,9 +88,27 @@ LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   last_seq BIGINT;
   last_hash BYTEA;
+  holder TEXT;
 BEGIN
-  SELECT h.chain_seq, h.hash INTO last_seq, last_hash
-    FROM "bootstrap_console"."audit_chain_head" h FOR UPDATE;
+  BEGIN
+    SELECT h.chain_seq, h.hash INTO last_seq, last_hash
+      FROM "bootstrap_console"."audit_chain_head" h FOR UPDATE;
+  EXCEPTION WHEN lock_not_available THEN
+    -- The lock timeout passed: say who holds the head, so the operator can end a stalled
+    -- transaction. The holder moved the head, so it holds the table's ROW EXCLUSIVE lock until
+    -- it ends (those still waiting, like this one, hold only ROW SHARE).
+    SELECT format('pid %s (role %s, %s, in a transaction open for %s)', a.pid, a.usename,
+                  coalesce(nullif(a.application_name, ''), 'no application name'),
+                  date_trunc('second', clock_timestamp() - a.xact_start))
+      INTO holder
+      FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+     WHERE l.locktype = 'relation' AND l.mode = 'RowExclusiveLock' AND l.granted
+       AND l.relation = '"bootstrap_console"."audit_chain_head"'::regclass
+       AND l.pid <> pg_backend_pid()
+     LIMIT 1;
+    RAISE EXCEPTION 'held by %', coalesce(holder, 'another transaction')
+      USING ERRCODE = 'lock_not_available';
+  END;
   NEW.at := CURRENT_TIMESTAMP;
   NEW.db_role := session_user;
   NEW.chain_seq := last_seq + 1;

@@ -195,7 +195,7 @@ pub(super) async fn bootstrap_action(
 
 /// What would stop every action, said before anything is planned: the console's schema
 /// missing or outdated (exit 5), or grants this role lacks (exit 8).
-fn require_writable(session: &Session) -> Result<(), Failure> {
+fn require_writable(session: &Session, kind: Kind) -> Result<(), Failure> {
     let capabilities = session.capabilities();
     actions::audit_ready(capabilities).map_err(|r| Failure::ConsoleSchema(r.to_string()))?;
     if capabilities.in_recovery {
@@ -206,7 +206,8 @@ fn require_writable(session: &Session) -> Result<(), Failure> {
             session.store().target()
         )));
     }
-    let missing = capabilities.missing_write_grants();
+    // Only the grants this action needs: a role may be allowed some actions and not others.
+    let missing = capabilities.missing_grants_for(kind.writes());
     if missing.is_empty() {
         return Ok(());
     }
@@ -223,7 +224,7 @@ async fn bootstrap_action_on(
     kind: BootstrapKind,
     checked: &Checked,
 ) -> Result<ExitCode, Failure> {
-    require_writable(session)?;
+    require_writable(session, kind.kind())?;
     scope::require_known_tenant(session).await?;
     let make = |seen, request| kind.action(seen, request);
     let mut unknown = Vec::new();
@@ -336,7 +337,7 @@ async fn remove_lease_on(
     id: Uuid,
     checked: &Checked,
 ) -> Result<ExitCode, Failure> {
-    require_writable(session)?;
+    require_writable(session, Kind::RemoveLease)?;
     scope::require_known_tenant(session).await?;
     let lease = session.find_lease(id).await?;
     let shown = lease

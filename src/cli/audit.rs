@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use super::args::{AuditVerifyArgs, GrantsArgs, ReadArgs};
 use super::{Failure, exit, outln};
-use crate::domain::audit_chain::{self, Start, is_sha256_hex};
+use crate::domain::audit_chain::{self, HEAD_PREFIX, Start, is_head_hex};
 use crate::domain::session::{OpenError, Session};
 use crate::domain::signals::Thresholds;
 use crate::store::grants::{self, Duty, GrantsFor};
@@ -14,11 +14,11 @@ use crate::store::grants::{self, Duty, GrantsFor};
 pub(super) async fn verify(args: &AuditVerifyArgs) -> Result<ExitCode, Failure> {
     let expected = args.expect_head.as_deref().map(str::trim);
     if let Some(head) = expected
-        && !is_sha256_hex(head)
+        && !is_head_hex(head)
     {
         return Err(Failure::Usage(format!(
-            "--expect-head takes a whole sha256 in hexadecimal (64 digits, as the `audit chain \
-             head:` lines print it), not {:?}",
+            "--expect-head takes a sha256 in hexadecimal, whole (64 digits, as the `audit chain \
+             head:` lines print it) or its first {HEAD_PREFIX} digits or more, not {:?}",
             crate::domain::text::clean(head, 80)
         )));
     }
@@ -162,6 +162,12 @@ fn check_name(what: &str, name: &str) -> Result<(), Failure> {
         return refuse(format!(
             "is {} bytes long; PostgreSQL names are at most 63",
             name.len()
+        ));
+    }
+    if what == "--role" && (name.eq_ignore_ascii_case("public") || name.starts_with("pg_")) {
+        return refuse(format!(
+            "{name} is reserved (PUBLIC is every role; pg_ roles are the server's own): \
+             name a role of your own"
         ));
     }
     if let Some(c) = name

@@ -68,6 +68,8 @@ pub enum Break {
     KeptHeadMissing { seq: i64, last: Option<ChainHead> },
     /// A record verified before (where a verification continues) is not there as it was.
     Vanished { id: i64, seq: i64 },
+    /// The record follows the one it was chained to, at another position than the next.
+    Renumbered { id: i64, seq: i64, expected: i64 },
 }
 
 impl fmt::Display for Break {
@@ -130,8 +132,8 @@ impl fmt::Display for Break {
                 last: Some(last),
             } => write!(
                 f,
-                "head {} is not in the chain: records were removed from its end (it now ends \
-                 at {last})",
+                "head {} is not in the chain: records were removed from its end, or rewritten \
+                 (or it is not a head of this log); the chain now ends at {last}",
                 short(expected)
             ),
             Self::HeadMissing {
@@ -153,6 +155,11 @@ impl fmt::Display for Break {
                     None => write!(f, " (the audit log is empty)"),
                 }
             }
+            Self::Renumbered { id, seq, expected } => write!(
+                f,
+                "record {id} is at chain position {seq}, where {expected} belongs: the \
+                 positions were renumbered"
+            ),
             Self::Vanished { id, seq } => write!(
                 f,
                 "record {id} (chain position {seq}), verified before, is no longer there as it was"
@@ -206,6 +213,8 @@ pub enum Judgement {
     Changed,
     /// Its stored predecessor hash is not the hash of the record before it.
     Unlinked,
+    /// It follows the record it was chained to, but not at the next position.
+    Renumbered,
 }
 
 /// Judges `link` against the record before it in chain order (`None` for the first).
@@ -215,12 +224,15 @@ pub fn judge(previous: Option<&Link>, link: &Link) -> Judgement {
     }
     let linked = match previous {
         Some(previous) => link.prev_hash.as_deref() == Some(previous.hash.as_slice()),
-        None => link.prev_hash.is_none() && link.seq == 1,
+        None => link.prev_hash.is_none(),
     };
-    if linked {
-        Judgement::Sound
-    } else {
+    let next = previous.map_or(1, |p| p.seq + 1);
+    if !linked {
         Judgement::Unlinked
+    } else if link.seq != next {
+        Judgement::Renumbered
+    } else {
+        Judgement::Sound
     }
 }
 
@@ -260,7 +272,7 @@ pub async fn verify(
                         unprotected,
                     ));
                 }
-                found_expected |= expected.as_deref() == Some(hex(&link.hash).as_str());
+                found_expected |= is_expected(expected.as_deref(), &link);
                 walk.accept(link);
                 continue;
             }
@@ -272,11 +284,16 @@ pub async fn verify(
                     seq: link.seq,
                 }),
                 Judgement::Unlinked => Some(unlinked(session, &mut walk, &link).await?),
+                Judgement::Renumbered => Some(Break::Renumbered {
+                    id: link.id,
+                    seq: link.seq,
+                    expected: walk.previous.as_ref().map_or(1, |p| p.seq + 1),
+                }),
             };
             if let Some(broken) = broken {
                 return Ok(walk.broken(broken, unprotected));
             }
-            found_expected |= expected.as_deref() == Some(hex(&link.hash).as_str());
+            found_expected |= is_expected(expected.as_deref(), &link);
             walk.accept(link);
         }
         if let Some(from) = first.take() {
@@ -403,6 +420,11 @@ async fn unlinked(session: &Session, walk: &mut Walk, link: &Link) -> Result<Bre
     })
 }
 
+/// Whether `link` is the head expected (given whole or by its first digits).
+fn is_expected(expected: Option<&str>, link: &Link) -> bool {
+    expected.is_some_and(|expected| hex(&link.hash).starts_with(expected))
+}
+
 /// Lower-case hexadecimal, as `verify --expect-head` takes it.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -413,9 +435,14 @@ pub fn short(hex: &str) -> &str {
     &hex[..hex.len().min(12)]
 }
 
-/// Whether `text` is a whole sha256 in hexadecimal.
-pub fn is_sha256_hex(text: &str) -> bool {
-    text.len() == 64 && text.bytes().all(|b| b.is_ascii_hexdigit())
+/// The fewest leading hex digits of a head that `verify --expect-head` takes: 64 bits, too
+/// many to forge a record whose hash begins with them.
+pub const HEAD_PREFIX: usize = 16;
+
+/// Whether `text` is a head as `verify --expect-head` takes it: a sha256 in hexadecimal, whole
+/// or its first [`HEAD_PREFIX`] digits or more.
+pub fn is_head_hex(text: &str) -> bool {
+    (HEAD_PREFIX..=64).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 #[cfg(test)]
@@ -437,6 +464,7 @@ mod tests {
         assert_eq!(judge(None, &link(1, 1, None, 10)), Judgement::Sound);
         assert_eq!(judge(None, &link(3, 3, Some(9), 10)), Judgement::Unlinked);
         assert_eq!(judge(None, &link(1, 1, Some(9), 10)), Judgement::Unlinked);
+        assert_eq!(judge(None, &link(1, 2, None, 10)), Judgement::Renumbered);
     }
 
     #[test]
@@ -449,6 +477,10 @@ mod tests {
         assert_eq!(
             judge(Some(&first), &link(2, 2, Some(12), 11)),
             Judgement::Unlinked
+        );
+        assert_eq!(
+            judge(Some(&first), &link(2, 20, Some(10), 11)),
+            Judgement::Renumbered
         );
         let mut changed = link(2, 2, Some(10), 11);
         changed.recomputed = vec![99];
@@ -492,10 +524,12 @@ mod tests {
     }
 
     #[test]
-    fn only_a_whole_sha256_is_a_head() {
-        assert!(is_sha256_hex(&"aF".repeat(32)));
-        assert!(!is_sha256_hex(&"a".repeat(63)));
-        assert!(!is_sha256_hex(&"g".repeat(64)));
+    fn a_head_is_a_sha256_or_at_least_its_first_16_digits() {
+        assert!(is_head_hex(&"aF".repeat(32)));
+        assert!(is_head_hex(&"a".repeat(16)));
+        assert!(!is_head_hex(&"a".repeat(15)));
+        assert!(!is_head_hex(&"a".repeat(65)));
+        assert!(!is_head_hex(&"g".repeat(64)));
         assert_eq!(hex(&[0, 255, 16]), "00ff10");
     }
 }

@@ -19,6 +19,11 @@ pub enum Refusal {
     ReadOnly {
         reason: String,
     },
+    /// The role lacks grants this action needs (other actions may be allowed).
+    NotGranted {
+        role: String,
+        missing: Vec<String>,
+    },
     NoAuditTable,
     /// The audit table predates a column the actions need (`migrate` adds it).
     AuditOutdated {
@@ -27,6 +32,10 @@ pub enum Refusal {
     MissingReason,
     ReasonTooLong {
         chars: usize,
+    },
+    /// A control, bidirectional or invisible character (as the console shows it).
+    ReasonHasHidden {
+        shown: String,
     },
     UnknownBootstrap {
         id: Uuid,
@@ -103,6 +112,9 @@ impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::ReadOnly { reason } => write!(f, "the console is read-only: {reason}"),
+            Self::NotGranted { role, missing } => {
+                write!(f, "role {role} lacks {}", missing.join(", "))
+            }
             Self::NoAuditTable => write!(
                 f,
                 "actions need the console's audit table, which this database lacks: \
@@ -114,6 +126,11 @@ impl fmt::Display for Refusal {
                  to bring it up to date"
             ),
             Self::MissingReason => write!(f, "a reason is required"),
+            Self::ReasonHasHidden { shown } => write!(
+                f,
+                "the reason contains {shown}, a character that does not show as itself: write \
+                 it in plain text"
+            ),
             Self::ReasonTooLong { chars } => write!(
                 f,
                 "the reason is {chars} characters long; keep it to {MAX_REASON_CHARS}"

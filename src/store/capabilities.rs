@@ -101,6 +101,51 @@ SELECT current_user::text AS current_user,
        pg_is_in_recovery() AS in_recovery
 FROM u";
 
+/// Which ledger tables an action writes (every action also appends to the audit log).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Writes {
+    pub bootstraps: bool,
+    pub items: bool,
+    pub leases: bool,
+}
+
+impl Writes {
+    /// Retry: the job and its items.
+    pub const RETRY: Self = Self {
+        bootstraps: true,
+        items: true,
+        leases: false,
+    };
+    /// Cancel: the job.
+    pub const CANCEL: Self = Self {
+        bootstraps: true,
+        items: false,
+        leases: false,
+    };
+    /// Removing a lease.
+    pub const REMOVE_LEASE: Self = Self {
+        bootstraps: false,
+        items: false,
+        leases: true,
+    };
+    pub const ALL: Self = Self {
+        bootstraps: true,
+        items: true,
+        leases: true,
+    };
+    pub const EACH: [Self; 3] = [Self::RETRY, Self::CANCEL, Self::REMOVE_LEASE];
+
+    /// The actions that write these tables, as the console names them.
+    pub fn actions(self) -> &'static str {
+        match self {
+            Self::RETRY => "retry",
+            Self::CANCEL => "cancel",
+            Self::REMOVE_LEASE => "remove lease",
+            _ => "actions",
+        }
+    }
+}
+
 /// Why nothing can be written to a standby.
 pub const STANDBY: &str = "the database is a read-only standby (in recovery)";
 
@@ -168,9 +213,15 @@ impl Capabilities {
         }
     }
 
-    /// The grants an action needs that this role lacks (on a primary), one by one, each as
-    /// it would be granted.
+    /// The grants every action needs that this role lacks (on a primary), one by one, each
+    /// as it would be granted.
     pub fn missing_write_grants(&self) -> Vec<String> {
+        self.missing_grants_for(Writes::ALL)
+    }
+
+    /// The grants an action writing `writes` needs that this role lacks: the tables it
+    /// changes, and the audit log every action appends to and reads.
+    pub fn missing_grants_for(&self, writes: Writes) -> Vec<String> {
         let audit = self.has_audit_table && self.console_schema_usage;
         let columns = |verb: &str, missing: &[String], all: usize, table: &str| {
             if missing.is_empty() {
@@ -182,19 +233,30 @@ impl Capabilities {
             }
         };
         [
-            columns(
-                "UPDATE",
-                &self.bootstrap_updates_missing,
-                BOOTSTRAP_UPDATED_COLUMNS.len(),
-                "legacy_space_publication_bootstraps",
-            ),
-            columns(
-                "UPDATE",
-                &self.item_updates_missing,
-                ITEM_UPDATED_COLUMNS.len(),
-                "legacy_space_publication_bootstrap_items",
-            ),
-            (!self.can_delete_leases).then(|| "DELETE on knowledge_space_mutation_leases".into()),
+            writes
+                .bootstraps
+                .then(|| {
+                    columns(
+                        "UPDATE",
+                        &self.bootstrap_updates_missing,
+                        BOOTSTRAP_UPDATED_COLUMNS.len(),
+                        "legacy_space_publication_bootstraps",
+                    )
+                })
+                .flatten(),
+            writes
+                .items
+                .then(|| {
+                    columns(
+                        "UPDATE",
+                        &self.item_updates_missing,
+                        ITEM_UPDATED_COLUMNS.len(),
+                        "legacy_space_publication_bootstrap_items",
+                    )
+                })
+                .flatten(),
+            (writes.leases && !self.can_delete_leases)
+                .then(|| "DELETE on knowledge_space_mutation_leases".into()),
             (self.has_audit_table && !self.console_schema_usage)
                 .then(|| "USAGE on schema bootstrap_console".into()),
             if audit {
@@ -215,13 +277,33 @@ impl Capabilities {
         .collect()
     }
 
-    /// Why this role cannot act, if it cannot: `None` means every action's writes are granted.
+    /// The actions this role may not take for want of a grant, each with its sentence (empty
+    /// when it may take them all).
+    pub fn blocked_writes(&self) -> Vec<(Writes, String)> {
+        Writes::EACH
+            .into_iter()
+            .filter_map(|writes| {
+                let missing = self.missing_grants_for(writes);
+                (!missing.is_empty()).then(|| {
+                    let role = &self.current_user;
+                    (writes, format!("role {role} lacks {}", missing.join(", ")))
+                })
+            })
+            .collect()
+    }
+
+    /// Why this role cannot act at all, if it cannot: a standby, or no action's grants. An
+    /// action that alone lacks a grant leaves the others allowed ([`Self::blocked_writes`]).
     pub fn write_blocker(&self) -> Option<String> {
         if self.in_recovery {
             return Some(STANDBY.into());
         }
-        let missing = self.missing_write_grants();
-        (!missing.is_empty())
-            .then(|| format!("role {} lacks {}", self.current_user, missing.join(", ")))
+        (self.blocked_writes().len() == Writes::EACH.len()).then(|| {
+            format!(
+                "role {} lacks {}",
+                self.current_user,
+                self.missing_write_grants().join(", ")
+            )
+        })
     }
 }

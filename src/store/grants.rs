@@ -62,8 +62,11 @@ pub fn script(to: &GrantsFor<'_>) -> String {
         "-- bootstrap-console grants for role {role}, {duty} ({commands}).\n\
          -- Review it, then run it as the owner of the ledger tables or a superuser, once\n\
          -- `bootstrap-console migrate` has created the console's audit log, e.g.\n\
-         --   psql \"$DATABASE_URL\" -v ON_ERROR_STOP=1 --single-transaction -f grants.sql\n\
+         --   psql \"$DATABASE_URL\" -v ON_ERROR_STOP=1 -f grants.sql\n\
+         -- It is one transaction: any error (a refused role, a missing table) grants nothing.\n\
          -- Re-running it leaves the role with exactly these grants on these tables.\n\
+         \n\
+         BEGIN;\n\
          \n\
          -- The role (NOLOGIN: grant it to the people who use the console, who log in as\n\
          -- themselves, e.g. GRANT {role} TO alice;). It must own none of the tables: an owner\n\
@@ -132,6 +135,7 @@ pub fn script(to: &GrantsFor<'_>) -> String {
             AUDIT_INSERTED_COLUMNS.join(", "),
         ));
     }
+    sql.push_str("\nCOMMIT;\n");
     sql
 }
 

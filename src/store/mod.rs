@@ -65,14 +65,14 @@ pub enum StoreError {
     /// Known before asking: the role lacks a grant (the sentence names it).
     #[error("{0}")]
     NotGranted(String),
-    /// The audit chain's head stayed locked past the lock timeout: another action stalled
-    /// between its audit record and its commit (or the table is being altered). This one
-    /// rolled back.
+    /// The audit chain's head stayed locked past the lock timeout: another transaction wrote
+    /// its record and has not committed (a stalled action, or a session left open), or the
+    /// table is being altered. This one rolled back. `holder` is what the database said of it.
     #[error(
-        "the audit log stayed locked past the lock timeout (another action has not committed \
-         its record, or the table is being altered); nothing was written: try again"
+        "the audit log stayed locked past the lock timeout, {holder}; nothing was written: try \
+         again, or end that transaction"
     )]
-    AuditChainBusy,
+    AuditChainBusy { holder: String },
 }
 
 /// A failed statement in words, the cause first: short lines (the status line at 80 columns)

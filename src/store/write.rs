@@ -312,7 +312,15 @@ impl WriteTx {
             Ok((id, seq, hash)) => Ok(ChainHead { id, seq, hash }),
             // The row is already ours: what this statement waits for is the chain's head (or
             // the audit table itself, under a schema change).
-            Err(e) if super::lookup::is_lock_timeout(&e) => Err(StoreError::AuditChainBusy),
+            Err(e) if super::lookup::is_lock_timeout(&e) => Err(StoreError::AuditChainBusy {
+                // The chain's trigger names the holder; a lock on the table itself (a schema
+                // change) has only the server's generic words.
+                holder: e
+                    .as_database_error()
+                    .map(|d| d.message().to_string())
+                    .filter(|m| m.starts_with("held by "))
+                    .unwrap_or_else(|| "held by another transaction".into()),
+            }),
             Err(e) => Err(e.into()),
         }
     }

@@ -182,7 +182,7 @@ pub const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Char('R'), CTRL), (KeyCode::Char('l'), CTRL)],
         shown: "C-r",
         command: Command::Refresh,
-        help: "poll now; Health: check again",
+        help: "poll now; audit, health: again",
         hint: None,
     },
     Binding {

@@ -19,6 +19,16 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// The ledger tables this action writes (the grants it needs follow).
+    pub fn writes(self) -> crate::store::capabilities::Writes {
+        use crate::store::capabilities::Writes;
+        match self {
+            Self::Retry => Writes::RETRY,
+            Self::Cancel => Writes::CANCEL,
+            Self::RemoveLease => Writes::REMOVE_LEASE,
+        }
+    }
+
     /// As written in the audit table (its CHECK constraint lists these).
     pub fn name(self) -> &'static str {
         match self {

@@ -63,17 +63,36 @@ pub fn check_reason(reason: &str) -> Result<&str, Refusal> {
     if chars > MAX_REASON_CHARS {
         return Err(Refusal::ReasonTooLong { chars });
     }
+    // The reason goes to the audit log and, on cancel, to the platform's error message, read
+    // by tools that do not defuse what a terminal would act on.
+    if let Some(hidden) = reason
+        .chars()
+        .find(|&c| crate::domain::text::is_hidden(c) && c != '\n' && c != '\t')
+    {
+        return Err(Refusal::ReasonHasHidden {
+            shown: crate::domain::text::clean(&hidden.to_string(), 16),
+        });
+    }
     Ok(reason)
 }
 
-/// The session-level gates every action passes first.
-fn gate(session: &Session) -> Result<(), Refusal> {
+/// The session-level gates every action passes first, then the grants this kind needs.
+fn gate(session: &Session, kind: Kind) -> Result<(), Refusal> {
     if let Some(reason) = session.access().read_only_reason() {
         return Err(Refusal::ReadOnly {
             reason: reason.to_string(),
         });
     }
-    audit_ready(session.capabilities())
+    audit_ready(session.capabilities())?;
+    let missing = session.capabilities().missing_grants_for(kind.writes());
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(Refusal::NotGranted {
+            role: crate::domain::text::clean(&session.capabilities().current_user, 64),
+            missing,
+        })
+    }
 }
 
 /// Whether the console's audit log can take actions' records: it exists, with request ids.
@@ -96,7 +115,7 @@ pub fn audit_ready(capabilities: &crate::store::Capabilities) -> Result<(), Refu
 
 /// What `action` would change now, or why it would be refused. Writes nothing.
 pub async fn plan(session: &Session, action: &Action) -> Result<Plan, ActionError> {
-    if let Err(refusal) = gate(session) {
+    if let Err(refusal) = gate(session, action.kind()) {
         return Ok(Plan::refused(action, refusal));
     }
     let pool = &session.store().pool();
@@ -138,7 +157,7 @@ async fn apply_recording(
     reason: &str,
     backend: &BackendSlot,
 ) -> Result<Outcome, ActionError> {
-    let reason = match gate(session).and_then(|()| check_reason(reason)) {
+    let reason = match gate(session, action.kind()).and_then(|()| check_reason(reason)) {
         Ok(reason) => reason,
         Err(refusal) => return Ok(Outcome::Refused(refusal)),
     };

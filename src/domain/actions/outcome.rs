@@ -168,9 +168,12 @@ pub fn sentence(
     let request = action.request();
     match result {
         Ok(Outcome::Applied(applied)) => {
+            // The head's first 16 digits (64 bits) are enough for `audit verify
+            // --expect-head`, and short enough to copy from a result list.
             let mut line = format!(
-                "{target}: {verb} applied (audit record {})",
-                applied.audit_id
+                "{target}: {verb} applied (audit record {}) · chain head {}",
+                applied.audit_id,
+                &applied.chain_head.hex()[..crate::domain::audit_chain::HEAD_PREFIX]
             );
             if let Some(meanwhile) = &applied.meanwhile {
                 line.push_str(&format!("; {meanwhile}"));

@@ -150,9 +150,13 @@ pub struct ChainState {
         Instant,
         Result<crate::domain::audit_chain::Verification, String>,
     )>,
-    /// The head of the last pass that found the chain intact, and the records verified up to
-    /// it: the next pass goes on from there.
+    /// The head of the last pass, when it found the chain intact, and the records verified up
+    /// to it: the next pass goes on from there. A broken chain clears it, so the next pass reads
+    /// it all again.
     pub intact: Option<(crate::domain::audit_chain::ChainHead, u64)>,
+    /// The last head ever found intact (hex): a pass from the start must still find it, so
+    /// records removed from the end since are found too.
+    pub expected: Option<String>,
 }
 
 /// A verification of the chain that may take several runs.

@@ -13,7 +13,7 @@ pub(super) fn verify_from_start(app: &mut App) -> Vec<Effect> {
     if app.chain.running.is_some() {
         return Vec::new();
     }
-    let expect_head = app.chain.intact.as_ref().map(|(head, _)| head.hex());
+    let expect_head = app.chain.expected.clone();
     app.chain.pass = Some(ChainPass {
         from: None,
         records: 0,
@@ -39,24 +39,37 @@ pub(super) fn on_tick(app: &mut App, now: Instant) -> Vec<Effect> {
         return Vec::new();
     }
     match app.chain.intact.clone() {
-        Some((head, records)) => {
-            app.chain.pass = Some(ChainPass {
-                from: Some(head.clone()),
-                records,
-                next_run: now,
-            });
-            run(app, Some(head), None)
-        }
+        Some((head, records)) => verify_from_head(app, head, records),
         None => verify_from_start(app),
     }
 }
 
-/// The view was opened: a first pass, or one that is due.
+/// A pass over the records added since `head`, verified last with `records` before it.
+fn verify_from_head(
+    app: &mut App,
+    head: crate::domain::audit_chain::ChainHead,
+    records: u64,
+) -> Vec<Effect> {
+    app.chain.pass = Some(ChainPass {
+        from: Some(head.clone()),
+        records,
+        next_run: app.now,
+    });
+    run(app, Some(head), None)
+}
+
+/// The view was opened: a first pass, or the records added since the head verified last (a
+/// verdict from a minute ago must not sit above a record it never read).
 pub(super) fn on_open(app: &mut App) -> Vec<Effect> {
-    if app.chain.checked.is_none() && app.chain.pass.is_none() {
-        return verify_from_start(app);
+    if app.chain.running.is_some() || app.chain.pass.is_some() {
+        return Vec::new();
     }
-    on_tick(app, app.now)
+    match app.chain.intact.clone() {
+        Some((head, records)) => verify_from_head(app, head, records),
+        None if app.chain.checked.is_none() => verify_from_start(app),
+        // Broken or failed: Ctrl-R reads it all again; the clock does once it is due.
+        None => on_tick(app, app.now),
+    }
 }
 
 fn run(
@@ -101,7 +114,11 @@ pub(super) fn on_run_ended(app: &mut App, found: Result<Verification, String>) {
             .verified
             .clone()
             .map(|head| (head, pass.records));
+        if let Some(head) = &verification.verified {
+            app.chain.expected = Some(head.hex());
+        }
     } else {
+        app.chain.intact = None;
         if let Some(broken) = &verification.broken {
             tracing::warn!("audit chain broken: {broken}");
         }

@@ -557,8 +557,8 @@ fn hinted(app: &App) -> Vec<Command> {
             }
             keys.push(Command::Copy);
         }
-        View::Tenants | View::Audit => keys.push(Command::Open),
-        View::Health => keys.extend([Command::Open, Command::Refresh]),
+        View::Tenants => keys.push(Command::Open),
+        View::Audit | View::Health => keys.extend([Command::Open, Command::Refresh]),
         View::Leases => {
             keys.push(Command::Open);
             if acts {
@@ -615,6 +615,7 @@ fn view_hints(app: &App, enter: &str) -> Vec<(String, &'static str)> {
                 (Command::Open, View::Tenants) => "board",
                 (Command::Open, View::Leases | View::Audit | View::Health) => "space",
                 (Command::Refresh, View::Health) => "check again",
+                (Command::Refresh, View::Audit) => "verify again",
                 _ => binding.hint.unwrap_or(binding.help),
             };
             Some((shown.to_string(), hint))
