@@ -1062,3 +1062,26 @@ fn a_broken_audit_chain_is_read_from_its_start_again_never_from_its_head() {
         "still expecting the head"
     );
 }
+
+#[test]
+fn the_audit_view_reads_the_whole_chain_again_every_ten_minutes() {
+    use bootstrap_console::tui::app::ChainState;
+    let mut console = app();
+    for _ in 0..3 {
+        press(&mut console, KeyCode::Tab);
+    }
+    let start = console.app.now;
+    console.update(chain_run(10, 10, true));
+    let mut at = start;
+    let mut from_start = 0;
+    // Every minute a pass; within ten minutes they read only what was added.
+    for _ in 0..12 {
+        at += ChainState::EVERY;
+        let (from, _) = chain_start(&console.update(Event::Tick(at))).expect("a pass");
+        if from.is_none() {
+            from_start += 1;
+        }
+        console.update(chain_run(0, 10, true));
+    }
+    assert_eq!(from_start, 1, "one pass of the twelve read it all");
+}

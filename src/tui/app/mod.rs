@@ -138,7 +138,8 @@ pub struct HealthState {
 /// verified over several runs, [`ChainState::PAUSE`] apart, each going on from the last sound
 /// record. Once the whole chain is verified, later passes ([`ChainState::EVERY`]) read only
 /// the records added since, starting from the head verified last: a head that is gone or
-/// changed since is found at once.
+/// changed since is found at once. The whole chain is read again every
+/// [`ChainState::WHOLE_EVERY`].
 #[derive(Debug, Default)]
 pub struct ChainState {
     /// A run under way: records read so far in it.
@@ -157,6 +158,9 @@ pub struct ChainState {
     /// The last head ever found intact (hex): a pass from the start must still find it, so
     /// records removed from the end since are found too.
     pub expected: Option<String>,
+    /// When a pass last found the whole chain intact: records before the head are read again
+    /// every [`ChainState::WHOLE_EVERY`], or a change to them would go unseen.
+    pub whole_at: Option<Instant>,
 }
 
 /// A verification of the chain that may take several runs.
@@ -168,6 +172,8 @@ pub struct ChainPass {
     pub records: u64,
     /// When the next run may start.
     pub next_run: Instant,
+    /// It reads the whole chain, from its start (not only what was added since a head).
+    pub whole: bool,
 }
 
 impl ChainState {
@@ -177,6 +183,15 @@ impl ChainState {
     pub const RUN_BUDGET: Duration = Duration::from_secs(5);
     /// The rest between two runs of a pass, so a long log is never read without a break.
     pub const PAUSE: Duration = Duration::from_secs(5);
+
+    /// How often the whole chain is read again while the audit view is shown.
+    pub const WHOLE_EVERY: Duration = Duration::from_secs(600);
+
+    /// Whether the next pass should read the whole chain.
+    pub fn whole_due(&self, now: Instant) -> bool {
+        self.whole_at
+            .is_none_or(|at| now.saturating_duration_since(at) >= Self::WHOLE_EVERY)
+    }
 
     /// Whether a new pass is due at `now`.
     pub fn due(&self, now: Instant) -> bool {

@@ -18,6 +18,7 @@ pub(super) fn verify_from_start(app: &mut App) -> Vec<Effect> {
         from: None,
         records: 0,
         next_run: app.now,
+        whole: true,
     });
     run(app, None, expect_head)
 }
@@ -39,8 +40,8 @@ pub(super) fn on_tick(app: &mut App, now: Instant) -> Vec<Effect> {
         return Vec::new();
     }
     match app.chain.intact.clone() {
-        Some((head, records)) => verify_from_head(app, head, records),
-        None => verify_from_start(app),
+        Some((head, records)) if !app.chain.whole_due(now) => verify_from_head(app, head, records),
+        _ => verify_from_start(app),
     }
 }
 
@@ -54,6 +55,7 @@ fn verify_from_head(
         from: Some(head.clone()),
         records,
         next_run: app.now,
+        whole: false,
     });
     run(app, Some(head), None)
 }
@@ -65,7 +67,10 @@ pub(super) fn on_open(app: &mut App) -> Vec<Effect> {
         return Vec::new();
     }
     match app.chain.intact.clone() {
-        Some((head, records)) => verify_from_head(app, head, records),
+        Some((head, records)) if !app.chain.whole_due(app.now) => {
+            verify_from_head(app, head, records)
+        }
+        Some(_) => verify_from_start(app),
         None if app.chain.checked.is_none() => verify_from_start(app),
         // Broken or failed: Ctrl-R reads it all again; the clock does once it is due.
         None => on_tick(app, app.now),
@@ -110,6 +115,9 @@ pub(super) fn on_run_ended(app: &mut App, found: Result<Verification, String>) {
         return;
     }
     if verification.intact() {
+        if pass.whole {
+            app.chain.whole_at = Some(now);
+        }
         app.chain.intact = verification
             .verified
             .clone()
