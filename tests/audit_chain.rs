@@ -36,7 +36,10 @@ async fn records(db: &TestDb, count: usize) -> String {
 async fn tamper(db: &TestDb, sql: &str) {
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
         "BEGIN; ALTER TABLE bootstrap_console.audit_log DISABLE TRIGGER USER; {sql}; \
-         ALTER TABLE bootstrap_console.audit_log ENABLE TRIGGER USER; COMMIT;"
+         ALTER TABLE bootstrap_console.audit_log ENABLE TRIGGER audit_log_chain; \
+         ALTER TABLE bootstrap_console.audit_log ENABLE ALWAYS TRIGGER audit_log_no_change; \
+         ALTER TABLE bootstrap_console.audit_log ENABLE ALWAYS TRIGGER audit_log_no_truncate; \
+         COMMIT;"
     )))
     .execute(&db.pool)
     .await
@@ -569,6 +572,38 @@ async fn a_log_whose_guards_are_off_does_not_verify() {
         out.contains("audit log UNPROTECTED: trigger audit_log_no_change is disabled"),
         "{out}"
     );
+    // Enabled as triggers usually are, it would not fire in a replication session.
+    sqlx::raw_sql("ALTER TABLE bootstrap_console.audit_log ENABLE TRIGGER audit_log_no_change")
+        .execute(&db.pool)
+        .await
+        .expect("enabled, not always");
+    let output = on(&db, &["audit", "verify"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stdout(&output).contains("trigger audit_log_no_change fires only in ordinary sessions"),
+        "{}",
+        stdout(&output)
+    );
+    // A grant on the chain's head would let a role lock it and hold every console's actions.
+    let clerk = format!("clerk_{}", db.name);
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE ROLE \"{clerk}\"; GRANT UPDATE ON bootstrap_console.audit_chain_head TO \"{clerk}\""
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("a grant on the head");
+    let output = on(&db, &["audit", "verify"]);
+    assert!(
+        stdout(&output).contains(&format!("role {clerk} holds UPDATE on the chain's head")),
+        "{}",
+        stdout(&output)
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "REVOKE ALL ON bootstrap_console.audit_chain_head FROM \"{clerk}\""
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("revoked");
     // And in a replication session, the guards still refuse.
     sqlx::raw_sql(
         "ALTER TABLE bootstrap_console.audit_log ENABLE ALWAYS TRIGGER audit_log_no_change",

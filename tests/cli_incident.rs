@@ -119,6 +119,11 @@ async fn the_reason_is_checked_up_front_and_may_come_from_a_file_or_standard_inp
     let refused = on(&db, &["retry", &space, "--reason-file", nul, "--dry-run"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stdout(&refused));
     assert!(assert_one_sentence(&refused).contains("does not show as itself"));
+    let crlf = dir.path().join("crlf.txt");
+    std::fs::write(&crlf, "INC-4211\r\nthe parser fix is deployed\r\n").expect("CRLF lines");
+    let crlf = crlf.to_str().expect("path");
+    let planned = on(&db, &["retry", &space, "--reason-file", crlf, "--dry-run"]);
+    assert_eq!(planned.status.code(), Some(0), "{}", stderr(&planned));
     let file = dir.path().join("reason.txt");
     std::fs::write(&file, "INC-4211: the parser fix is deployed\n").expect("reason file");
     let from_file = on(

@@ -1085,3 +1085,27 @@ fn the_audit_view_reads_the_whole_chain_again_every_ten_minutes() {
     }
     assert_eq!(from_start, 1, "one pass of the twelve read it all");
 }
+
+#[test]
+fn ctrl_r_during_a_run_reads_the_whole_chain_once_that_run_has_ended() {
+    let mut console = app();
+    for _ in 0..3 {
+        press(&mut console, KeyCode::Tab);
+    }
+    console.update(chain_run(10, 10, true));
+    // Opened again: a run over what was added, and Ctrl-R while it is under way.
+    press(&mut console, KeyCode::BackTab);
+    let (from, _) = chain_start(&press(&mut console, KeyCode::Tab)).expect("a run");
+    assert_eq!(from, Some(10));
+    let ctrl_r = Event::Key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL));
+    assert_eq!(
+        chain_start(&console.update(ctrl_r)),
+        None,
+        "one run at a time"
+    );
+    console.update(chain_run(0, 10, true));
+    let now = console.app.now;
+    let (from, expected) = chain_start(&console.update(Event::Tick(now))).expect("the whole");
+    assert_eq!(from, None);
+    assert_eq!(expected, Some(format!("{:02x}", 10).repeat(32)));
+}

@@ -97,12 +97,14 @@ BEGIN
     -- The lock timeout passed: say who holds the head, so the operator can end a stalled
     -- transaction. The holder moved the head, so it holds the table's ROW EXCLUSIVE lock until
     -- it ends (those still waiting, like this one, hold only ROW SHARE).
-    SELECT format('pid %s (role %s, %s, in a transaction open for %s)', a.pid, a.usename,
+    SELECT format('pid %s (role %s, %s%s)', l.pid, coalesce(a.usename::text, 'unknown'),
                   coalesce(nullif(a.application_name, ''), 'no application name'),
-                  date_trunc('second', clock_timestamp() - a.xact_start))
+                  coalesce(', in a transaction open for '
+                           || date_trunc('second', clock_timestamp() - a.xact_start)::text, ''))
       INTO holder
-      FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
      WHERE l.locktype = 'relation' AND l.mode = 'RowExclusiveLock' AND l.granted
+       AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
        AND l.relation = '"bootstrap_console"."audit_chain_head"'::regclass
        AND l.pid <> pg_backend_pid()
      LIMIT 1;
@@ -144,10 +146,13 @@ ALTER TABLE "bootstrap_console"."audit_log" ENABLE ALWAYS TRIGGER "audit_log_no_
 ALTER TABLE "bootstrap_console"."audit_log" ENABLE ALWAYS TRIGGER "audit_log_no_truncate";
 
 -- No role but the owner keeps a grant to change or remove records, or to add triggers, at
--- table or column level. CASCADE takes back what a grantee passed on with a grant option.
+-- table or column level; nor any grant at all on the chain's head (default privileges may
+-- have given one), which would let it lock or move the head. CASCADE takes back what a
+-- grantee passed on with a grant option.
 DO $$
 DECLARE
   audit CONSTANT regclass := '"bootstrap_console"."audit_log"'::regclass;
+  head CONSTANT regclass := '"bootstrap_console"."audit_chain_head"'::regclass;
   owner_oid oid;
   grantee oid;
 BEGIN
@@ -164,6 +169,17 @@ BEGIN
     CONTINUE WHEN grantee = owner_oid;
     EXECUTE format(
       'REVOKE UPDATE, DELETE, TRUNCATE, TRIGGER ON "bootstrap_console"."audit_log" FROM %s CASCADE',
+      CASE WHEN grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(grantee)) END);
+  END LOOP;
+  FOR grantee IN
+    SELECT DISTINCT a.grantee FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = head
+    UNION
+    SELECT DISTINCT a.grantee
+      FROM pg_attribute att, aclexplode(att.attacl) a WHERE att.attrelid = head
+  LOOP
+    CONTINUE WHEN grantee = owner_oid;
+    EXECUTE format(
+      'REVOKE ALL ON "bootstrap_console"."audit_chain_head" FROM %s CASCADE',
       CASE WHEN grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(grantee)) END);
   END LOOP;
 END $$;

@@ -249,6 +249,11 @@ pub async fn verify(
             store::missing_protections(&pool)
         })
         .await?;
+    // Read before the records: a record committed during the walk moves it past them.
+    let kept = session
+        .retried("the audit chain's head", || store::kept_head(&pool))
+        .await?;
+    let mut kept_found = false;
     let expected = start.expect_head.as_deref().map(str::to_ascii_lowercase);
     let mut found_expected = expected.is_none();
     let mut walk = Walk::default();
@@ -273,6 +278,7 @@ pub async fn verify(
                     ));
                 }
                 found_expected |= is_expected(expected.as_deref(), &link);
+                kept_found |= is_kept(kept.as_ref(), &link);
                 walk.accept(link);
                 continue;
             }
@@ -294,6 +300,7 @@ pub async fn verify(
                 return Ok(walk.broken(broken, unprotected));
             }
             found_expected |= is_expected(expected.as_deref(), &link);
+            kept_found |= is_kept(kept.as_ref(), &link);
             walk.accept(link);
         }
         if let Some(from) = first.take() {
@@ -322,17 +329,16 @@ pub async fn verify(
             expected,
             last: last.clone(),
         }),
-        _ => {
-            let kept = session
-                .retried("the audit chain's head", || store::kept_head(&pool))
-                .await?;
-            match kept {
-                Some((seq, hash)) if hash != last.as_ref().map(|l| l.hash.clone()) => {
-                    Some(Break::KeptHeadMissing { seq, last })
-                }
-                _ => None,
+        // The head the database kept when the walk began must be among the records read
+        // (none yet: position 0), unless the walk began after it.
+        _ => match kept {
+            Some((seq, _))
+                if seq > 0 && !kept_found && start.from.as_ref().is_none_or(|f| f.seq <= seq) =>
+            {
+                Some(Break::KeptHeadMissing { seq, last })
             }
-        }
+            _ => None,
+        },
     };
     walk.found_expected = found_expected;
     Ok(walk.done(broken, true, unprotected))
@@ -423,6 +429,11 @@ async fn unlinked(session: &Session, walk: &mut Walk, link: &Link) -> Result<Bre
 /// Whether `link` is the head expected (given whole or by its first digits).
 fn is_expected(expected: Option<&str>, link: &Link) -> bool {
     expected.is_some_and(|expected| hex(&link.hash).starts_with(expected))
+}
+
+/// Whether `link` is the head the database kept, `(position, hash)`.
+fn is_kept(kept: Option<&(i64, Option<Vec<u8>>)>, link: &Link) -> bool {
+    kept.is_some_and(|(seq, hash)| link.seq == *seq && hash.as_ref() == Some(&link.hash))
 }
 
 /// Lower-case hexadecimal, as `verify --expect-head` takes it.

@@ -306,9 +306,20 @@ fn is_bidi_control(ch: char) -> bool {
     matches!(ch, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}')
 }
 
-/// Zero-width characters that hide content or break alignment.
+/// Zero-width and other invisible characters that hide content or break alignment (tags,
+/// soft hyphens, invisible operators), and the line and paragraph separators.
 fn is_invisible_format(ch: char) -> bool {
-    matches!(ch, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}')
+    matches!(
+        ch,
+        '\u{200b}'..='\u{200d}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{feff}'
+            | '\u{00ad}'
+            | '\u{180e}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{e0000}'..='\u{e007f}'
+    )
 }
 
 /// `9s`, `4m12s`, `3h05m`, `2d04h`; negative ages read as `-9s`.

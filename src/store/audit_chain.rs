@@ -104,24 +104,37 @@ pub async fn kept_head(pool: &PgPool) -> Result<Option<(i64, Option<Vec<u8>>)>, 
 }
 
 /// What keeps the log append-only and complete that is not in place now, in words: a chain
-/// that verifies says little about a table whose guards are off.
+/// that verifies says little about a table whose guards are off. The refusal triggers must fire
+/// in every session (ALWAYS: a plain `ENABLE TRIGGER` lets replication sessions skip them), and
+/// no role but the owner may lock or move the chain's head.
 pub async fn missing_protections(pool: &PgPool) -> Result<Vec<String>, StoreError> {
     Ok(sqlx::query_scalar(
         "WITH t AS (SELECT c.oid, c.relkind, c.relrowsecurity FROM pg_catalog.pg_class c \
                      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
                     WHERE n.nspname = 'bootstrap_console' AND c.relname = 'audit_log'), \
-              wanted(name) AS (VALUES ('audit_log_chain'), ('audit_log_no_change'), \
-                                      ('audit_log_no_truncate')) \
+              wanted(name, always) AS (VALUES ('audit_log_chain', false), \
+                                              ('audit_log_no_change', true), \
+                                              ('audit_log_no_truncate', true)) \
          SELECT 'it is not a plain table' FROM t WHERE t.relkind <> 'r' \
          UNION ALL \
          SELECT 'row-level security is on (rows may be hidden from this role)' \
            FROM t WHERE t.relrowsecurity \
          UNION ALL \
          SELECT CASE WHEN g.tgenabled IS NULL THEN 'trigger ' || w.name || ' is missing' \
-                     ELSE 'trigger ' || w.name || ' is disabled' END \
+                     WHEN g.tgenabled IN ('D', 'R') THEN 'trigger ' || w.name || ' is disabled' \
+                     ELSE 'trigger ' || w.name || ' fires only in ordinary sessions (replication \
+                           sessions skip it): ENABLE ALWAYS it' END \
            FROM wanted w CROSS JOIN t \
            LEFT JOIN pg_catalog.pg_trigger g ON g.tgrelid = t.oid AND g.tgname = w.name \
-          WHERE g.tgenabled IS NULL OR g.tgenabled IN ('D', 'R')",
+          WHERE g.tgenabled IS NULL OR g.tgenabled IN ('D', 'R') \
+             OR (w.always AND g.tgenabled <> 'A') \
+         UNION ALL \
+         SELECT 'role ' || CASE WHEN a.grantee = 0 THEN 'PUBLIC' \
+                                ELSE pg_catalog.pg_get_userbyid(a.grantee)::text END \
+                || ' holds ' || a.privilege_type || ' on the chain''s head' \
+           FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a \
+          WHERE c.oid = pg_catalog.to_regclass('bootstrap_console.audit_chain_head') \
+            AND a.grantee <> c.relowner AND a.privilege_type <> 'SELECT'",
     )
     .fetch_all(pool)
     .await?)

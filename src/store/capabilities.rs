@@ -80,8 +80,8 @@ SELECT current_user::text AS current_user,
                JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
                WHERE i.indrelid = u.bootstraps AND a.attname = 'updated_at'
                  AND i.indpred IS NULL AND i.indisvalid) AS updated_at_index,
-       EXISTS (SELECT 1 FROM pg_attribute
-               WHERE attrelid = u.audit AND attname = 'hash' AND NOT attisdropped)
+       (SELECT count(*) = 2 FROM pg_attribute
+         WHERE attrelid = u.audit AND attname IN ('hash', 'db_role') AND NOT attisdropped)
          AS audit_chain,
        (SELECT pg_get_userbyid(c.relowner)::text FROM pg_class c WHERE c.oid = u.audit)
          AS audit_owner,

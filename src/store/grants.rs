@@ -82,7 +82,7 @@ pub fn script(to: &GrantsFor<'_>) -> String {
          \x20 IF EXISTS (SELECT FROM pg_class\n\
          \x20            WHERE oid IN ({bootstraps_text}::regclass, {items_text}::regclass,\n\
          \x20                          {leases_text}::regclass, {audit_text}::regclass)\n\
-         \x20              AND pg_has_role({role_text}, relowner, 'USAGE')) THEN\n\
+         \x20              AND pg_has_role({role_text}, relowner, 'MEMBER')) THEN\n\
          \x20   RAISE EXCEPTION 'role % owns a ledger table or the audit log (or is a member of its owner): choose a role that owns none', {role_text};\n\
          \x20 END IF;\n\
          END\n\

@@ -120,10 +120,10 @@ audit AS (SELECT c.relowner FROM pg_class c JOIN pg_namespace n ON n.oid = c.rel
            WHERE n.nspname = 'bootstrap_console' AND c.relname = 'audit_log')
 SELECT me.name, me.rolsuper,
        (SELECT pg_get_userbyid(relowner)::text FROM ledger) AS ledger_owner,
-       coalesce((SELECT pg_has_role(relowner, 'USAGE') FROM ledger), true) AS owns_ledger,
+       coalesce((SELECT pg_has_role(relowner, 'MEMBER') FROM ledger), true) AS owns_ledger,
        (SELECT pg_get_userbyid(nspowner)::text FROM console) AS console_owner,
-       coalesce((SELECT pg_has_role(nspowner, 'USAGE') FROM console), true)
-         AND coalesce((SELECT pg_has_role(relowner, 'USAGE') FROM audit), true) AS owns_console,
+       coalesce((SELECT pg_has_role(nspowner, 'MEMBER') FROM console), true)
+         AND coalesce((SELECT pg_has_role(relowner, 'MEMBER') FROM audit), true) AS owns_console,
        has_database_privilege(current_database(), 'CREATE') AS may_create_schema,
        current_database()::text AS database
 FROM me";

@@ -148,10 +148,15 @@ pub struct WriteTx {
 
 impl WriteTx {
     /// `BEGIN READ WRITE`: the pool's sessions default to read-only, so writing is explicit.
+    /// READ COMMITTED whatever the database's default: the audit chain's head is one row that
+    /// every action moves, and under REPEATABLE READ two overlapping actions would fail on it.
     /// Its server process and start are written to `backend` at once, so that a caller who
     /// stops waiting can still find exactly this transaction.
     pub async fn begin(store: &Store, backend: &BackendSlot) -> Result<Self, StoreError> {
-        let mut tx = store.pool().begin_with("BEGIN READ WRITE").await?;
+        let mut tx = store
+            .pool()
+            .begin_with("BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE")
+            .await?;
         // `now()` is the transaction's start, as `pg_stat_activity.xact_start` shows it.
         let (pid, xact_start): (i32, DateTime<Utc>) =
             sqlx::query_as("SELECT pg_backend_pid(), now()")

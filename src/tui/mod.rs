@@ -164,13 +164,19 @@ async fn event_loop(
     };
     let mut app = App::new(header, display, options.interval, (size.width, size.height));
     app.bulk_cap = options.bulk_cap;
-    // What may not be done is said at once, not first when a key is refused.
-    if let Some(limits) = write_limits(session) {
-        app.say(limits, true);
-    }
-    if let Some(warning) = session.reader_warning() {
+    // What may not be done is said at once, not first when a key is refused; one message
+    // holds both, since the second would replace the first.
+    let reader_warning = session.reader_warning();
+    if let Some(warning) = &reader_warning {
         tracing::warn!("{warning}");
-        app.say(warning, true);
+    }
+    let limits = write_limits(session);
+    if let Some(limits) = &limits {
+        tracing::info!("{limits}");
+    }
+    let said: Vec<String> = [limits, reader_warning].into_iter().flatten().collect();
+    if !said.is_empty() {
+        app.say(said.join("; "), true);
     }
     app.apply_deadline = options.apply_deadline;
     app.scope_note = options.scope_note.clone();

@@ -19,6 +19,8 @@ pub fn run_in_locale(args: &[&str], lang: &str) -> Output {
         .env_remove("LC_ALL")
         .env_remove("LC_CTYPE")
         .env_remove("DATABASE_URL")
+        // The log's default level: tests read what the console logs.
+        .env_remove("RUST_LOG")
         .env("BOOTSTRAP_CONSOLE_LOG_DIR", super::pty::console_log_dir())
         .stdin(std::process::Stdio::null())
         .output()

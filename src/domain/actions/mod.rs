@@ -65,10 +65,17 @@ pub fn check_reason(reason: &str) -> Result<&str, Refusal> {
     }
     // The reason goes to the audit log and, on cancel, to the platform's error message, read
     // by tools that do not defuse what a terminal would act on.
-    if let Some(hidden) = reason
-        .chars()
-        .find(|&c| crate::domain::text::is_hidden(c) && c != '\n' && c != '\t')
-    {
+    // Line breaks and tabs are text; a CR only as part of a CRLF line end.
+    let mut chars = reason.chars().peekable();
+    let mut hidden = None;
+    while let Some(c) = chars.next() {
+        let text = c == '\n' || c == '\t' || (c == '\r' && chars.peek() == Some(&'\n'));
+        if crate::domain::text::is_hidden(c) && !text {
+            hidden = Some(c);
+            break;
+        }
+    }
+    if let Some(hidden) = hidden {
         return Err(Refusal::ReasonHasHidden {
             shown: crate::domain::text::clean(&hidden.to_string(), 16),
         });

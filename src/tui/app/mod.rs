@@ -161,6 +161,8 @@ pub struct ChainState {
     /// When a pass last found the whole chain intact: records before the head are read again
     /// every [`ChainState::WHOLE_EVERY`], or a change to them would go unseen.
     pub whole_at: Option<Instant>,
+    /// Ctrl-R came while a run was under way: a pass over the whole chain follows it.
+    pub whole_asked: bool,
 }
 
 /// A verification of the chain that may take several runs.
@@ -174,6 +176,8 @@ pub struct ChainPass {
     pub next_run: Instant,
     /// It reads the whole chain, from its start (not only what was added since a head).
     pub whole: bool,
+    /// A head recorded earlier that the pass has not met yet (hex).
+    pub expect: Option<String>,
 }
 
 impl ChainState {

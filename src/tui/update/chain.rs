@@ -11,14 +11,18 @@ use crate::tui::app::{App, ChainPass, ChainState, View};
 /// head verified last must still be in it.
 pub(super) fn verify_from_start(app: &mut App) -> Vec<Effect> {
     if app.chain.running.is_some() {
+        // Not dropped: the pass starts once the run under way has ended.
+        app.chain.whole_asked = true;
         return Vec::new();
     }
+    app.chain.whole_asked = false;
     let expect_head = app.chain.expected.clone();
     app.chain.pass = Some(ChainPass {
         from: None,
         records: 0,
         next_run: app.now,
         whole: true,
+        expect: expect_head.clone(),
     });
     run(app, None, expect_head)
 }
@@ -29,12 +33,15 @@ pub(super) fn on_tick(app: &mut App, now: Instant) -> Vec<Effect> {
     if app.view != View::Audit || app.chain.running.is_some() {
         return Vec::new();
     }
+    if app.chain.whole_asked {
+        return verify_from_start(app);
+    }
     if let Some(pass) = &app.chain.pass {
         if now < pass.next_run {
             return Vec::new();
         }
-        let from = pass.from.clone();
-        return run(app, from, None);
+        let (from, expect) = (pass.from.clone(), pass.expect.clone());
+        return run(app, from, expect);
     }
     if !app.chain.due(now) {
         return Vec::new();
@@ -56,6 +63,7 @@ fn verify_from_head(
         records,
         next_run: app.now,
         whole: false,
+        expect: None,
     });
     run(app, Some(head), None)
 }
@@ -108,6 +116,9 @@ pub(super) fn on_run_ended(app: &mut App, found: Result<Verification, String>) {
         }
     };
     pass.records += verification.records;
+    if verification.expected_found {
+        pass.expect = None;
+    }
     if verification.intact() && !verification.complete {
         pass.from = verification.verified.clone();
         pass.next_run = now + ChainState::PAUSE;
