@@ -302,12 +302,29 @@ async fn verify_names_the_first_record_changed_removed_or_reordered() {
         id_at(&db, 5).await,
         id_at(&db, 6).await,
     );
+    // Neighbours swapped: the first one out of place is the one that moved.
     let swap = swap_positions(5, 6);
     assert_eq!(
         broken_by(&db, &swap).await,
         format!(
-            "audit chain BROKEN: record {sixth} (chain position 5) was reordered: it was \
-             chained after record {fifth}, but now follows record {fourth}"
+            "audit chain BROKEN: record {fifth} was moved to chain position 6: it was chained \
+             at position 5"
+        )
+    );
+    tamper(&db, &swap).await;
+    assert_eq!(
+        verify(&db, &[]).0,
+        Some(0),
+        "swapped back, it verifies again"
+    );
+    // Farther apart: the record now at 5 was chained after another.
+    let seventh = id_at(&db, 7).await;
+    let swap = swap_positions(5, 7);
+    assert_eq!(
+        broken_by(&db, &swap).await,
+        format!(
+            "audit chain BROKEN: record {seventh} (chain position 5) was reordered: it was \
+             chained after record {sixth}, but now follows record {fourth}"
         )
     );
     tamper(&db, &swap).await;
@@ -318,7 +335,7 @@ async fn verify_names_the_first_record_changed_removed_or_reordered() {
     );
 
     // Records removed from the middle, then from the start.
-    let seventh = id_at(&db, 7).await;
+    assert_eq!(id_at(&db, 7).await, seventh);
     assert_eq!(
         broken_by(
             &db,
@@ -385,7 +402,7 @@ async fn records_removed_from_the_end_are_found_against_a_head_kept_elsewhere() 
         first.starts_with(&format!(
             "audit chain BROKEN: head {} is not in the chain: records were removed from its end, \
              or rewritten (or it is not a head of this log); the chain now ends at record {}",
-            &head[..12],
+            &head[..16],
             id_at(&db, 3).await
         )),
         "{first}"

@@ -952,6 +952,7 @@ fn chain_run(records: u64, seq: i64, complete: bool) -> Event {
         complete,
         unprotected: Vec::new(),
         expected_found: true,
+        end_checked: true,
     }))
 }
 
@@ -1052,6 +1053,7 @@ fn a_broken_audit_chain_is_read_from_its_start_again_never_from_its_head() {
         complete: false,
         unprotected: Vec::new(),
         expected_found: false,
+        end_checked: true,
     })));
     let later = console.app.now + ChainState::EVERY * 2;
     let (from, expected) = chain_start(&console.update(Event::Tick(later))).expect("a pass");

@@ -323,6 +323,7 @@ fn chain(broken: Option<Break>) -> Verification {
         complete: true,
         unprotected: Vec::new(),
         expected_found: true,
+        end_checked: true,
     }
 }
 
@@ -377,11 +378,12 @@ fn a_forced_lease_removal_stands_out_in_the_audit_view_at_80_columns() {
     let mut records = screens::audits();
     records[0].action = "remove_mutation_lease".into();
     records[0].outcome = "applied_forced".into();
+    records[0].db_role = Some("alice".into());
     let mut app = screens::app((80, 24), Extra::Audit(records), Focus::Audit);
     app.view = View::Audit;
     let text = screen_text(&render(&app));
     assert!(
-        text.contains("rm lease") && text.contains("FORCED"),
+        text.contains("rm lease") && text.contains("FORCED") && text.contains("alice (oncall"),
         "{text}"
     );
 }

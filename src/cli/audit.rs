@@ -71,6 +71,12 @@ async fn run(session: &Session, expected: Option<&str>) -> Result<ExitCode, Fail
                     "contains the expected head {}",
                     expected.to_ascii_lowercase()
                 );
+            } else if !found.end_checked {
+                outln!(
+                    "its end was not checked: this role may not read the head the database \
+                     keeps (bootstrap_console.audit_chain_head); give a head kept elsewhere \
+                     with --expect-head"
+                );
             }
         }
         Some(broken) => {

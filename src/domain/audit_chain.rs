@@ -70,6 +70,8 @@ pub enum Break {
     Vanished { id: i64, seq: i64 },
     /// The record follows the one it was chained to, at another position than the next.
     Renumbered { id: i64, seq: i64, expected: i64 },
+    /// The record was moved elsewhere in the chain's order: it belongs at `belongs`.
+    Moved { id: i64, seq: i64, belongs: i64 },
 }
 
 impl fmt::Display for Break {
@@ -132,9 +134,9 @@ impl fmt::Display for Break {
                 last: Some(last),
             } => write!(
                 f,
-                "head {} is not in the chain: records were removed from its end, or rewritten \
-                 (or it is not a head of this log); the chain now ends at {last}",
-                short(expected)
+                "head {} is not in the chain: records were removed from its end, or \
+                 rewritten (or it is not a head of this log); the chain now ends at {last}",
+                prefix(expected)
             ),
             Self::HeadMissing {
                 expected,
@@ -142,7 +144,7 @@ impl fmt::Display for Break {
             } => write!(
                 f,
                 "head {} is not in the chain: the audit log is empty",
-                short(expected)
+                prefix(expected)
             ),
             Self::KeptHeadMissing { seq, last } => {
                 write!(
@@ -159,6 +161,11 @@ impl fmt::Display for Break {
                 f,
                 "record {id} is at chain position {seq}, where {expected} belongs: the \
                  positions were renumbered"
+            ),
+            Self::Moved { id, seq, belongs } => write!(
+                f,
+                "record {id} was moved to chain position {seq}: it was chained at position \
+                 {belongs}"
             ),
             Self::Vanished { id, seq } => write!(
                 f,
@@ -186,6 +193,9 @@ pub struct Verification {
     /// The expected head was met (or none was expected): a verification continued later
     /// need not look for it again.
     pub expected_found: bool,
+    /// The log's end was checked: against the head the database keeps (when this role may
+    /// read it) or an expected head. Otherwise records removed from the end go unseen.
+    pub end_checked: bool,
 }
 
 impl Verification {
@@ -256,7 +266,10 @@ pub async fn verify(
     let mut kept_found = false;
     let expected = start.expect_head.as_deref().map(str::to_ascii_lowercase);
     let mut found_expected = expected.is_none();
-    let mut walk = Walk::default();
+    let mut walk = Walk {
+        end_checked: kept.is_some() || expected.is_some(),
+        ..Walk::default()
+    };
     let mut next = start.from.as_ref().map_or(0, |from| from.seq);
     let mut first = start.from.clone();
     loop {
@@ -351,6 +364,7 @@ struct Walk {
     previous: Option<Link>,
     before_previous: Option<ChainHead>,
     found_expected: bool,
+    end_checked: bool,
 }
 
 impl Walk {
@@ -367,6 +381,7 @@ impl Walk {
             complete,
             unprotected,
             expected_found: self.found_expected,
+            end_checked: self.end_checked,
         }
     }
 
@@ -386,6 +401,7 @@ impl Walk {
             complete: false,
             unprotected,
             expected_found: self.found_expected,
+            end_checked: self.end_checked,
         }
     }
 }
@@ -405,7 +421,17 @@ async fn unlinked(session: &Session, walk: &mut Walk, link: &Link) -> Result<Bre
         }
         None => None,
     };
-    if let Some(chained_after) = chained_after {
+    if let Some((chained_after, its_seq, its_prev)) = chained_after {
+        // The predecessor is elsewhere. If it was chained right where it is missing, it is the
+        // record that moved; otherwise this one is out of its place.
+        let belongs = previous.map_or(1, |p| p.seq + 1);
+        if its_prev.as_deref() == previous.map(|p| p.hash.as_slice()) && its_seq != belongs {
+            return Ok(Break::Moved {
+                id: chained_after,
+                seq: its_seq,
+                belongs,
+            });
+        }
         return Ok(Break::Reordered {
             id: link.id,
             seq: link.seq,
@@ -439,6 +465,11 @@ fn is_kept(kept: Option<&(i64, Option<Vec<u8>>)>, link: &Link) -> bool {
 /// Lower-case hexadecimal, as `verify --expect-head` takes it.
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The first [`HEAD_PREFIX`] digits of a head, as the console shows heads in sentences.
+fn prefix(hex: &str) -> &str {
+    &hex[..hex.len().min(HEAD_PREFIX)]
 }
 
 /// The first 12 digits of a hash, for a line with little room.
@@ -529,7 +560,7 @@ mod tests {
         assert!(
             missing
                 .to_string()
-                .starts_with("head abababababab is not in the chain: records were removed"),
+                .starts_with("head abababababababab is not in the chain: records were removed"),
             "{missing}"
         );
     }

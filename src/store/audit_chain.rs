@@ -74,10 +74,15 @@ pub async fn links_from(pool: &PgPool, from: i64) -> Result<Vec<Link>, StoreErro
     Ok(rows.into_iter().map(Link::from).collect())
 }
 
-/// The record whose hash is `hash`, if one is: where a record's predecessor went.
-pub async fn record_with_hash(pool: &PgPool, hash: &[u8]) -> Result<Option<i64>, StoreError> {
-    Ok(sqlx::query_scalar(
-        "SELECT id FROM bootstrap_console.audit_log WHERE hash = $1 ORDER BY chain_seq LIMIT 1",
+/// The record whose hash is `hash`, if one is — its id, position and predecessor's hash:
+/// where a record's predecessor went.
+pub async fn record_with_hash(
+    pool: &PgPool,
+    hash: &[u8],
+) -> Result<Option<(i64, i64, Option<Vec<u8>>)>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT id, chain_seq, prev_hash FROM bootstrap_console.audit_log WHERE hash = $1 \
+         ORDER BY chain_seq LIMIT 1",
     )
     .bind(hash)
     .fetch_optional(pool)

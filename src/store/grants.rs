@@ -7,6 +7,9 @@
 
 use super::write::{AUDIT_INSERTED_COLUMNS, BOOTSTRAP_UPDATED_COLUMNS, ITEM_UPDATED_COLUMNS};
 
+/// The head of the audit chain, which only the chaining trigger moves.
+const CHAIN_HEAD: &str = "\"bootstrap_console\".\"audit_chain_head\"";
+
 /// What the role is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Duty {
@@ -90,7 +93,8 @@ pub fn script(to: &GrantsFor<'_>) -> String {
          \n\
          -- Anything else this role held on these tables goes (column grants included).\n\
          REVOKE ALL ON {bootstraps}, {items}, {leases} FROM {role};\n\
-         REVOKE ALL ON {audit} FROM {role};\n",
+         REVOKE ALL ON {audit}, {head} FROM {role};\n",
+        head = CHAIN_HEAD,
         bootstraps_text = literal(&bootstraps),
         items_text = literal(&items),
         leases_text = literal(&leases),
@@ -110,6 +114,8 @@ pub fn script(to: &GrantsFor<'_>) -> String {
          GRANT SELECT ON {bootstraps}, {items}, {leases} TO {role};\n\
          GRANT USAGE ON SCHEMA \"bootstrap_console\" TO {role};\n\
          GRANT SELECT ON {audit} TO {role};\n\
+         -- `audit verify` checks the log's end against the head the database keeps.\n\
+         GRANT SELECT ON {CHAIN_HEAD} TO {role};\n\
          -- `check` compares each published space with the platform's head, when that table exists.\n\
          DO $grants$\n\
          BEGIN\n\

@@ -228,8 +228,9 @@ pub async fn recent_audit(
 ) -> Result<Vec<AuditRow>, StoreError> {
     let rows = sqlx::query_as::<_, AuditRow>(
         "SELECT id, at, actor, host, ssh_client, action, tenant_id, knowledge_space_id, \
-                bootstrap_id, lease_id, reason, row_before, row_after, outcome \
-         FROM bootstrap_console.audit_log \
+                bootstrap_id, lease_id, reason, row_before, row_after, outcome, \
+                to_jsonb(a) ->> 'db_role' AS db_role \
+         FROM bootstrap_console.audit_log a \
          WHERE ($1::text IS NULL OR tenant_id = $1) \
          ORDER BY at DESC, id DESC LIMIT $2",
     )

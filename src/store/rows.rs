@@ -77,6 +77,21 @@ pub struct AuditRow {
     pub row_before: Option<serde_json::Value>,
     pub row_after: Option<serde_json::Value>,
     pub outcome: String,
+    /// The database role that wrote the record (console schema unit 0004; `None` before it):
+    /// what the database saw, where `actor` and `host` are what the client reported.
+    #[serde(default)]
+    pub db_role: Option<String>,
+}
+
+impl AuditRow {
+    /// Who acted, as shown: the database role when it was recorded, with what the client
+    /// reported after it.
+    pub fn who(&self) -> String {
+        match &self.db_role {
+            Some(role) => format!("{role} ({}@{})", self.actor, self.host),
+            None => format!("{}@{}", self.actor, self.host),
+        }
+    }
 }
 
 /// The narrow columns of a bootstrap that the board shows, with the row's version (`xmin`,

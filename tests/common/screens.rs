@@ -294,6 +294,7 @@ pub fn audits() -> Vec<AuditRecord> {
         row_before: None,
         row_after: None,
         outcome: "applied".into(),
+        db_role: None,
     };
     vec![
         record(1, "retry", "parser fixed in 4.2.1"),

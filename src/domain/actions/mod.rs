@@ -76,8 +76,9 @@ pub fn check_reason(reason: &str) -> Result<&str, Refusal> {
         }
     }
     if let Some(hidden) = hidden {
+        // Escaped as Rust writes it (`\r`, `\u{9b}`): shown as itself it would not show.
         return Err(Refusal::ReasonHasHidden {
-            shown: crate::domain::text::clean(&hidden.to_string(), 16),
+            shown: hidden.escape_unicode().to_string(),
         });
     }
     Ok(reason)

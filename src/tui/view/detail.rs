@@ -269,10 +269,9 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
         Ok(records) => {
             for r in records {
                 lines.push(Line::from(Span::raw(format!(
-                    "   {} {}@{} {} {} — {}",
+                    "   {} {} {} {} — {}",
                     r.at.format("%Y-%m-%d %H:%M:%S"),
-                    text::clean(&r.actor, 32),
-                    text::clean(&r.host, 32),
+                    text::clean(&r.who(), 100),
                     text::clean(&r.action, 32),
                     text::clean(&r.outcome, 16),
                     text::clean(&r.reason, 200)

@@ -174,11 +174,7 @@ pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         .map(|(index, r)| {
             Row::new(vec![
                 Cell::from(r.at.format("%m-%d %H:%M:%S").to_string()),
-                Cell::from(format!(
-                    "{}@{}",
-                    text::clean(&r.actor, 16),
-                    text::clean(&r.host, 16)
-                )),
+                Cell::from(text::clean(&r.who(), 48)),
                 Cell::from(short_action(&r.action)),
                 Cell::from(text::clean(&r.tenant_id, 24)),
                 Cell::from(app.names().short(&r.knowledge_space_id)),
