@@ -136,7 +136,9 @@ pub async fn check(
     let mut health = Health::default();
     // What the database has, found when the check starts (a check is its own session's
     // work): only what is missing is skipped.
-    let heads = sql::head_table(&pool).await?;
+    let heads = session
+        .retried("the head table", || sql::head_table(&pool))
+        .await?;
     if !heads.readable {
         health.skipped.push(
             "head-missing, head-behind: no readable projection_set_publication_heads table".into(),
@@ -149,10 +151,16 @@ pub async fn check(
     // Judged as of the data (on a lagging standby, not its clock).
     let now = session.database_now().await?;
     health.database_time = Some(now);
-    let total = sql::bootstraps_in_scope(&pool, tenant).await?;
+    let total = session
+        .retried("the scope", || sql::bootstraps_in_scope(&pool, tenant))
+        .await?;
     let mut after = None;
     loop {
-        let until = sql::batch_end(&pool, tenant, after, batch.max(1)).await?;
+        let until = session
+            .retried("the next batch", || {
+                sql::batch_end(&pool, tenant, after, batch.max(1))
+            })
+            .await?;
         let counts = session
             .retried("the item check", || {
                 sql::item_disagreements(&pool, tenant, after, until)
