@@ -151,35 +151,30 @@ ALTER TABLE "bootstrap_console"."audit_log" ENABLE ALWAYS TRIGGER "audit_log_no_
 -- grantee passed on with a grant option.
 DO $$
 DECLARE
-  audit CONSTANT regclass := '"bootstrap_console"."audit_log"'::regclass;
-  head CONSTANT regclass := '"bootstrap_console"."audit_chain_head"'::regclass;
   owner_oid oid;
+  rel regclass;
+  revoked TEXT;
+  kinds TEXT[];
   grantee oid;
 BEGIN
-  SELECT relowner INTO owner_oid FROM pg_class WHERE oid = audit;
-  FOR grantee IN
-    SELECT DISTINCT a.grantee
-      FROM pg_class c, aclexplode(c.relacl) a
-     WHERE c.oid = audit AND a.privilege_type IN ('UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER')
-    UNION
-    SELECT DISTINCT a.grantee
-      FROM pg_attribute att, aclexplode(att.attacl) a
-     WHERE att.attrelid = audit AND a.privilege_type = 'UPDATE'
+  SELECT relowner INTO owner_oid FROM pg_class
+   WHERE oid = '"bootstrap_console"."audit_log"'::regclass;
+  -- (table, what to revoke, the privileges that call for it: NULL for any)
+  FOR rel, revoked, kinds IN
+    VALUES ('"bootstrap_console"."audit_log"'::regclass, 'UPDATE, DELETE, TRUNCATE, TRIGGER',
+            ARRAY['UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER']),
+           ('"bootstrap_console"."audit_chain_head"'::regclass, 'ALL', NULL)
   LOOP
-    CONTINUE WHEN grantee = owner_oid;
-    EXECUTE format(
-      'REVOKE UPDATE, DELETE, TRUNCATE, TRIGGER ON "bootstrap_console"."audit_log" FROM %s CASCADE',
-      CASE WHEN grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(grantee)) END);
-  END LOOP;
-  FOR grantee IN
-    SELECT DISTINCT a.grantee FROM pg_class c, aclexplode(c.relacl) a WHERE c.oid = head
-    UNION
-    SELECT DISTINCT a.grantee
-      FROM pg_attribute att, aclexplode(att.attacl) a WHERE att.attrelid = head
-  LOOP
-    CONTINUE WHEN grantee = owner_oid;
-    EXECUTE format(
-      'REVOKE ALL ON "bootstrap_console"."audit_chain_head" FROM %s CASCADE',
-      CASE WHEN grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(grantee)) END);
+    FOR grantee IN
+      SELECT a.grantee FROM pg_class c, aclexplode(c.relacl) a
+       WHERE c.oid = rel AND (kinds IS NULL OR a.privilege_type = ANY (kinds))
+      UNION
+      SELECT a.grantee FROM pg_attribute att, aclexplode(att.attacl) a
+       WHERE att.attrelid = rel AND (kinds IS NULL OR a.privilege_type = ANY (kinds))
+    LOOP
+      CONTINUE WHEN grantee = owner_oid;
+      EXECUTE format('REVOKE %s ON %s FROM %s CASCADE', revoked, rel,
+        CASE WHEN grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(grantee)) END);
+    END LOOP;
   END LOOP;
 END $$;
