@@ -41,11 +41,7 @@ async fn run(session: &Session, expected: Option<&str>) -> Result<ExitCode, Fail
     };
     let found = audit_chain::verify(session, &start, |records| {
         if bar {
-            use std::io::Write;
-            let _ = write!(
-                std::io::stderr().lock(),
-                "\r\x1b[Kverifying the audit chain: {records} records"
-            );
+            super::say_in_place(&format!("verifying the audit chain: {records} records"));
         }
     })
     .await;

@@ -58,19 +58,17 @@ async fn run(
 
 /// `checking items [########------------] 45000/100000 spaces`, redrawn in place on stderr.
 fn progress(done: i64, total: i64) {
-    use std::io::Write;
     const WIDTH: i64 = 20;
     let filled = if total == 0 {
         WIDTH
     } else {
         (done * WIDTH / total).min(WIDTH)
     };
-    let _ = write!(
-        std::io::stderr().lock(),
-        "\r\x1b[Kchecking items [{}{}] {done}/{total} spaces",
+    super::say_in_place(&format!(
+        "checking items [{}{}] {done}/{total} spaces",
         "#".repeat(filled as usize),
         "-".repeat((WIDTH - filled) as usize)
-    );
+    ));
 }
 
 /// One block per finding: what, where, the evidence, what would help.

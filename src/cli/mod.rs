@@ -217,6 +217,12 @@ pub(crate) fn say(text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
+/// Redraws the current line of standard error with `text` (a progress bar on a terminal).
+pub(crate) fn say_in_place(text: &str) {
+    use std::io::Write;
+    let _ = write!(std::io::stderr().lock(), "\r\x1b[K{text}");
+}
+
 /// `println!` through [`emit`].
 macro_rules! outln {
     ($($arg:tt)*) => {

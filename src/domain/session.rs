@@ -295,6 +295,33 @@ impl Session {
         })
     }
 
+    /// Why this console may not act, or which actions it may not take and why, in one
+    /// sentence (said at connect, not first when a key is refused).
+    pub fn write_limits(&self) -> Option<String> {
+        if let Some(reason) = self.access().read_only_reason() {
+            return Some(format!("read-only: {reason}"));
+        }
+        // Actions lacking the same grants are named together.
+        let mut groups: Vec<(Vec<&'static str>, String)> = Vec::new();
+        for (writes, reason) in self.capabilities().blocked_writes() {
+            match groups.iter_mut().find(|(_, r)| *r == reason) {
+                Some((actions, _)) => actions.push(writes.actions()),
+                None => groups.push((vec![writes.actions()], reason)),
+            }
+        }
+        let said: Vec<String> = groups
+            .into_iter()
+            .map(|(actions, reason)| {
+                format!(
+                    "{} not possible: {}",
+                    actions.join(" and "),
+                    super::text::clean(&reason, 300)
+                )
+            })
+            .collect();
+        (!said.is_empty()).then(|| said.join("; "))
+    }
+
     /// What is wrong with the read target, as one sentence: it is a primary, not a standby.
     pub fn reader_warning(&self) -> Option<String> {
         let reader = self.reader.as_ref()?;

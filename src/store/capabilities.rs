@@ -284,10 +284,7 @@ impl Capabilities {
             .into_iter()
             .filter_map(|writes| {
                 let missing = self.missing_grants_for(writes);
-                (!missing.is_empty()).then(|| {
-                    let role = &self.current_user;
-                    (writes, format!("role {role} lacks {}", missing.join(", ")))
-                })
+                (!missing.is_empty()).then(|| (writes, self.lacks(&missing)))
             })
             .collect()
     }
@@ -298,12 +295,12 @@ impl Capabilities {
         if self.in_recovery {
             return Some(STANDBY.into());
         }
-        (self.blocked_writes().len() == Writes::EACH.len()).then(|| {
-            format!(
-                "role {} lacks {}",
-                self.current_user,
-                self.missing_write_grants().join(", ")
-            )
-        })
+        (self.blocked_writes().len() == Writes::EACH.len())
+            .then(|| self.lacks(&self.missing_write_grants()))
+    }
+
+    /// `role alice lacks …`: the grants this role is missing, in one sentence.
+    fn lacks(&self, missing: &[String]) -> String {
+        format!("role {} lacks {}", self.current_user, missing.join(", "))
     }
 }

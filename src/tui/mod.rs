@@ -170,7 +170,7 @@ async fn event_loop(
     if let Some(warning) = &reader_warning {
         tracing::warn!("{warning}");
     }
-    let limits = write_limits(session);
+    let limits = session.write_limits();
     if let Some(limits) = &limits {
         tracing::info!("{limits}");
     }
@@ -512,30 +512,4 @@ async fn verify_chain(
             CHAIN_RUN_BOUND.as_secs()
         )),
     }
-}
-
-/// Why this console may not act, or which actions it may not take and why, in one sentence.
-fn write_limits(session: &Session) -> Option<String> {
-    if let Some(reason) = session.access().read_only_reason() {
-        return Some(format!("read-only: {reason}"));
-    }
-    // Actions lacking the same grants are named together.
-    let mut groups: Vec<(Vec<&'static str>, String)> = Vec::new();
-    for (writes, reason) in session.capabilities().blocked_writes() {
-        match groups.iter_mut().find(|(_, r)| *r == reason) {
-            Some((actions, _)) => actions.push(writes.actions()),
-            None => groups.push((vec![writes.actions()], reason)),
-        }
-    }
-    let said: Vec<String> = groups
-        .into_iter()
-        .map(|(actions, reason)| {
-            format!(
-                "{} not possible: {}",
-                actions.join(" and "),
-                crate::domain::text::clean(&reason, 300)
-            )
-        })
-        .collect();
-    (!said.is_empty()).then(|| said.join("; "))
 }
