@@ -74,6 +74,15 @@ pub enum Break {
     Moved { id: i64, seq: i64, belongs: i64 },
 }
 
+impl Break {
+    fn vanished(from: &ChainHead) -> Self {
+        Self::Vanished {
+            id: from.id,
+            seq: from.seq,
+        }
+    }
+}
+
 impl fmt::Display for Break {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -263,11 +272,12 @@ pub async fn verify(
     let kept = session
         .retried("the audit chain's head", || store::kept_head(&pool))
         .await?;
-    let mut kept_found = false;
-    let expected = start.expect_head.as_deref().map(str::to_ascii_lowercase);
-    let mut found_expected = expected.is_none();
     let mut walk = Walk {
-        end_checked: kept.is_some() || expected.is_some(),
+        end_checked: kept.is_some() || start.expect_head.is_some(),
+        found_expected: start.expect_head.is_none(),
+        expected: start.expect_head.as_deref().map(str::to_ascii_lowercase),
+        kept,
+        unprotected,
         ..Walk::default()
     };
     let mut next = start.from.as_ref().map_or(0, |from| from.seq);
@@ -282,16 +292,8 @@ pub async fn verify(
                 // A continued verification: its starting record must be as verified.
                 let same = link.id == from.id && link.seq == from.seq && link.hash == from.hash;
                 if !same || link.recomputed != link.hash {
-                    return Ok(walk.broken(
-                        Break::Vanished {
-                            id: from.id,
-                            seq: from.seq,
-                        },
-                        unprotected,
-                    ));
+                    return Ok(walk.broken(Break::vanished(&from)));
                 }
-                found_expected |= is_expected(expected.as_deref(), &link);
-                kept_found |= is_kept(kept.as_ref(), &link);
                 walk.accept(link);
                 continue;
             }
@@ -302,7 +304,7 @@ pub async fn verify(
                     id: link.id,
                     seq: link.seq,
                 }),
-                Judgement::Unlinked => Some(unlinked(session, &mut walk, &link).await?),
+                Judgement::Unlinked => Some(unlinked(session, &walk, &link).await?),
                 Judgement::Renumbered => Some(Break::Renumbered {
                     id: link.id,
                     seq: link.seq,
@@ -310,21 +312,13 @@ pub async fn verify(
                 }),
             };
             if let Some(broken) = broken {
-                return Ok(walk.broken(broken, unprotected));
+                return Ok(walk.broken(broken));
             }
-            found_expected |= is_expected(expected.as_deref(), &link);
-            kept_found |= is_kept(kept.as_ref(), &link);
             walk.accept(link);
         }
         if let Some(from) = first.take() {
             // The record to continue from is gone.
-            return Ok(walk.broken(
-                Break::Vanished {
-                    id: from.id,
-                    seq: from.seq,
-                },
-                unprotected,
-            ));
+            return Ok(walk.broken(Break::vanished(&from)));
         }
         progress(walk.records);
         next = walk.previous.as_ref().map_or(0, |p| p.seq + 1);
@@ -332,74 +326,98 @@ pub async fn verify(
             break;
         }
         if start.until.is_some_and(|until| Instant::now() >= until) {
-            walk.found_expected = found_expected;
-            return Ok(walk.done(None, false, unprotected));
+            return Ok(walk.done(None, false));
         }
     }
     let last = walk.previous.as_ref().map(ChainHead::of);
-    let broken = match expected {
-        Some(expected) if !found_expected => Some(Break::HeadMissing {
-            expected,
-            last: last.clone(),
+    let broken = match &walk.expected {
+        Some(expected) if !walk.found_expected => Some(Break::HeadMissing {
+            expected: expected.clone(),
+            last,
         }),
         // The head the database kept when the walk began must be among the records read
         // (none yet: position 0), unless the walk began after it.
-        _ => match kept {
+        _ => match walk.kept {
             Some((seq, _))
-                if seq > 0 && !kept_found && start.from.as_ref().is_none_or(|f| f.seq <= seq) =>
+                if seq > 0
+                    && !walk.kept_found
+                    && start.from.as_ref().is_none_or(|f| f.seq <= seq) =>
             {
                 Some(Break::KeptHeadMissing { seq, last })
             }
             _ => None,
         },
     };
-    walk.found_expected = found_expected;
-    Ok(walk.done(broken, true, unprotected))
+    Ok(walk.done(broken, true))
 }
 
-/// The walk so far: the last sound record and the one before it.
+/// The walk so far: the last sound record and the one before it, and whether the heads it
+/// must meet were met.
 #[derive(Default)]
 struct Walk {
     records: u64,
     previous: Option<Link>,
     before_previous: Option<ChainHead>,
+    /// A head recorded elsewhere (hex, whole or its first digits).
+    expected: Option<String>,
     found_expected: bool,
+    /// The head the database kept when the walk began: (position, hash).
+    kept: Option<(i64, Option<Vec<u8>>)>,
+    kept_found: bool,
     end_checked: bool,
+    unprotected: Vec<String>,
 }
 
 impl Walk {
     fn accept(&mut self, link: Link) {
+        let hex = hex(&link.hash);
+        if self
+            .expected
+            .as_deref()
+            .is_some_and(|expected| hex.starts_with(expected))
+        {
+            self.found_expected = true;
+        }
+        if self
+            .kept
+            .as_ref()
+            .is_some_and(|(seq, hash)| link.seq == *seq && hash.as_ref() == Some(&link.hash))
+        {
+            self.kept_found = true;
+        }
         self.before_previous = self.previous.as_ref().map(ChainHead::of);
         self.previous = Some(link);
     }
 
-    fn done(self, broken: Option<Break>, complete: bool, unprotected: Vec<String>) -> Verification {
-        Verification {
-            records: self.records,
-            verified: self.previous.as_ref().map(ChainHead::of),
-            broken,
-            complete,
-            unprotected,
-            expected_found: self.found_expected,
-            end_checked: self.end_checked,
-        }
+    fn done(self, broken: Option<Break>, complete: bool) -> Verification {
+        let verified = self.previous.as_ref().map(ChainHead::of);
+        self.verdict(verified, broken, complete)
     }
 
     /// Ends at `broken`: what stays verified is what came before the flawed record (before
     /// the previous one, when the flaw is that one's rewritten hash).
-    fn broken(self, broken: Break, unprotected: Vec<String>) -> Verification {
+    fn broken(self, broken: Break) -> Verification {
         let verified = match &broken {
             Break::Changed { id, .. } if self.previous.as_ref().is_some_and(|p| p.id == *id) => {
                 self.before_previous.clone()
             }
             _ => self.previous.as_ref().map(ChainHead::of),
         };
+        self.verdict(verified, Some(broken), false)
+    }
+
+    fn verdict(
+        self,
+        verified: Option<ChainHead>,
+        broken: Option<Break>,
+        complete: bool,
+    ) -> Verification {
         Verification {
             records: self.records,
             verified,
-            broken: Some(broken),
-            complete: false,
-            unprotected,
+            broken,
+            complete,
+            unprotected: self.unprotected,
             expected_found: self.found_expected,
             end_checked: self.end_checked,
         }
@@ -408,7 +426,7 @@ impl Walk {
 
 /// Why `link` does not follow `previous`: its real predecessor is elsewhere (reordered), gone
 /// (removed, when positions are missing between them), or was rewritten (changed).
-async fn unlinked(session: &Session, walk: &mut Walk, link: &Link) -> Result<Break, StoreError> {
+async fn unlinked(session: &Session, walk: &Walk, link: &Link) -> Result<Break, StoreError> {
     let pool = session.reader().pool();
     let previous = walk.previous.as_ref();
     let chained_after = match &link.prev_hash {
@@ -450,16 +468,6 @@ async fn unlinked(session: &Session, walk: &mut Walk, link: &Link) -> Result<Bre
             before_seq: link.seq,
         },
     })
-}
-
-/// Whether `link` is the head expected (given whole or by its first digits).
-fn is_expected(expected: Option<&str>, link: &Link) -> bool {
-    expected.is_some_and(|expected| hex(&link.hash).starts_with(expected))
-}
-
-/// Whether `link` is the head the database kept, `(position, hash)`.
-fn is_kept(kept: Option<&(i64, Option<Vec<u8>>)>, link: &Link) -> bool {
-    kept.is_some_and(|(seq, hash)| link.seq == *seq && hash.as_ref() == Some(&link.hash))
 }
 
 /// Lower-case hexadecimal, as `verify --expect-head` takes it.
