@@ -475,6 +475,7 @@ fn perform(
             let results = results.clone();
             tokio::spawn(async move {
                 let found = verify_chain(&session, &start, &results).await;
+                log_verification(&found);
                 let _ = results.send(Event::ChainVerified(found));
             });
         }
@@ -511,5 +512,21 @@ async fn verify_chain(
             "the database gave no answer within {}s",
             CHAIN_RUN_BOUND.as_secs()
         )),
+    }
+}
+
+/// What a run of the verification found, in the log too: what the view shows may be read by
+/// nobody.
+fn log_verification(found: &Result<crate::domain::audit_chain::Verification, String>) {
+    match found {
+        Ok(verification) => {
+            if let Some(broken) = &verification.broken {
+                tracing::warn!("audit chain broken: {broken}");
+            }
+            for missing in &verification.unprotected {
+                tracing::warn!("audit log unprotected: {missing}");
+            }
+        }
+        Err(e) => tracing::warn!("the audit chain could not be verified: {e}"),
     }
 }

@@ -110,7 +110,6 @@ pub(super) fn on_run_ended(app: &mut App, found: Result<Verification, String>) {
     let verification = match found {
         Ok(v) => v,
         Err(e) => {
-            tracing::warn!("the audit chain could not be verified: {e}");
             app.chain.checked = Some((now, Err(e)));
             return;
         }
@@ -138,12 +137,6 @@ pub(super) fn on_run_ended(app: &mut App, found: Result<Verification, String>) {
         }
     } else {
         app.chain.intact = None;
-        if let Some(broken) = &verification.broken {
-            tracing::warn!("audit chain broken: {broken}");
-        }
-        for missing in &verification.unprotected {
-            tracing::warn!("audit log unprotected: {missing}");
-        }
     }
     app.chain.checked = Some((
         now,
