@@ -14,8 +14,8 @@ use uuid::Uuid;
 use super::args::{self, ActionArgs, ConfirmArgs, LeaseRemoveArgs};
 use super::{Failure, exit, outln, scope};
 use crate::domain::actions::{
-    self, Action, BootstrapKind, Kind, Outcome, Plan, Refusal, RequestId, SeenBootstrap, Verdict,
-    sentence,
+    self, Action, BootstrapKind, Confirmation, Kind, Outcome, Plan, Refusal, RequestId,
+    SeenBootstrap, Verdict, sentence,
 };
 use crate::domain::audit_chain::ChainHead;
 use crate::domain::ids::{self, IdArg, IdNames, parse_id_arg};
@@ -276,13 +276,7 @@ async fn bootstrap_action_on(
         )));
     }
     // Every id printed from here on is told apart from the others in scope.
-    let shown: Vec<Uuid> = to_plan
-        .iter()
-        .flat_map(|a| match a.subject() {
-            actions::Subject::Bootstrap(seen) => vec![seen.id, seen.space],
-            actions::Subject::Lease { seen, .. } => vec![seen.id, seen.knowledge_space_id],
-        })
-        .collect();
+    let shown: Vec<Uuid> = to_plan.iter().flat_map(Action::shown_ids).collect();
     session.read_names_around(&shown).await?;
     for id in &unknown {
         outln!("{id}: refused — no bootstrap or space has this id");
@@ -370,51 +364,6 @@ async fn plan_all(session: &Session, actions: &[Action]) -> Result<Vec<Plan>, Fa
         plans.push(actions::plan(session, action).await?);
     }
     Ok(plans)
-}
-
-/// What the operator types to confirm on a terminal.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Confirmation {
-    /// `yes` for one space, the number of spaces for several.
-    Count(usize),
-    /// A lease id as shown (the form that tells it from the other ids in scope).
-    LeaseCode(String),
-    /// The whole lease id: removing a lease that is not an orphan suspect.
-    WholeLeaseId(Uuid),
-}
-
-impl Confirmation {
-    fn for_plans(plans: &[&Plan], names: &IdNames) -> Self {
-        match plans {
-            [plan] => match plan.action.subject() {
-                actions::Subject::Lease { seen, .. } if plan.forced => Self::WholeLeaseId(seen.id),
-                actions::Subject::Lease { seen, .. } => Self::LeaseCode(names.short(&seen.id)),
-                actions::Subject::Bootstrap(_) => Self::Count(1),
-            },
-            _ => Self::Count(plans.len()),
-        }
-    }
-
-    fn prompt(&self, verb: &str) -> (String, String) {
-        match self {
-            Self::Count(1) => (format!("type yes to {verb}: "), "yes".to_string()),
-            Self::Count(n) => (
-                format!("type the number of spaces ({n}) to {verb} them: "),
-                n.to_string(),
-            ),
-            Self::LeaseCode(code) => (
-                format!("type the lease id as shown ({code}) to confirm: "),
-                code.clone(),
-            ),
-            Self::WholeLeaseId(id) => (
-                format!(
-                    "this lease is NOT an orphan suspect; type its whole id ({id}) to remove it \
-                     anyway: "
-                ),
-                id.to_string(),
-            ),
-        }
-    }
 }
 
 /// The tally of one command's actions.
@@ -590,9 +539,7 @@ impl Run {
                 shell_word(tenant, "the same tenant")
             ));
         }
-        let forced =
-            |a: &Action| matches!(a.subject(), actions::Subject::Lease { force: true, .. });
-        if self.unknown.iter().any(forced) {
+        if self.unknown.iter().any(Action::is_forced) {
             words.push("--force".into());
         }
         format!(
@@ -663,7 +610,7 @@ async fn confirmed(confirm: &Confirmation, verb: &str, reason: &Reason) -> Resul
             "there is no terminal to confirm on: pass --yes to apply without a question".into(),
         )
     };
-    let (prompt, expected) = confirm.prompt(verb);
+    let prompt = confirm.prompt(verb);
     let from_tty = reason.from_stdin;
     if !from_tty && !std::io::stdin().is_terminal() {
         return Err(no_terminal());
@@ -687,13 +634,7 @@ async fn confirmed(confirm: &Confirmation, verb: &str, reason: &Reason) -> Resul
     .await
     .map_err(|e| Failure::Io(std::io::Error::other(e)))?
     .map_err(|_| no_terminal())?;
-    let accepted = match confirm {
-        Confirmation::Count(_) => answer.trim() == expected,
-        Confirmation::LeaseCode(_) | Confirmation::WholeLeaseId(_) => {
-            ids::same_id_form(&answer, &expected)
-        }
-    };
-    if accepted {
+    if confirm.accepts(&answer) {
         Ok(())
     } else {
         Err(Failure::Refused(

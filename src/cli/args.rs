@@ -123,7 +123,7 @@ pub enum LeaseCommand {
     Remove(LeaseRemoveArgs),
 }
 
-/// The thresholds behind the signals (SPEC §2 defaults).
+/// The thresholds behind the signals (defaults from domain contract §2, see `crate::domain`).
 #[derive(Debug, Clone, Args)]
 pub struct ThresholdArgs {
     /// A mutation lease older than this many minutes is an orphan suspect.
@@ -252,7 +252,7 @@ pub struct GateArgs {
     #[arg(long, value_name = "CHECKPOINT", conflicts_with_all = ["json", "wide", "state", "checkpoint", "attention"])]
     pub until: Option<Checkpoint>,
     /// Give up after this long (`90s`, `30m`, `2h`, `1h30m`): exit 9.
-    #[arg(long, value_name = "DURATION", requires = "until", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", requires = "until", value_parser = crate::domain::duration::parse)]
     pub timeout: Option<Duration>,
     /// Keep waiting through failures, cancels and orphan-blocked spaces (until done or the
     /// timeout).
@@ -275,41 +275,6 @@ fn every_seconds(text: &str) -> Result<f64, String> {
         Ok(seconds) if seconds.is_finite() && (0.5..=3600.0).contains(&seconds) => Ok(seconds),
         _ => Err(format!("{text:?} is not between 0.5 and 3600 seconds")),
     }
-}
-
-/// A duration as people write it: `90s`, `30m`, `2h`, `1h30m`, or plain seconds.
-pub fn duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("{text:?} is not a duration (write 90s, 30m, 2h or 1h30m)");
-    // At most a year: a deadline beyond that is a typo, and a `Duration` has limits.
-    let within = |seconds: f64| {
-        (seconds.is_finite() && seconds > 0.0 && seconds <= 366.0 * 86_400.0)
-            .then(|| Duration::from_secs_f64(seconds))
-            .ok_or_else(bad)
-    };
-    if let Ok(seconds) = text.parse::<f64>() {
-        return within(seconds);
-    }
-    let mut total = 0.0;
-    let mut number = String::new();
-    for ch in text.chars() {
-        if ch.is_ascii_digit() || ch == '.' {
-            number.push(ch);
-            continue;
-        }
-        let unit = match ch {
-            'h' => 3600.0,
-            'm' => 60.0,
-            's' => 1.0,
-            _ => return Err(bad()),
-        };
-        let value: f64 = number.parse().map_err(|_| bad())?;
-        total += value * unit;
-        number.clear();
-    }
-    if !number.is_empty() {
-        return Err(bad());
-    }
-    within(total)
 }
 
 /// A tenant scope: never empty — an unset shell variable must not mean "every tenant".
@@ -641,30 +606,4 @@ pub struct SimulateArgs {
     /// Stop after this many seconds (default: run until Ctrl-C).
     #[arg(long)]
     pub duration_secs: Option<u64>,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_as_people_write_them() {
-        assert_eq!(duration("90s"), Ok(Duration::from_secs(90)));
-        assert_eq!(duration("1h30m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(duration("2h"), Ok(Duration::from_secs(7200)));
-        assert_eq!(duration("45"), Ok(Duration::from_secs(45)));
-        for bad in [
-            "",
-            "0",
-            "-5",
-            "2x",
-            "h",
-            "1h30",
-            "1e20",
-            "99999999999999999999h",
-            "nan",
-        ] {
-            assert!(duration(bad).is_err(), "{bad}");
-        }
-    }
 }

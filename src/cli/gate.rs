@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::args::GateArgs;
 use super::{Failure, exit, outln, say};
+use crate::domain::duration;
 use crate::domain::gate::{GateReading, GateVerdict};
 use crate::domain::model::Checkpoint;
 use crate::domain::report;
@@ -67,7 +68,7 @@ pub(super) async fn wait(
             if elapsed >= timeout {
                 end_line(in_place);
                 let at = last.map_or("no reading".to_string(), |r| r.line());
-                outln!("timed out after {}: {at}", human(timeout));
+                outln!("timed out after {}: {at}", duration::human_std(timeout));
                 return Ok(ExitCode::from(exit::TIMED_OUT));
             }
             tokio::time::sleep(every.min(timeout - elapsed)).await;
@@ -92,7 +93,7 @@ async fn read(session: &Session, until: Checkpoint) -> Result<GateReading, Failu
 
 /// A line per reading; on a terminal, a bar redrawn in place.
 fn show(reading: &GateReading, started: Instant, in_place: bool) {
-    let elapsed = human(started.elapsed());
+    let elapsed = duration::human_std(started.elapsed());
     if in_place {
         const WIDTH: usize = 20;
         // Full only when done: 99 of 100 is not a full bar.
@@ -123,14 +124,4 @@ fn end_line(in_place: bool) {
 /// The local time of day, for log-like lines.
 fn clock_now() -> String {
     chrono::Local::now().format("%H:%M:%S").to_string()
-}
-
-/// `1h02m`, `3m05s`, `42s`.
-fn human(duration: Duration) -> String {
-    let secs = duration.as_secs();
-    match secs {
-        0..60 => format!("{secs}s"),
-        60..3600 => format!("{}m{:02}s", secs / 60, secs % 60),
-        _ => format!("{}h{:02}m", secs / 3600, (secs % 3600) / 60),
-    }
 }

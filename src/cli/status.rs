@@ -3,6 +3,16 @@
 //!
 //! At 100,000 spaces it stays light: the summary is one aggregate statement, rows come in
 //! keyset pages (see [`crate::domain::report`]) and are written as they arrive.
+//!
+//! The JSON (`bootstrap-console.status/v1`, fields only ever added under that name) is the
+//! `Json*` structs below. `target` is the server actions would go to (of several hosts, the
+//! primary in use). `standby` is null unless a standby was read; then it says whether it is in
+//! sync, whether its lag was measured (not when no primary was named: ages are then judged by
+//! the standby's own clock), the lag in seconds and WAL bytes, and the instant the data is as
+//! of, which is also `database_time`. `spaces` is in attention order and honours the filters;
+//! `summary` covers the whole scope; both are judged at `database_time`. Text is what the
+//! database holds with control characters and bidirectional overrides escaped (`\u001b`,
+//! `\u202e`), so the JSON is safe to print.
 
 use std::collections::VecDeque;
 use std::process::ExitCode;
@@ -314,7 +324,7 @@ fn replication_line(r: &crate::store::replica::Replication) -> String {
         Some(bytes) => format!(
             "read from a standby {} behind ({bytes} bytes of WAL to replay): ages are as of \
              {as_of}",
-            text::age(delay)
+            crate::domain::duration::human(delay)
         ),
         None => format!(
             "read from a standby whose lag is unknown (the primary does not answer): ages are \

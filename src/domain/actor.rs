@@ -1,4 +1,4 @@
-//! Who is acting: recorded in every audit record (SPEC §3).
+//! Who is acting: recorded in every audit record (domain contract §3, see [`crate::domain`]).
 
 /// The operator behind an action, as far as this machine can tell.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,6 +4,51 @@
 //! A chain alone cannot show records removed at its end: the last record left is a valid
 //! head. Consoles log the head after each action, and [`verify`] can be told a head recorded
 //! elsewhere that the chain must still contain.
+//!
+//! # The design (console schema unit 0004, `migrations/console/0004_audit_chain.sql`)
+//!
+//! * Append-only: triggers refuse UPDATE, DELETE and TRUNCATE whoever holds a grant, in every
+//!   session (`ENABLE ALWAYS`, so `session_replication_role = replica` is refused too), and
+//!   `migrate` revokes, with `CASCADE`, every grant to change the log or add triggers to it
+//!   held by a role other than the owner.
+//! * Tamper-evident: an INSERT trigger computes `hash`, the sha256 of the previous record's
+//!   hash and of the record's own fields, in a form that depends on no session setting (times
+//!   in UTC, JSON text, hex). `chain_seq` is the record's place in the chain and `db_role` the
+//!   role the database saw write it (`session_user`); the `actor` and `host` columns are what
+//!   the console reports, which anyone holding the INSERT grant could set from `psql`, so the
+//!   views show the role first (`alice (ops@jump-1)`). The time, the role and the chain
+//!   columns are the database's, whatever a client sends.
+//! * The end: the database keeps the head in `bootstrap_console.audit_chain_head`; a
+//!   verification whose records do not reach it says so, and a role that may not read it is
+//!   told the end was not checked. The owner can move that head too, so every applied action
+//!   logs the head (`audit chain head: record 42 (chain position 42) sha256 9f2c…`), the CLI's
+//!   actions print it and the live console shows its first [`HEAD_PREFIX`] digits; heads kept
+//!   elsewhere (a ticket, a log shipper) are what `audit verify --expect-head` checks, and an
+//!   owner who rewrites and re-chains records cannot keep them.
+//! * The guards: verification also reports a disabled or missing trigger, row-level security
+//!   on the table, or an object that is not a plain table ("audit log UNPROTECTED: …").
+//! * One chain for several consoles: the INSERT trigger runs as the log's owner (`SECURITY
+//!   DEFINER`), locks the one head row, chains onto it and moves it; the lock lasts until the
+//!   action's transaction ends, and the audit INSERT is that transaction's last statement, so
+//!   another console waits only between that INSERT and its COMMIT. A transaction stalled
+//!   there holds the others for at most their lock timeout (5 s); their action then rolls back
+//!   and names the holder (pid, role, application, how long it has been open) so it can be
+//!   ended. A stalled console's own transaction ends by its idle-in-transaction timeout (60 s)
+//!   or its deadline. No other role holds a grant on the head table, so none can lock it
+//!   without appending a record (an advisory lock would be open to every role). A transaction
+//!   chaining from an old snapshot fails (REPEATABLE READ cannot lock a head updated since, and
+//!   `chain_seq` is unique) rather than forking the chain. Sealing records after commit was the
+//!   alternative; it leaves records unchained, and so removable unseen, until a sealer runs.
+//! * Cost: the console writes one record per transaction, where chaining adds about 0.13 ms;
+//!   records inserted by hand many in one transaction chain slowly (100,000 in one statement
+//!   took about three minutes, against 0.3 s without the chain).
+//!
+//! Verification reads [`crate::store::audit_chain::PAGE`] records a statement, so memory stays
+//! flat however long the log is. The audit view verifies in the background while shown: the
+//! whole chain when first opened and on Ctrl-R, then every minute only the records added since
+//! the head it verified last (a head changed or removed since is found at once), and the whole
+//! chain again every ten minutes; each run stops after 5 s and the next goes on from the last
+//! sound record (`tui::update::chain`).
 
 use std::fmt;
 use std::time::Instant;

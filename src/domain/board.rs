@@ -307,8 +307,8 @@ impl SortKey {
     }
 }
 
-/// SPEC §2 attention order; within a class the longest-idle first, then by id, so the order is
-/// stable between polls and the same as `status` pages through.
+/// The attention order of domain contract §2; within a class the longest-idle first, then by
+/// id, so the order is stable between polls and the same as `status` pages through.
 pub fn attention_order(a: &BoardRow, b: &BoardRow) -> Ordering {
     a.signals
         .attention

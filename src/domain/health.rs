@@ -1,8 +1,26 @@
 //! Ledger health: the situations where the ledger itself is inconsistent — where "retry" is
-//! the wrong answer — found by checking the bootstrap protocol's invariants (SPEC §1).
+//! the wrong answer — found by checking the bootstrap protocol's invariants (domain contract §1,
+//! see [`crate::domain`]).
 //!
 //! Run on demand (`check`, the Health view), never on every poll: the checks that read items
 //! go through the bootstraps in batches (see [`crate::store::health`]).
+//!
+//! Each finding names its [`Check`], the tenant, space and bootstrap, what is wrong, the
+//! evidence (the values read) and what would help. Some rules are deliberately narrow:
+//! `head-behind` flags only a head older than `published_head_revision` (a newer head is
+//! normal: heads move on with later writes); `parallel-items` ignores canceled jobs, which keep
+//! their items as they were; `abandoned` means a worker lease expired more than
+//! [`ABANDONED_WINDOWS`] lease windows ago (each counted as at least a minute) that no worker
+//! reclaimed — the worker fleet may be down — and is judged as of the data, so a lagging
+//! standby does not make it up; `unreadable` lists at most 1,000 rows and counts them all.
+//! What the head table offers is read when the check starts: without a readable
+//! `projection_set_publication_heads` both head checks are skipped, without its `revision`
+//! column only `head-behind` is, and the result says which (`skipped`). JSON output has the
+//! schema `bootstrap-console.check/v1`.
+//!
+//! In the live console the Health view runs the same checks in the background, with a gauge,
+//! the first time it opens and again on Ctrl-R; it also lists the stall outliers of
+//! [`super::outliers`], which need a live console's progress history, so `check` cannot.
 
 use serde::Serialize;
 use uuid::Uuid;
@@ -338,9 +356,9 @@ fn head_finding(row: &HeadMismatch) -> Finding {
 }
 
 fn abandoned_finding(row: &Abandoned) -> Finding {
-    let expired = row
-        .lease_expires_at
-        .map_or("?".to_string(), |at| text::age(row.db_now - at));
+    let expired = row.lease_expires_at.map_or("?".to_string(), |at| {
+        crate::domain::duration::human(row.db_now - at)
+    });
     Finding {
         check: Check::Abandoned,
         tenant_id: text::clean(&row.tenant_id, 255),

@@ -20,7 +20,8 @@ pub struct LeasedJob {
 }
 
 impl LeasedJob {
-    /// A job waiting for its snapshot cannot take it while a writer holds the space (SPEC §2).
+    /// A job waiting for its snapshot cannot take it while a writer holds the space (domain
+    /// contract §2).
     pub fn is_blocked(&self) -> bool {
         self.checkpoint == Checkpoint::PendingSnapshot && self.run_state != RunState::Succeeded
     }
@@ -60,7 +61,8 @@ impl LeaseEvidence {
         self.lease.expires_at.filter(|at| *at > self.db_now)
     }
 
-    /// SPEC §2/§3: older than the orphan threshold and not kept live by a heartbeat.
+    /// Domain contract §2 and §3: older than the orphan threshold and not kept live by a
+    /// heartbeat.
     pub fn orphan_suspect(&self) -> bool {
         signals::lease_is_orphan_suspect(
             self.lease.acquired_at,
@@ -74,17 +76,17 @@ impl LeaseEvidence {
     pub fn summary(&self) -> String {
         let mut words = format!(
             "held {} against an orphan threshold of {}",
-            text::age(self.held_for()),
-            text::age(self.thresholds.orphan_after)
+            crate::domain::duration::human(self.held_for()),
+            crate::domain::duration::human(self.thresholds.orphan_after)
         );
         match (self.lease.expires_at, self.live_until()) {
             (_, Some(until)) => words.push_str(&format!(
                 ", heartbeat live for {}",
-                text::age(until - self.db_now)
+                crate::domain::duration::human(until - self.db_now)
             )),
             (Some(expired), None) => words.push_str(&format!(
                 ", heartbeat expired {} ago",
-                text::age(self.db_now - expired)
+                crate::domain::duration::human(self.db_now - expired)
             )),
             (None, None) => {}
         }

@@ -5,6 +5,10 @@
 //! each running job's documents per minute since the oldest sample in the rate window. A job
 //! that moves, but at a tenth of what its peers at the same checkpoint manage, is a slow
 //! worker, a huge document or a hot tenant — worth a look before it reads as stuck.
+//!
+//! Only jobs rebuilding are compared (verifying and capturing rebuild no documents), and a job
+//! already flagged lease-expired or stuck is that, neither an outlier nor a peer. The history
+//! lives only in a running console, so the Health view lists outliers and `check` does not.
 
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;

@@ -6,6 +6,16 @@
 //! a lease is listed as blocked, and the listing agrees with the summary printed with it.
 //! Between pages nothing is held open on the server; a row that changes class while the report
 //! runs is listed at most once.
+//!
+//! Pages hold 10,000 rows (20,000 for the classes the database must sort) and are read on two
+//! connections at most a few pages ahead of the output, so a slow reader (`status | less`)
+//! holds nothing open on the server while it drains what was written. The table names its ids
+//! among the whole scope, not a page of it, with one more statement.
+//!
+//! Measured (`cargo bench --bench fleet -- --quick`, 100,000 spaces, workers writing):
+//! `status --json` took 385 ms and 55 MB, against 359 ms and 117 MB for `psql` printing the
+//! same rows; `status --attention failed` (5,080 rows) 115 ms and 24 MB, against 61 ms and
+//! 13 MB for `psql … WHERE run_state = 'failed'` (the price of naming ids among the scope).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;

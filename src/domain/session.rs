@@ -1,5 +1,32 @@
 //! A session: the store, what the database offers, the tenant scope and the access mode.
 //! Scope and read-only are enforced here, for the TUI and the CLI alike — not only in a UI.
+//!
+//! # Access
+//!
+//! What a role may do is judged once, at connect, column by column and per action
+//! (see `store::capabilities`): an action short of a grant is refused with the grant named
+//! (exit 8 on the command line) while the others stay allowed, and a session that may take
+//! none is read-only and says why. A grant given or taken back later is seen after a restart.
+//! When only the audit table is unreadable, the board still works and the detail says "audit
+//! unavailable"; actions need to write and read their records, so the session is read-only.
+//!
+//! # Primary and standby
+//!
+//! Actions and their plans always go to `--database-url`, the primary; with `--read-url`
+//! (a hot standby) polls and reports read the standby. Several hosts may be listed, as libpq
+//! takes them; each is connected to on its own (its own name for TLS, the URL's `sslmode`),
+//! and the one where `pg_is_in_recovery()` is false is used. Of a `--read-url` list the first
+//! standby is read, chosen at start; a `--read-url` that is a primary is accepted with a
+//! warning. A `--database-url` that is a standby makes the session read-only until it (or
+//! another listed host) is a primary; the console asks again after polls, at most every 3 s,
+//! while a promotion is awaited or polls look wrong. When the primary stops answering for two
+//! polls in a row, or is found in recovery, the poller searches the listed hosts again every
+//! few seconds — the one in use first, so an old primary restarted without fencing never draws
+//! the console back — and actions move to a promoted standby once one answers as a primary.
+//! If the standby being polled is promoted while actions still go to another server, the
+//! session is read-only ([`Session::access`]): acting then could write to a dead timeline.
+//! Polls fall back to the primary while the standby does not answer and go back once it has
+//! replayed what the primary had written.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};

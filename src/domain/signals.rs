@@ -1,4 +1,5 @@
-//! Operator signals (SPEC §2): what each bootstrap needs from a human.
+//! Operator signals (domain contract §2, see [`crate::domain`]): what each bootstrap needs
+//! from a human.
 //!
 //! Every age and expiry is judged against the **database clock** (`now` here), never the local
 //! clock: the console often runs on a jump host whose clock drifts.
@@ -12,7 +13,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use super::model::{Checkpoint, RunState};
 
-/// The thresholds behind the signals; the defaults are SPEC §2's.
+/// The thresholds behind the signals; the defaults are those of domain contract §2.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Thresholds {
     /// A mutation lease older than this is suspected to be an orphan.
@@ -174,8 +175,9 @@ pub fn late_at(
     Some(expires_at - Duration::microseconds(late_us))
 }
 
-/// From when a mutation lease looks abandoned (SPEC §2/§3): past the orphan threshold ("older
-/// than": the first instant after it) and, where leases have heartbeats, past its expiry.
+/// From when a mutation lease looks abandoned (domain contract §2 and §3): past the orphan
+/// threshold ("older than": the first instant after it) and, where leases have heartbeats,
+/// past its expiry.
 fn orphan_at(
     acquired_at: DateTime<Utc>,
     expires_at: Option<DateTime<Utc>>,

@@ -1,5 +1,6 @@
-//! Untrusted text (SPEC §4). Error messages, worker ids, tenant ids, operations and metadata are
-//! written by other programs; before any of it reaches a terminal it passes through here.
+//! Untrusted text (domain contract §4, see [`crate::domain`]). Error messages, worker ids,
+//! tenant ids, operations and metadata are written by other programs; before any of it
+//! reaches a terminal it passes through here.
 //!
 //! Terminal escape sequences (7-bit `ESC …` and their 8-bit C1 forms: CSI, OSC, DCS, SOS, PM,
 //! APC) are removed whole and shown as `␛`, so a hostile value can neither retitle, clear nor
@@ -325,20 +326,6 @@ fn is_invisible_format(ch: char) -> bool {
             | '\u{3164}'
             | '\u{ffa0}'
     )
-}
-
-/// `9s`, `4m12s`, `3h05m`, `2d04h`; negative ages read as `-9s`.
-pub fn age(duration: chrono::Duration) -> String {
-    let seconds = duration.num_seconds();
-    let sign = if seconds < 0 { "-" } else { "" };
-    let s = seconds.unsigned_abs();
-    let text = match s {
-        0..=59 => format!("{s}s"),
-        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
-        3600..=86_399 => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-        _ => format!("{}d{:02}h", s / 86_400, (s % 86_400) / 3600),
-    };
-    format!("{sign}{text}")
 }
 
 #[cfg(test)]

@@ -28,14 +28,11 @@ use sqlx::postgres::PgConnectOptions;
 
 use super::SandboxError;
 use super::binaries::ServerBinaries;
-use super::reaper;
+use super::reaper::{self, DIR_PREFIX, OWNER_FILE, PARENT_DIR};
 
 /// The port only names the socket file inside the private directory; it never binds TCP.
 const SOCKET_PORT: u16 = 5432;
 /// Unix socket paths are limited to 107 bytes, so the cluster sits directly under `/tmp`.
-const PARENT_DIR: &str = "/tmp";
-pub(super) const DIR_PREFIX: &str = "bc-pg-";
-pub(super) const OWNER_FILE: &str = "owner.pid";
 const SUPERUSER: &str = "postgres";
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 

@@ -8,6 +8,19 @@
 //! mutation lease, some of them old enough to be orphan suspects. Spaces that are not done have
 //! their document assets, so simulated workers can capture and complete them. Everything is
 //! derived from the seed: the same seed gives the same ids.
+//!
+//! Building the default fixture takes about 95 s and 2.7 GB of disk on a 2-core machine. It is
+//! a snapshot: its running jobs belong to no simulated worker, so ten minutes after it is built
+//! they show as stuck, like the queued jobs still waiting their turn. To try the console at
+//! fleet scale:
+//!
+//! ```sh
+//! bootstrap-console sandbox &                        # prints DATABASE_URL=…
+//! export DATABASE_URL=…                              # as printed
+//! bootstrap-console fixture                          # 100,000 spaces
+//! bootstrap-console simulate --no-seed --workers 8 & # workers keep writing
+//! bootstrap-console watch --interval 1
+//! ```
 
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,6 @@
-//! The platform's worker protocol (SPEC §1) over real SQL: what a bootstrap worker does. The
-//! simulator's workers run it, and tests use it to play a worker against the console.
+//! The platform's worker protocol (domain contract §1, see [`crate::domain`]) over real SQL:
+//! what a bootstrap worker does. The simulator's workers run it, and tests use it to play a
+//! worker against the console.
 //!
 //! Every write after the claim is *fenced*: it proceeds only while the job is still running
 //! under this worker's lease token, at the row version the worker last saw, with the lease
@@ -150,7 +151,8 @@ pub enum Capture {
     HeadExists,
 }
 
-/// Freezes the space's documents into items, under the space row lock (SPEC §1 capture).
+/// Freezes the space's documents into items, under the space row lock (domain contract §1,
+/// capture).
 pub async fn capture_snapshot(pool: &PgPool, claim: &mut Claim) -> Result<Capture, StepError> {
     let mut tx = pool.begin().await?;
     // The same row lock document writers take on admission closes the check-then-write race.
@@ -300,7 +302,7 @@ pub enum Completion {
     Drifted,
 }
 
-/// Re-checks the frozen snapshot, publishes and completes (SPEC §1 complete).
+/// Re-checks the frozen snapshot, publishes and completes (domain contract §1, complete).
 pub async fn complete(pool: &PgPool, claim: &mut Claim) -> Result<Completion, StepError> {
     let mut tx = pool.begin().await?;
     lock_fenced(&mut tx, claim).await?;

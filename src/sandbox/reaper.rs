@@ -9,7 +9,11 @@ use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
-use super::cluster::{DIR_PREFIX, OWNER_FILE};
+/// Where private clusters live: a directory each, named with [`DIR_PREFIX`], holding the
+/// owning process's pid in [`OWNER_FILE`] (what tells an abandoned one from a live one).
+pub(super) const PARENT_DIR: &str = "/tmp";
+pub(super) const DIR_PREFIX: &str = "bc-pg-";
+pub(super) const OWNER_FILE: &str = "owner.pid";
 
 /// Clusters to stop when the process exits: (postmaster pid, directory).
 static AT_EXIT: Mutex<Vec<(u32, PathBuf)>> = Mutex::new(Vec::new());

@@ -5,6 +5,22 @@
 //! `~/.pgpass`, the way PostgreSQL users expect. Every connection announces itself as
 //! `application_name=bootstrap-console`, so a DBA finds it in `pg_stat_activity`, and carries a
 //! `statement_timeout`, so a console can never hold the database hostage.
+//!
+//! TLS follows libpq's `sslmode` (`disable`, `prefer`, `require`, `verify-ca`, `verify-full`)
+//! with `sslrootcert` for a private CA, `sslcert`/`sslkey` for a client certificate; with
+//! several hosts listed, each certificate is checked against that host's own name (see
+//! [`super::hosts`]). Keyword/value strings are read too ([`super::conninfo`]); an unknown
+//! keyword or URL parameter, `hostaddr`, or a port that is not a number is refused by name, and
+//! errors never quote a password. A host that does not answer is reported after the 10 s
+//! connect timeout; a refused connection, a missing socket or a failed login is said at once,
+//! with how to name a database.
+//!
+//! The session settings (`statement_timeout`, `lock_timeout` 5 s,
+//! `idle_in_transaction_session_timeout` 60 s, `default_transaction_read_only` for observer
+//! sessions, `plan_cache_mode`) are sent as startup `options`, and sqlx prepares named
+//! statements. So the console needs a direct connection, or a pooler in session mode that
+//! passes those startup parameters on; transaction pooling (PgBouncer's usual mode) is not
+//! supported yet.
 
 use std::fmt;
 use std::str::FromStr;

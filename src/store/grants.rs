@@ -4,6 +4,27 @@
 //! The grants follow the statements the console runs: the columns are the lists in
 //! [`super::write`] that the capabilities check at connect, and the least-privilege tests run
 //! every action with exactly these grants.
+//!
+//! What each duty gets (and the script first revokes whatever else the role held on these
+//! tables, so running it again leaves exactly this):
+//! * observer: `SELECT` on the three ledger tables, on `bootstrap_console.audit_log` (with
+//!   `USAGE` on its schema) and on `audit_chain_head` (reading it cannot lock it), and on
+//!   `projection_set_publication_heads` when it exists (`check`'s head checks);
+//! * operator, besides: `UPDATE` of the bootstrap columns retry and cancel write, `UPDATE` of
+//!   the item columns retry writes, `DELETE` on the lease table (lease removal locks the row
+//!   with its DELETE, so it needs no UPDATE), and `INSERT` of the audit columns a console fills
+//!   in — the id, time, role and chain are the database's.
+//!
+//! No one but the audit log's owner gets `UPDATE`, `DELETE` or `TRUNCATE` on it. The script
+//! creates the role `NOLOGIN` if missing and refuses a superuser, a role that bypasses row
+//! security, and one that owns (or is a member of the owner of) a ledger table or the audit
+//! log. What grants cannot do: the column
+//! grants also let the role's members change those columns from `psql` with no audit record,
+//! and the DELETE grant lets them `LOCK TABLE` the lease table, stalling every console and the
+//! platform's writers until that transaction ends. The audit log is complete only for what goes
+//! through the console; where that matters, log those people's statements
+//! (`ALTER ROLE alice SET log_statement = 'mod'`) or keep the operator role for the console's
+//! host.
 
 use super::write::{AUDIT_INSERTED_COLUMNS, BOOTSTRAP_UPDATED_COLUMNS, ITEM_UPDATED_COLUMNS};
 

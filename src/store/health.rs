@@ -4,6 +4,17 @@
 //! statement reads more than one batch's items (at 100,000 spaces of 50 documents: 5M items
 //! in all, 50,000 a statement with batches of 1,000). The others are single statements over
 //! an index: running jobs by lease expiry, succeeded jobs against their heads.
+//!
+//! Per batch: one statement finds the batch's end in the primary key, one counts its items per
+//! bootstrap through the items' `(bootstrap_id, …)` indexes, one joins its succeeded jobs to
+//! their heads. `abandoned` is one range of the claim index (`run_state, lease_expires_at`);
+//! `unreadable` is the report's own statement ([`super::report`]).
+//!
+//! Measured on the scale fixture (100,000 spaces, 4,552,150 items, release build): `check`
+//! took 2.3–2.5 s in about 300 statements with 15 MB resident, against 0.49–0.51 s for one
+//! `psql` `GROUP BY` over every item — about 4.7× the one big scan, in exchange for no statement
+//! longer than about 50 ms (one batch's item count under `EXPLAIN ANALYZE`; a batch's head join
+//! 13 ms, the abandoned range 0.1 ms).
 
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;

@@ -9,17 +9,9 @@ use std::time::Duration;
 use sqlx::{Connection, PgConnection};
 use uuid::Uuid;
 
-use super::StoreError;
 use super::connect::{ConnectError, Target};
 use super::write::{AuditSubject, Backend};
-
-/// SQLSTATE of a lock wait that ran out (`lock_timeout`).
-pub const LOCK_NOT_AVAILABLE: &str = "55P03";
-
-/// Whether `error` is a lock wait that ran out.
-pub fn is_lock_timeout(error: &sqlx::Error) -> bool {
-    matches!(error, sqlx::Error::Database(e) if e.code().as_deref() == Some(LOCK_NOT_AVAILABLE))
-}
+use super::{StoreError, is_lock_timeout};
 
 /// An open lookup: its own connection. Each check of the server's activity is a statement of
 /// its own (activity is read once per transaction); the row lock is held in a transaction

@@ -92,6 +92,14 @@ fn describe(error: &sqlx::Error) -> String {
     }
 }
 
+/// SQLSTATE of a lock wait that ran out (`lock_timeout`).
+pub const LOCK_NOT_AVAILABLE: &str = "55P03";
+
+/// Whether `error` is a lock wait that ran out.
+pub fn is_lock_timeout(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(e) if e.code().as_deref() == Some(LOCK_NOT_AVAILABLE))
+}
+
 impl StoreError {
     /// The SQLSTATE, when the database itself refused.
     pub fn sqlstate(&self) -> Option<String> {

@@ -2,10 +2,10 @@
 //! rows an action plans on. (The board's rows are kept current by [`super::sync`].)
 //!
 //! Queries that show ages select `now()` alongside the data, so ages and expiries are computed
-//! against the database clock of the very same snapshot (SPEC §2). The `(SELECT now()) clock
-//! LEFT JOIN (…) ON true` shape returns one row even when nothing matches, so the clock is never
-//! missing. The pool's sessions default to read-only transactions (see `connect`), so these
-//! statements cannot write.
+//! against the database clock of the very same snapshot (domain contract §2). The
+//! `(SELECT now()) clock LEFT JOIN (…) ON true` shape returns one row even when nothing
+//! matches, so the clock is never missing. The pool's sessions default to read-only
+//! transactions (see `connect`), so these statements cannot write.
 
 use chrono::{DateTime, Utc};
 use sqlx::postgres::PgRow;

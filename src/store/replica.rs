@@ -1,6 +1,25 @@
 //! Streaming replication as the console sees it: WAL positions on the primary and how far a
 //! hot standby has replayed them, so polls of a standby can say how old their data is and judge
 //! time-driven signals as of the data, not as of the standby's clock.
+//!
+//! Before each poll of a standby the console reads where the primary's WAL ends
+//! (`pg_current_wal_lsn()`) and the primary's clock. When the standby has replayed everything
+//! the primary had written before the poll, signals are judged by the standby's clock (a quiet
+//! primary hides no dead worker fleet); otherwise as of the latest instant its data is known
+//! complete to — the last replayed commit, or an earlier reading of the primary's position it
+//! has replayed since — so a lease renewed on the primary 5 s ago never reads "expired" on a
+//! standby 30 s behind, and ages wait for the next poll instead of running on with the local
+//! clock. The header says `standby in sync` or `standby lag 31s 2.1MB, ages as of 12:03:04`,
+//! in warning style past [`LAG_WARNING`]. A standby read with no primary named is judged by
+//! its own clock and its lag is not measured (`"lag_measured": false` in `status --json`).
+//!
+//! Read your own writes: after an action commits, polls wait (at most 10 s,
+//! `poller::REPLAY_WAIT`) until the standby holds the action's audit records, or, for a role
+//! that may not read the audit table there, until it has replayed the primary's position after
+//! the commit; the status line says `applied; waiting for the replica (N s)` meanwhile.
+//!
+//! The functions called here are open to every role: the standby needs only the observer's
+//! grants, and a standby copies its primary's roles, so one role serves both.
 
 use std::fmt;
 use std::str::FromStr;

@@ -9,6 +9,13 @@
 //!   `bootstrap_console.schema_migrations`. sqlx's migrator is not used for them because it
 //!   would write its `_sqlx_migrations` ledger into the platform's database, which may be the
 //!   platform's own migration ledger.
+//!
+//! The console units, in `migrations/console/`: 0001 the audit log table, 0002 its
+//! `request_id`, 0003 its unique `action_id`, 0004 the hash chain and the append-only triggers
+//! (see [`crate::domain::audit_chain`]). An older console schema is brought forward with its
+//! records kept (chained in the order of their ids). Whoever runs `migrate` owns the audit log,
+//! so it must be the ledger's owner or a superuser — and, once the console's schema exists, its
+//! owner; anyone else is refused with the role that must run it (exit 8).
 
 use sqlx::{Connection, PgConnection};
 

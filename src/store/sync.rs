@@ -1,4 +1,5 @@
-//! Keeping a copy of the ledger current with little work per poll (SPEC §5).
+//! Keeping a copy of the ledger current with little work per poll (domain contract §5, see
+//! [`crate::domain`]).
 //!
 //! The first poll loads every row in scope. After that a poll reads, in one read-only
 //! repeatable-read transaction:
@@ -16,6 +17,39 @@
 //!
 //! The caller gets [`Changes`]: rows to add or replace, ids to drop, and the leases. Rows read
 //! again with the version already known are not passed on.
+//!
+//! # The guarantee
+//!
+//! A change shows at the next poll when the writer's clock lag plus its transaction's duration
+//! is at most the slack (`--delta-slack-secs`, 5 s by default), and always within one resync
+//! cycle (about two minutes, [`SyncSettings::resync_cycle`]). Each slice reads
+//! `pages × poll period / cycle` pages, at least 16 and at most 1,024, so beyond about 1.3
+//! million rows at one poll a second the cycle grows. Under `--tenant` the slices still walk
+//! the whole table (keeping the tenant's rows), so a scoped console costs the database about
+//! what an unscoped one does. On a standby the watermark is the instant its data is known
+//! complete to (see [`super::replica`]), and stays put when the standby cannot tell, so lag
+//! beyond the slack loses no change.
+//!
+//! A poll is the database clock, the changed rows, one slice (plus one read by primary key
+//! when the slice found rows to read again) and the leases: four or five short statements.
+//! The console creates nothing on platform tables. Tests hold this to account against a real
+//! PostgreSQL: a randomized run writes progress, claims, failures, deletions, new rows, leases,
+//! clocks lagging within the slack, a transaction held open across a poll and stale stamps,
+//! changes the board's sort and filters, moves the clock, and checks after every poll that the
+//! model equals a full fetch judged at the same instant; another `EXPLAIN`s every poll
+//! statement on 20,000 rows and fails on a sequential scan of the bootstrap table.
+//!
+//! When the platform has an index led by `updated_at` on the bootstrap table (found at connect,
+//! [`super::capabilities`]), the changed rows are read through it instead of walking the live
+//! worker leases of the claim index.
+//!
+//! Measured (`cargo bench --bench fleet`, 2 cores, PostgreSQL 15, 100,000 spaces over 1,000
+//! tenants, 4.5 million items, 8 simulated workers writing): a poll costs the database 2.9 ms
+//! (`pg_stat_statements`, planning plus execution), against 151 ms for the first release's full
+//! board query and 142 ms for a plain `SELECT *` through the same driver; five consoles watching
+//! at once kept the database 1.4% of one core busy, against 276% for five first-release
+//! consoles. With 20,000 running jobs the `updated_at` index cut the changed-rows statement
+//! from 0.65 ms to 0.28 ms.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::time::Duration;

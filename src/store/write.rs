@@ -192,7 +192,7 @@ impl WriteTx {
         Ok(row.as_ref().map(Locked::from_pg).transpose()?)
     }
 
-    /// SPEC §3 retry, job row: back to `queued` in place, keeping the checkpoint.
+    /// Retry (domain contract §3), job row: back to `queued` in place, keeping the checkpoint.
     pub async fn retry_bootstrap(&mut self, id: Uuid) -> Result<Locked<BootstrapRow>, StoreError> {
         let sql = format!(
             "UPDATE legacy_space_publication_bootstraps AS b SET \
@@ -210,7 +210,7 @@ impl WriteTx {
         Ok(Locked::from_pg(&row)?)
     }
 
-    /// SPEC §3 retry, items: failed or running items go back to pending.
+    /// Retry (domain contract §3), items: failed or running items go back to pending.
     pub async fn reset_items_for_retry(&mut self, bootstrap_id: Uuid) -> Result<u64, StoreError> {
         let done = sqlx::query(
             "UPDATE legacy_space_publication_bootstrap_items SET \
@@ -224,7 +224,7 @@ impl WriteTx {
         Ok(done.rows_affected())
     }
 
-    /// SPEC §3 cancel: `canceled`, lease cleared (which fences out a live worker).
+    /// Cancel (domain contract §3): `canceled`, lease cleared (which fences out a live worker).
     pub async fn cancel_bootstrap(
         &mut self,
         id: Uuid,
@@ -317,7 +317,7 @@ impl WriteTx {
             Ok((id, seq, hash)) => Ok(ChainHead { id, seq, hash }),
             // The row is already ours: what this statement waits for is the chain's head (or
             // the audit table itself, under a schema change).
-            Err(e) if super::lookup::is_lock_timeout(&e) => Err(StoreError::AuditChainBusy {
+            Err(e) if super::is_lock_timeout(&e) => Err(StoreError::AuditChainBusy {
                 // The chain's trigger names the holder; a lock on the table itself (a schema
                 // change) has only the server's generic words.
                 holder: e

@@ -1,7 +1,30 @@
 //! Every key binding in one table: the handlers match on [`Command`], and the help screen and the
-//! hint bar are generated from the same table, so they can never disagree.
+//! hint bar are generated from the same table, so they can never disagree. Each binding
+//! belongs to a [`Scope`]: the keys that work [`Scope::Anywhere`] are looked up first, then
+//! those of the scope the console is in (a view, the filter prompt, a dialog at one of its
+//! stages). A test checks that every binding can fire in its scope (an `Anywhere` key would
+//! otherwise hide it).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// Where a binding works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// Whatever has the focus: looked up before every other scope.
+    Anywhere,
+    /// The views (board, detail, tenants, leases, audit, health).
+    View,
+    /// Typing the board's filter (`/`).
+    Filter,
+    /// An action dialog being planned or filled in (reason, confirmation).
+    Dialog,
+    /// An action dialog whose actions are being applied.
+    Applying,
+    /// An action dialog showing its results (or why it could not plan).
+    Finished,
+    /// The help screen (any other key closes it).
+    Help,
+}
 
 /// What a key asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,10 +57,29 @@ pub enum Command {
     ClearMarks,
     Help,
     Quit,
+    /// Stop the console as a shell's job (raw mode delivers Ctrl-Z as a key).
+    Suspend,
+    /// Draw the whole screen again from nothing.
+    Redraw,
+    /// A dialog: apply what the plans say would apply.
+    Apply,
+    /// A dialog: the other input (reason, confirmation).
+    NextField,
+    /// A dialog: plan again at once.
+    PlanAgain,
+    /// A dialog: take the plans' new decisions.
+    TakePlan,
+    /// A dialog: force the removal of a lease that is not an orphan suspect.
+    Force,
+    /// A text input: delete the last character.
+    DeleteChar,
+    /// A text input: clear it.
+    ClearField,
 }
 
 /// One row of the key table.
 pub struct Binding {
+    pub scope: Scope,
     pub keys: &'static [(KeyCode, KeyModifiers)],
     /// How the keys are written on screen.
     pub shown: &'static str,
@@ -50,9 +92,11 @@ pub struct Binding {
 
 const NONE: KeyModifiers = KeyModifiers::NONE;
 const CTRL: KeyModifiers = KeyModifiers::CONTROL;
+use Scope::{Anywhere, Applying, Dialog, Filter, Finished, View};
 
 pub const BINDINGS: &[Binding] = &[
     Binding {
+        scope: View,
         keys: &[(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
         shown: "↑/k",
         command: Command::Up,
@@ -60,6 +104,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: None,
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Down, NONE), (KeyCode::Char('j'), NONE)],
         shown: "↓/j",
         command: Command::Down,
@@ -67,6 +112,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: None,
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::PageUp, NONE), (KeyCode::Char('b'), CTRL)],
         shown: "PgUp",
         command: Command::PageUp,
@@ -74,6 +120,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: None,
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::PageDown, NONE), (KeyCode::Char('f'), CTRL)],
         shown: "PgDn",
         command: Command::PageDown,
@@ -81,6 +128,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: None,
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('g'), NONE), (KeyCode::Home, NONE)],
         shown: "g",
         command: Command::Top,
@@ -88,6 +136,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: None,
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('G'), NONE), (KeyCode::End, NONE)],
         shown: "G",
         command: Command::Bottom,
@@ -95,6 +144,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: None,
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Enter, NONE)],
         shown: "⏎",
         command: Command::Open,
@@ -102,6 +152,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: Some("detail"),
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Esc, NONE)],
         shown: "Esc",
         command: Command::Back,
@@ -109,6 +160,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: Some("back"),
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Tab, NONE)],
         shown: "Tab",
         command: Command::NextView,
@@ -116,6 +168,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: Some("view"),
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::BackTab, NONE)],
         shown: "S-Tab",
         command: Command::PrevView,
@@ -123,6 +176,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: None,
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('/'), NONE)],
         shown: "/",
         command: Command::Filter,
@@ -130,6 +184,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: Some("filter"),
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('f'), NONE)],
         shown: "f",
         command: Command::QuickNext,
@@ -137,6 +192,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: Some("quick"),
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('F'), NONE)],
         shown: "F",
         command: Command::QuickPrev,
@@ -144,6 +200,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: None,
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('s'), NONE)],
         shown: "s",
         command: Command::Sort,
@@ -151,6 +208,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: Some("sort"),
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('S'), NONE)],
         shown: "S",
         command: Command::SortReverse,
@@ -158,6 +216,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: None,
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('p'), NONE)],
         shown: "p",
         command: Command::Pause,
@@ -165,6 +224,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: Some("pause"),
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('+'), NONE), (KeyCode::Char('='), NONE)],
         shown: "+",
         command: Command::Faster,
@@ -172,6 +232,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: None,
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('-'), NONE)],
         shown: "-",
         command: Command::Slower,
@@ -179,13 +240,15 @@ pub const BINDINGS: &[Binding] = &[
         hint: None,
     },
     Binding {
-        keys: &[(KeyCode::Char('R'), CTRL), (KeyCode::Char('l'), CTRL)],
+        scope: View,
+        keys: &[(KeyCode::Char('r'), CTRL)],
         shown: "C-r",
         command: Command::Refresh,
         help: "poll now; audit, health: again",
         hint: None,
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('y'), NONE)],
         shown: "y",
         command: Command::Copy,
@@ -193,6 +256,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: Some("copy id"),
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('r'), NONE)],
         shown: "r",
         command: Command::Retry,
@@ -200,6 +264,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: Some("retry"),
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('c'), NONE)],
         shown: "c",
         command: Command::Cancel,
@@ -207,6 +272,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: Some("cancel"),
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('x'), NONE)],
         shown: "x",
         command: Command::RemoveLease,
@@ -214,6 +280,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: Some("lease"),
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char(' '), NONE)],
         shown: "Space",
         command: Command::Mark,
@@ -221,6 +288,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: Some("mark"),
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('*'), NONE)],
         shown: "*",
         command: Command::MarkAll,
@@ -228,6 +296,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: None,
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('u'), NONE)],
         shown: "u",
         command: Command::ClearMarks,
@@ -235,6 +304,7 @@ pub const BINDINGS: &[Binding] = &[
         hint: Some("clear marks"),
     },
     Binding {
+        scope: View,
         keys: &[(KeyCode::Char('?'), NONE)],
         shown: "?",
         command: Command::Help,
@@ -242,17 +312,175 @@ pub const BINDINGS: &[Binding] = &[
         hint: Some("help"),
     },
     Binding {
-        keys: &[(KeyCode::Char('q'), NONE), (KeyCode::Char('c'), CTRL)],
+        scope: View,
+        keys: &[(KeyCode::Char('q'), NONE)],
         shown: "q",
         command: Command::Quit,
-        help: "quit; C-z suspend, C-l redraw",
+        help: "quit",
         hint: Some("quit"),
+    },
+    // Whatever has the focus.
+    Binding {
+        scope: Anywhere,
+        keys: &[(KeyCode::Char('c'), CTRL)],
+        shown: "C-c",
+        command: Command::Quit,
+        help: "quit (twice while applying)",
+        hint: Some("quit"),
+    },
+    Binding {
+        scope: Anywhere,
+        keys: &[(KeyCode::Char('z'), CTRL)],
+        shown: "C-z",
+        command: Command::Suspend,
+        help: "suspend to the shell",
+        hint: Some("suspend"),
+    },
+    Binding {
+        scope: Anywhere,
+        keys: &[(KeyCode::Char('l'), CTRL)],
+        shown: "C-l",
+        command: Command::Redraw,
+        help: "redraw the screen",
+        hint: Some("redraw"),
+    },
+    // Typing the filter.
+    Binding {
+        scope: Filter,
+        keys: &[(KeyCode::Enter, NONE)],
+        shown: "⏎",
+        command: Command::Open,
+        help: "keep the filter",
+        hint: Some("keep"),
+    },
+    Binding {
+        scope: Filter,
+        keys: &[(KeyCode::Esc, NONE)],
+        shown: "Esc",
+        command: Command::Back,
+        help: "clear the filter",
+        hint: Some("clear"),
+    },
+    Binding {
+        scope: Filter,
+        keys: &[(KeyCode::Backspace, NONE)],
+        shown: "⌫",
+        command: Command::DeleteChar,
+        help: "delete a character",
+        hint: None,
+    },
+    Binding {
+        scope: Filter,
+        keys: &[(KeyCode::Char('u'), CTRL)],
+        shown: "C-u",
+        command: Command::ClearField,
+        help: "clear what was typed",
+        hint: None,
+    },
+    // A dialog being filled in, in the order its hints are shown.
+    Binding {
+        scope: Dialog,
+        keys: &[(KeyCode::Char('y'), CTRL)],
+        shown: "C-y",
+        command: Command::TakePlan,
+        help: "take the new plan",
+        hint: Some("take the new plan"),
+    },
+    Binding {
+        scope: Dialog,
+        keys: &[(KeyCode::Char('f'), CTRL)],
+        shown: "C-f",
+        command: Command::Force,
+        help: "force a lease removal",
+        hint: Some("force"),
+    },
+    Binding {
+        scope: Dialog,
+        keys: &[(KeyCode::Enter, NONE)],
+        shown: "⏎",
+        command: Command::Apply,
+        help: "apply",
+        hint: Some("apply"),
+    },
+    Binding {
+        scope: Dialog,
+        keys: &[(KeyCode::Esc, NONE)],
+        shown: "Esc",
+        command: Command::Back,
+        help: "cancel: nothing is written",
+        hint: Some("cancel"),
+    },
+    Binding {
+        scope: Dialog,
+        keys: &[(KeyCode::Tab, NONE), (KeyCode::BackTab, NONE)],
+        shown: "Tab",
+        command: Command::NextField,
+        help: "reason / confirmation",
+        hint: Some("next field"),
+    },
+    Binding {
+        scope: Dialog,
+        keys: &[(KeyCode::Char('r'), CTRL)],
+        shown: "C-r",
+        command: Command::PlanAgain,
+        help: "plan again",
+        hint: Some("plan again"),
+    },
+    Binding {
+        scope: Dialog,
+        keys: &[(KeyCode::Backspace, NONE)],
+        shown: "⌫",
+        command: Command::DeleteChar,
+        help: "delete a character",
+        hint: None,
+    },
+    Binding {
+        scope: Dialog,
+        keys: &[(KeyCode::Char('u'), CTRL)],
+        shown: "C-u",
+        command: Command::ClearField,
+        help: "clear the field",
+        hint: None,
+    },
+    Binding {
+        scope: Applying,
+        keys: &[(KeyCode::Esc, NONE)],
+        shown: "Esc",
+        command: Command::Back,
+        help: "stop waiting",
+        hint: Some("stop waiting"),
+    },
+    Binding {
+        scope: Finished,
+        keys: &[
+            (KeyCode::Enter, NONE),
+            (KeyCode::Esc, NONE),
+            (KeyCode::Char('q'), NONE),
+        ],
+        shown: "⏎",
+        command: Command::Back,
+        help: "close",
+        hint: Some("close"),
     },
 ];
 
-/// The command bound to a key, if any. Shift is ignored for characters: terminals differ in
-/// whether they report it for `G` or `?`.
-pub fn command_for(key: &KeyEvent) -> Option<Command> {
+/// The bindings of `scope`, in the table's order.
+pub fn bindings(scope: Scope) -> impl Iterator<Item = &'static Binding> {
+    BINDINGS.iter().filter(move |b| b.scope == scope)
+}
+
+/// The binding of `command` in `scope` (how its key is shown and hinted there).
+pub fn binding(scope: Scope, command: Command) -> Option<&'static Binding> {
+    bindings(scope).find(|b| b.command == command)
+}
+
+/// The command bound to a key in `scope`, if any: a key that works anywhere first. Shift is
+/// ignored for characters: terminals differ in whether they report it for `G` or `?`.
+pub fn command_for(scope: Scope, key: &KeyEvent) -> Option<Command> {
+    bound_in(Scope::Anywhere, key).or_else(|| bound_in(scope, key))
+}
+
+fn bound_in(scope: Scope, key: &KeyEvent) -> Option<Command> {
     // Shift is part of the character (`G`, `*`) and of BackTab itself (crossterm reports
     // Shift-Tab as BackTab with SHIFT set; some terminals send it without).
     let modifiers = if matches!(key.code, KeyCode::Char(_) | KeyCode::BackTab) {
@@ -266,8 +494,7 @@ pub fn command_for(key: &KeyEvent) -> Option<Command> {
         }
         other => other,
     };
-    BINDINGS
-        .iter()
+    bindings(scope)
         .find(|binding| {
             binding.keys.iter().any(|(k, m)| {
                 let k = match k {
@@ -292,27 +519,46 @@ mod tests {
 
     #[test]
     fn every_key_maps_to_one_command() {
+        let view = |code, modifiers| command_for(View, &key(code, modifiers));
+        assert_eq!(view(KeyCode::Char('j'), NONE), Some(Command::Down));
         assert_eq!(
-            command_for(&key(KeyCode::Char('j'), NONE)),
-            Some(Command::Down)
-        );
-        assert_eq!(
-            command_for(&key(KeyCode::Char('G'), KeyModifiers::SHIFT)),
+            view(KeyCode::Char('G'), KeyModifiers::SHIFT),
             Some(Command::Bottom)
         );
+        assert_eq!(view(KeyCode::Char('c'), CTRL), Some(Command::Quit));
+        assert_eq!(view(KeyCode::Char('c'), NONE), Some(Command::Cancel));
         assert_eq!(
-            command_for(&key(KeyCode::Char('c'), CTRL)),
-            Some(Command::Quit)
-        );
-        assert_eq!(
-            command_for(&key(KeyCode::Char('c'), NONE)),
-            Some(Command::Cancel)
-        );
-        assert_eq!(
-            command_for(&key(KeyCode::Char('?'), KeyModifiers::SHIFT)),
+            view(KeyCode::Char('?'), KeyModifiers::SHIFT),
             Some(Command::Help)
         );
-        assert_eq!(command_for(&key(KeyCode::Char('z'), NONE)), None);
+        assert_eq!(view(KeyCode::Char('z'), NONE), None);
+        assert_eq!(view(KeyCode::Char('l'), CTRL), Some(Command::Redraw));
+        // In a dialog letters are typed; Ctrl-C still quits.
+        assert_eq!(command_for(Dialog, &key(KeyCode::Char('r'), NONE)), None);
+        assert_eq!(
+            command_for(Dialog, &key(KeyCode::Char('r'), CTRL)),
+            Some(Command::PlanAgain)
+        );
+        assert_eq!(
+            command_for(Applying, &key(KeyCode::Char('c'), CTRL)),
+            Some(Command::Quit)
+        );
+    }
+
+    #[test]
+    fn every_binding_can_fire_in_its_scope() {
+        for binding in BINDINGS {
+            for (code, modifiers) in binding.keys {
+                assert_eq!(
+                    command_for(binding.scope, &key(*code, *modifiers)),
+                    Some(binding.command),
+                    "{} ({code:?} {modifiers:?}) in {:?} never reaches {:?}",
+                    binding.shown,
+                    binding.scope,
+                    binding.command
+                );
+            }
+        }
     }
 
     #[test]
@@ -327,11 +573,15 @@ mod tests {
     }
 
     #[test]
-    fn no_key_is_bound_twice() {
+    fn no_key_is_bound_twice_in_a_scope() {
         let mut seen = std::collections::HashSet::new();
         for binding in BINDINGS {
             for key in binding.keys {
-                assert!(seen.insert(*key), "{key:?} is bound twice");
+                assert!(
+                    seen.insert((binding.scope, *key)),
+                    "{key:?} is bound twice in {:?}",
+                    binding.scope
+                );
             }
         }
     }

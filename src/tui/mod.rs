@@ -1,6 +1,14 @@
 //! The live console: one event loop over terminal input, poller snapshots, action results, a
 //! tick and the stop signals. State lives in [`app`], transitions in [`update`], drawing in
 //! [`view`] (a pure function of state); IO happens only here, as effects.
+//!
+//! How it ends: `q`, Ctrl-C, SIGTERM, SIGQUIT and SIGHUP quit cleanly with the terminal
+//! restored; a terminal that went away (a dropped ssh session) is not written to again — no
+//! abort, a "console ended: hang-up" line in the log, and under `demo` the private PostgreSQL
+//! still stopped and deleted. Quitting while an action is being applied asks once, then stops
+//! waiting, waits a few seconds for the answer and prints it after the terminal is restored (or
+//! the command that settles it). While the database is away the last good data stays on
+//! screen under a "stale for Ns — reconnecting" banner, and the poller reconnects by itself.
 
 pub mod app;
 pub mod keys;
@@ -67,7 +75,9 @@ pub struct Ended {
 }
 
 /// Runs the console until `q`, Ctrl-C or a stop signal. The terminal is restored on every
-/// exit path (a panic restores it through ratatui's hook before the report is printed).
+/// exit path: a panic restores it through the console's own panic hook, installed by
+/// [`terminal::enter`], which restores the screen and then chains to the hook it replaced, so
+/// the report prints on a usable terminal.
 pub async fn run(
     session: Session,
     options: Options,

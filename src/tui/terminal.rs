@@ -4,7 +4,15 @@
 //! ratatui diffs each frame against the last, but its crossterm backend still ends every draw
 //! with style resets and a hide-cursor sequence, even when no cell changed. Over ssh that is a
 //! steady trickle of bytes for nothing. [`QuietBackend`] drops those: an idle console whose
-//! screen does not change writes nothing at all.
+//! screen does not change writes nothing at all (measured by `cargo bench --bench fleet` on the
+//! real binary at 80×24: 0 B/s, against 81 B/s for ratatui's backend on the same frames).
+//!
+//! [`enter`] installs the console's own panic hook: it restores the terminal, then chains to
+//! the hook it replaced (color-eyre's), so a report prints on a usable screen — unless the
+//! terminal is already gone (a dropped ssh session), when nothing is written to it at all.
+//! `TERM` unset or `dumb` is refused before the screen is entered ([`term_can_draw`]), and a
+//! locale that is not UTF-8 (`LC_ALL`, then `LC_CTYPE`, then `LANG`; none set is the C locale)
+//! makes the console draw in ASCII, as `--ascii` does.
 
 use std::io;
 

@@ -16,10 +16,10 @@ mod clients;
 #[path = "fleet/lab.rs"]
 mod lab;
 #[allow(dead_code)]
-#[path = "../common/pty.rs"]
+#[path = "../it/common/pty.rs"]
 mod pty;
 #[allow(dead_code)]
-#[path = "../common/svg.rs"]
+#[path = "../it/common/svg.rs"]
 mod svg;
 #[path = "fleet/table.rs"]
 mod table;

@@ -1,5 +1,13 @@
 //! What an operator asks for: an [`Action`] of one [`Kind`] on one subject, carrying what the
 //! operator saw when they decided and a request id that makes applying it idempotent.
+//!
+//! A request id is a UUIDv7 made by the console (printed as `request <uuid>` by the CLI, shown
+//! in the TUI's dialog); each action of the request carries its own id, a UUIDv5 of the
+//! request id, the action and its subject. The audit record stores both: `request_id` (a bulk
+//! request's records share it; search the log by what was printed) and `action_id` (unique),
+//! so an action applies at most once. `--request-id` re-drives an earlier run: what it applied
+//! is answered "already applied (audit record N)", a removed lease included, and the rest is
+//! applied once; the same id given to another command or subject never reads as applied.
 
 use std::fmt;
 
@@ -10,7 +18,7 @@ use crate::domain::board::BoardRow;
 use crate::domain::ids::IdNames;
 use crate::domain::model::{Bootstrap, Checkpoint, LeaseIdentity, RunState};
 
-/// The three operator actions of SPEC §3.
+/// The three operator actions (domain contract §3, see [`crate::domain`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     Retry,
@@ -127,27 +135,62 @@ impl From<&BoardRow> for SeenBootstrap {
     }
 }
 
-/// What an action is about.
+/// One operator request on one subject: an action on a bootstrap, or the removal of a
+/// lease. Each subject has its own type, so an action that cannot happen (a lease removal on a
+/// bootstrap, a retry of a lease) cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Subject {
-    Bootstrap(SeenBootstrap),
-    /// Exactly the lease the operator saw; `force` overrides the orphan evidence.
-    Lease {
-        seen: LeaseIdentity,
-        force: bool,
-    },
+pub enum Action {
+    Bootstrap(BootstrapAction),
+    Lease(LeaseRemoval),
 }
 
-/// One operator request on one subject.
+/// Retry or cancel of one bootstrap, as the operator saw it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Action {
-    kind: Kind,
-    subject: Subject,
+pub struct BootstrapAction {
+    kind: BootstrapKind,
+    seen: SeenBootstrap,
     /// The operator's request, as printed; several actions of a bulk request share it.
     request: RequestId,
     /// This action's own id, derived from the request: unique in the audit log.
     action_id: Uuid,
     exact_row_version: Option<i32>,
+}
+
+/// Removal of exactly the lease the operator saw; `force` overrides the orphan evidence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseRemoval {
+    seen: LeaseIdentity,
+    force: bool,
+    request: RequestId,
+    action_id: Uuid,
+}
+
+impl BootstrapAction {
+    pub fn kind(&self) -> BootstrapKind {
+        self.kind
+    }
+
+    /// The bootstrap as the operator saw it when deciding.
+    pub fn seen(&self) -> &SeenBootstrap {
+        &self.seen
+    }
+
+    /// The exact row version a script demands (`--row-version`), if any.
+    pub fn exact_row_version(&self) -> Option<i32> {
+        self.exact_row_version
+    }
+}
+
+impl LeaseRemoval {
+    /// The lease as the operator saw it.
+    pub fn seen(&self) -> &LeaseIdentity {
+        &self.seen
+    }
+
+    /// Whether the orphan evidence is overridden.
+    pub fn forced(&self) -> bool {
+        self.force
+    }
 }
 
 /// The id of one operator request: new for every request, or given again to re-drive one.
@@ -206,39 +249,40 @@ impl fmt::Display for RequestId {
 impl Action {
     /// Retry the job as seen, as part of `request`.
     pub fn retry(seen: SeenBootstrap, request: RequestId) -> Self {
-        Self::on_bootstrap(Kind::Retry, seen, request)
+        Self::on_bootstrap(BootstrapKind::Retry, seen, request)
     }
 
     /// Cancel the job as seen, as part of `request`.
     pub fn cancel(seen: SeenBootstrap, request: RequestId) -> Self {
-        Self::on_bootstrap(Kind::Cancel, seen, request)
+        Self::on_bootstrap(BootstrapKind::Cancel, seen, request)
     }
 
-    fn on_bootstrap(kind: Kind, seen: SeenBootstrap, request: RequestId) -> Self {
-        Self {
+    fn on_bootstrap(kind: BootstrapKind, seen: SeenBootstrap, request: RequestId) -> Self {
+        Self::Bootstrap(BootstrapAction {
             kind,
             request,
-            action_id: request.for_subject(kind, seen.id),
-            subject: Subject::Bootstrap(seen),
+            action_id: request.for_subject(kind.kind(), seen.id),
+            seen,
             exact_row_version: None,
-        }
+        })
     }
 
     /// Remove exactly the lease seen, as part of `request`.
     pub fn remove_lease(seen: LeaseIdentity, force: bool, request: RequestId) -> Self {
-        Self {
-            kind: Kind::RemoveLease,
+        Self::Lease(LeaseRemoval {
             request,
             action_id: request.for_subject(Kind::RemoveLease, seen.id),
-            subject: Subject::Lease { seen, force },
-            exact_row_version: None,
-        }
+            seen,
+            force,
+        })
     }
 
     /// Also demand this exact row version (scripts' `--row-version`): any write to the row
-    /// since then refuses the action, progress included.
+    /// since then refuses the action, progress included. A lease has no row version.
     pub fn with_exact_row_version(mut self, row_version: i32) -> Self {
-        self.exact_row_version = Some(row_version);
+        if let Self::Bootstrap(action) = &mut self {
+            action.exact_row_version = Some(row_version);
+        }
         self
     }
 
@@ -246,57 +290,71 @@ impl Action {
     /// plan). Keeps the request id: the request was not applied.
     pub fn reseen(&self, now: SeenBootstrap) -> Self {
         let mut again = self.clone();
-        if let Subject::Bootstrap(seen) = &mut again.subject {
-            *seen = now;
+        if let Self::Bootstrap(action) = &mut again {
+            action.seen = now;
+            action.exact_row_version = None;
         }
-        again.exact_row_version = None;
         again
     }
 
     pub fn kind(&self) -> Kind {
-        self.kind
-    }
-
-    pub fn subject(&self) -> &Subject {
-        &self.subject
+        match self {
+            Self::Bootstrap(action) => action.kind.kind(),
+            Self::Lease(_) => Kind::RemoveLease,
+        }
     }
 
     /// The request this action belongs to: what the operator sees, and re-drives.
     pub fn request(&self) -> RequestId {
-        self.request
+        match self {
+            Self::Bootstrap(action) => action.request,
+            Self::Lease(removal) => removal.request,
+        }
     }
 
     /// This action's own id, as the audit log stores it (unique).
     pub fn action_id(&self) -> Uuid {
-        self.action_id
-    }
-
-    pub fn exact_row_version(&self) -> Option<i32> {
-        self.exact_row_version
+        match self {
+            Self::Bootstrap(action) => action.action_id,
+            Self::Lease(removal) => removal.action_id,
+        }
     }
 
     /// The bootstrap seen, for retry and cancel.
     pub fn seen_bootstrap(&self) -> Option<&SeenBootstrap> {
-        match &self.subject {
-            Subject::Bootstrap(seen) => Some(seen),
-            Subject::Lease { .. } => None,
+        match self {
+            Self::Bootstrap(action) => Some(&action.seen),
+            Self::Lease(_) => None,
         }
+    }
+
+    /// Whether this is a lease removal that overrides the orphan evidence.
+    pub fn is_forced(&self) -> bool {
+        matches!(self, Self::Lease(removal) if removal.force)
     }
 
     /// The id a command names the subject by: the bootstrap's, or the lease's.
     pub fn subject_id(&self) -> Uuid {
-        match &self.subject {
-            Subject::Bootstrap(seen) => seen.id,
-            Subject::Lease { seen, .. } => seen.id,
+        match self {
+            Self::Bootstrap(action) => action.seen.id,
+            Self::Lease(removal) => removal.seen.id,
+        }
+    }
+
+    /// The ids a sentence about this action prints: the subject's and its space's.
+    pub fn shown_ids(&self) -> [Uuid; 2] {
+        match self {
+            Self::Bootstrap(action) => [action.seen.id, action.seen.space],
+            Self::Lease(removal) => [removal.seen.id, removal.seen.knowledge_space_id],
         }
     }
 
     /// How the operator names the subject: "space 0190a1b2" or "lease 7c41d0e9", each id in
     /// the form that tells it from the others in scope.
     pub fn target(&self, names: &IdNames) -> String {
-        match &self.subject {
-            Subject::Bootstrap(seen) => format!("space {}", names.short(&seen.space)),
-            Subject::Lease { seen, .. } => format!("lease {}", names.short(&seen.id)),
+        match self {
+            Self::Bootstrap(action) => format!("space {}", names.short(&action.seen.space)),
+            Self::Lease(removal) => format!("lease {}", names.short(&removal.seen.id)),
         }
     }
 }

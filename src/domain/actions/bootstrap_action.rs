@@ -2,7 +2,7 @@
 //! that locks the row, looks the request id up, decides again with the same rules, writes,
 //! audits and commits.
 
-use super::action::{Action, Kind, SeenBootstrap};
+use super::action::{Action, BootstrapAction, BootstrapKind, Kind, SeenBootstrap};
 use super::outcome::{Applied, Change, Outcome, Plan};
 use super::{ActionError, Decided, audit_record, cancel, finish, precondition, retry};
 use crate::domain::model::Bootstrap;
@@ -11,26 +11,24 @@ use crate::domain::session::Session;
 use crate::store::read;
 use crate::store::write::{AuditOutcome, BackendSlot, WriteTx};
 
-/// [`Action`]'s constructors give lease removal a lease subject, never a bootstrap.
-const LEASE_SUBJECT: &str = "lease removal always has a lease subject";
-
 /// Scope first, then the action's own precondition; `Ok` carries what moved meanwhile.
 fn check(
     session: &Session,
-    action: &Action,
-    seen: &SeenBootstrap,
+    action: &BootstrapAction,
     now: &Bootstrap,
 ) -> Result<Option<String>, Refusal> {
     session.check_scope(&now.tenant_id, now.knowledge_space_id)?;
     let names = session.names();
-    precondition::decide(action.kind(), seen, action.exact_row_version(), now, &names)
+    let (kind, seen) = (action.kind(), action.seen());
+    precondition::decide(kind, seen, action.exact_row_version(), now, &names)
 }
 
 pub(super) async fn plan(
     session: &Session,
     action: &Action,
-    seen: &SeenBootstrap,
+    bootstrap: &BootstrapAction,
 ) -> Result<Plan, ActionError> {
+    let seen = bootstrap.seen();
     let pool = &session.store().pool();
     let Some(row) = read::bootstrap(pool, seen.id).await? else {
         return Ok(Plan::refused(
@@ -39,7 +37,7 @@ pub(super) async fn plan(
         ));
     };
     let now = Bootstrap::try_from(row)?;
-    let verdict = match check(session, action, seen, &now) {
+    let verdict = match check(session, bootstrap, &now) {
         Err(Refusal::RetriedMeanwhile {
             space,
             was,
@@ -52,10 +50,11 @@ pub(super) async fn plan(
             now: state,
         }),
         Err(refusal) => Err(refusal),
-        Ok(_) => Ok(match action.kind() {
-            Kind::Retry => retry::changes(&now, retry::items_to_reset(pool, now.id).await?),
-            Kind::Cancel => cancel::changes(&now, None),
-            Kind::RemoveLease => unreachable!("{LEASE_SUBJECT}"),
+        Ok(_) => Ok(match bootstrap.kind() {
+            BootstrapKind::Retry => {
+                retry::changes(&now, retry::items_to_reset(pool, now.id).await?)
+            }
+            BootstrapKind::Cancel => cancel::changes(&now, None),
         }),
     };
     Ok(Plan {
@@ -93,22 +92,23 @@ async fn retried_by(session: &Session, now: &Bootstrap) -> Option<String> {
 pub(super) async fn apply(
     session: &Session,
     action: &Action,
-    seen: &SeenBootstrap,
+    bootstrap: &BootstrapAction,
     reason: &str,
     backend: &BackendSlot,
 ) -> Result<Outcome, ActionError> {
     let mut tx = WriteTx::begin(session.store(), backend).await?;
-    let decided = decide_and_write(session, action, seen, reason, &mut tx).await;
+    let decided = decide_and_write(session, action, bootstrap, reason, &mut tx).await;
     finish(tx, decided).await
 }
 
 async fn decide_and_write(
     session: &Session,
     action: &Action,
-    seen: &SeenBootstrap,
+    bootstrap: &BootstrapAction,
     reason: &str,
     tx: &mut WriteTx,
 ) -> Result<Decided, ActionError> {
+    let seen = bootstrap.seen();
     let locked = tx.lock_bootstrap(seen.id).await?;
     // After the row lock, so a first attempt still committing is waited for, not overtaken.
     if let Some(audit_id) = tx.audit_of_action(action.action_id()).await? {
@@ -119,18 +119,17 @@ async fn decide_and_write(
         return Ok(Decided::RollBack(Outcome::Refused(refusal)));
     };
     let before = Bootstrap::try_from(locked.row)?;
-    let meanwhile = match check(session, action, seen, &before) {
+    let meanwhile = match check(session, bootstrap, &before) {
         Ok(meanwhile) => meanwhile,
         Err(refusal) => return Ok(Decided::RollBack(Outcome::Refused(refusal))),
     };
-    let (after, changes): (_, Vec<Change>) = match action.kind() {
-        Kind::Retry => {
+    let (after, changes): (_, Vec<Change>) = match bootstrap.kind() {
+        BootstrapKind::Retry => {
             let items_reset = tx.reset_items_for_retry(before.id).await?;
             let after = tx.retry_bootstrap(before.id).await?;
             (after, retry::changes(&before, items_reset as i64))
         }
-        Kind::RemoveLease => unreachable!("{LEASE_SUBJECT}"),
-        Kind::Cancel => {
+        BootstrapKind::Cancel => {
             let after = tx
                 .cancel_bootstrap(before.id, cancel::CANCELED_ERROR_CODE, reason)
                 .await?;

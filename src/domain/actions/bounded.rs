@@ -1,20 +1,20 @@
-//! Applying with a bounded wait (SPEC §3). An operator must never sit at "applying…" forever,
-//! nor be left guessing: when the deadline passes, the operator stops waiting, or the
-//! connection is lost, the request is looked up by its id — once its own transaction is over
-//! (or, if it never got one, under the row lock it would have taken), so the lookup cannot
-//! overtake a transaction still committing — and the answer is applied, not applied, or
-//! unknown while a transaction holds on.
+//! Applying with a bounded wait (domain contract §3, see [`crate::domain`]). An operator must
+//! never sit at "applying…" forever, nor be left guessing: when the deadline passes, the
+//! operator stops waiting, or the connection is lost, the request is looked up by its id —
+//! once its own transaction is over (or, if it never got one, under the row lock it would
+//! have taken), so the lookup cannot overtake a transaction still committing — and the answer
+//! is applied, not applied, or unknown while a transaction holds on.
 
 use std::future::Future;
 use std::time::Duration;
 
-use super::action::{Action, Subject};
-use super::outcome::Outcome;
+use super::action::Action;
+use super::outcome::{Lookup, Outcome};
 use super::{ActionError, apply_recording};
 use crate::domain::session::Session;
-use crate::store::StoreError;
-use crate::store::lookup::{LookupTx, is_lock_timeout};
-use crate::store::write::{AuditSubject, Backend, BackendSlot};
+use crate::store::lookup::LookupTx;
+use crate::store::write::{Backend, BackendSlot};
+use crate::store::{StoreError, is_lock_timeout};
 
 /// How long the lookup waits for the row lock, and for an abandoned transaction to end.
 const LOOKUP_WAIT: Duration = Duration::from_secs(3);
@@ -22,25 +22,6 @@ const LOOKUP_WAIT: Duration = Duration::from_secs(3);
 /// The whole lookup's bound, connecting included: a server that stops answering mid-lookup
 /// must not keep the operator waiting either.
 const LOOKUP_BOUND: Duration = Duration::from_secs(20);
-
-/// What the lookup by request id found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Lookup {
-    Applied {
-        audit_id: i64,
-    },
-    NotApplied,
-    /// The request's own transaction still holds on (a stalled server) although it was asked
-    /// to end: no answer yet. Looking again later (the CLI's `--request-id`) tells.
-    StillOpen {
-        backend_pid: i32,
-    },
-    /// Another transaction holds the row (an earlier run of the same request, stalled, or a
-    /// long write by someone else): no answer yet.
-    RowLocked,
-    /// The lookup itself could not reach the database: no answer yet.
-    Unreachable,
-}
 
 /// [`super::apply`] for an operator: waits at most `deadline`, or until `give_up` completes
 /// (Esc in the console), and resolves an unanswered or interrupted request by its id.
@@ -161,11 +142,10 @@ async fn look(
     }
     // A re-driven request's earlier run may still hold the row and commit: take the row lock
     // it took, so the answer cannot overtake it.
-    let subject = match action.subject() {
-        Subject::Bootstrap(seen) => AuditSubject::Bootstrap(seen.id),
-        Subject::Lease { seen, .. } => AuditSubject::Lease(seen.id),
-    };
-    if !lookup.lock(subject, LOOKUP_WAIT).await? {
+    if !lookup
+        .lock(super::audit_subject(action), LOOKUP_WAIT)
+        .await?
+    {
         return Ok(Lookup::RowLocked);
     }
     found(lookup, action).await

@@ -1,6 +1,6 @@
-//! Cancel (SPEC §3): a queued or running job becomes `canceled`. Clearing the lease columns
-//! fences a live worker out — its next fenced write fails. Items are untouched, and the space
-//! stays unreadable until retried.
+//! Cancel (domain contract §3, see [`crate::domain`]): a queued or running job becomes
+//! `canceled`. Clearing the lease columns fences a live worker out — its next fenced write
+//! fails. Items are untouched, and the space stays unreadable until retried.
 
 use super::outcome::Change;
 use crate::domain::model::{Bootstrap, RunState};

@@ -1,4 +1,5 @@
-//! Operator actions (SPEC §3): retry, cancel, remove an orphan mutation lease.
+//! Operator actions (domain contract §3, see [`crate::domain`]): retry, cancel, remove an
+//! orphan mutation lease.
 //!
 //! An [`Action`] is data: its [`Kind`], what the operator saw of its subject when deciding,
 //! and a request id. [`plan`] says what it would change, what moved since the operator looked,
@@ -12,15 +13,19 @@ mod action;
 mod bootstrap_action;
 mod bounded;
 mod cancel;
+mod confirmation;
 mod outcome;
 mod precondition;
 mod remove_lease;
 mod retry;
 
-pub use action::{Action, BootstrapKind, Kind, RequestId, SeenBootstrap, Subject};
-pub use bounded::{Lookup, apply_bounded, resolve};
+pub use action::{
+    Action, BootstrapAction, BootstrapKind, Kind, LeaseRemoval, RequestId, SeenBootstrap,
+};
+pub use bounded::{apply_bounded, resolve};
 pub use cancel::CANCELED_ERROR_CODE;
-pub use outcome::{Applied, Change, Outcome, Plan, Verdict, sentence};
+pub use confirmation::Confirmation;
+pub use outcome::{Applied, Change, Lookup, Outcome, Plan, Verdict, sentence};
 
 pub use super::refusal::{MAX_REASON_CHARS, Refusal};
 use super::session::Session;
@@ -130,9 +135,9 @@ pub async fn plan(session: &Session, action: &Action) -> Result<Plan, ActionErro
     if let Some(audit_id) = read::audit_of_action(pool, action.action_id()).await? {
         return Ok(Plan::applied_before(action, audit_id));
     }
-    match action.subject() {
-        Subject::Bootstrap(seen) => bootstrap_action::plan(session, action, seen).await,
-        Subject::Lease { seen, force } => remove_lease::plan(session, action, seen, *force).await,
+    match action {
+        Action::Bootstrap(bootstrap) => bootstrap_action::plan(session, action, bootstrap).await,
+        Action::Lease(removal) => remove_lease::plan(session, action, removal).await,
     }
 }
 
@@ -169,12 +174,12 @@ async fn apply_recording(
         Ok(reason) => reason,
         Err(refusal) => return Ok(Outcome::Refused(refusal)),
     };
-    let applied = match action.subject() {
-        Subject::Bootstrap(seen) => {
-            bootstrap_action::apply(session, action, seen, reason, backend).await
+    let applied = match action {
+        Action::Bootstrap(bootstrap) => {
+            bootstrap_action::apply(session, action, bootstrap, reason, backend).await
         }
-        Subject::Lease { seen, force } => {
-            remove_lease::apply(session, action, seen, *force, reason, backend).await
+        Action::Lease(removal) => {
+            remove_lease::apply(session, action, removal, reason, backend).await
         }
     };
     match applied {
@@ -225,6 +230,14 @@ async fn finish(
     }
 }
 
+/// The row an action's audit record is about (and whose lock a lookup takes).
+fn audit_subject(action: &Action) -> AuditSubject {
+    match action {
+        Action::Bootstrap(bootstrap) => AuditSubject::Bootstrap(bootstrap.seen().id),
+        Action::Lease(removal) => AuditSubject::Lease(removal.seen().id),
+    }
+}
+
 /// The audit record of `action` applied to a row of `(tenant, space)`, with the row's images
 /// before and after (`None` after a deletion).
 fn audit_record<'a>(
@@ -243,10 +256,7 @@ fn audit_record<'a>(
         action: action.kind().name(),
         tenant_id,
         knowledge_space_id,
-        subject: match action.subject() {
-            Subject::Bootstrap(seen) => AuditSubject::Bootstrap(seen.id),
-            Subject::Lease { seen, .. } => AuditSubject::Lease(seen.id),
-        },
+        subject: audit_subject(action),
         request_id: action.request().uuid(),
         action_id: action.action_id(),
         reason,

@@ -7,7 +7,6 @@ use uuid::Uuid;
 
 use super::ActionError;
 use super::action::{Action, SeenBootstrap};
-use super::bounded::Lookup;
 use crate::domain::ids::IdNames;
 use crate::domain::refusal::Refusal;
 
@@ -223,4 +222,23 @@ pub fn sentence(
         },
         Err(e) => (Verdict::Failed, format!("{target}: failed — {e}")),
     }
+}
+
+/// What the lookup by request id found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    Applied {
+        audit_id: i64,
+    },
+    NotApplied,
+    /// The request's own transaction still holds on (a stalled server) although it was asked
+    /// to end: no answer yet. Looking again later (the CLI's `--request-id`) tells.
+    StillOpen {
+        backend_pid: i32,
+    },
+    /// Another transaction holds the row (an earlier run of the same request, stalled, or a
+    /// long write by someone else): no answer yet.
+    RowLocked,
+    /// The lookup itself could not reach the database: no answer yet.
+    Unreachable,
 }

@@ -1,6 +1,7 @@
-//! Semantic preconditions (SPEC §3): each bootstrap action rests on a few fields of the row,
-//! and only a change there refuses it. A worker's progress — row version, document counts,
-//! heartbeat, lease expiry, checkpoint — never does; the plan and the outcome say what moved.
+//! Semantic preconditions (domain contract §3, see [`crate::domain`]): each bootstrap action
+//! rests on a few fields of the row, and only a change there refuses it. A worker's progress —
+//! row version, document counts, heartbeat, lease expiry, checkpoint — never does; the plan
+//! and the outcome say what moved.
 //!
 //! * cancel rests on the job still being queued or running;
 //! * retry rests on the job still being in the failed or canceled episode the operator saw:
@@ -8,28 +9,27 @@
 //!
 //! A script may also demand an exact row version (`--row-version`).
 
-use super::Kind;
+use super::BootstrapKind;
 use super::action::SeenBootstrap;
 use crate::domain::ids::IdNames;
 use crate::domain::model::{Bootstrap, RunState};
 use crate::domain::refusal::Refusal;
 
 /// The run states each bootstrap action is allowed from, and how the rule reads.
-pub(super) fn allowed(kind: Kind) -> (&'static [RunState], &'static str) {
+pub(super) fn allowed(kind: BootstrapKind) -> (&'static [RunState], &'static str) {
     match kind {
-        Kind::Retry => (
+        BootstrapKind::Retry => (
             &[RunState::Failed, RunState::Canceled],
             "failed or canceled",
         ),
-        Kind::Cancel => (&[RunState::Queued, RunState::Running], "queued or running"),
-        Kind::RemoveLease => unreachable!("lease removal has no run-state rule"),
+        BootstrapKind::Cancel => (&[RunState::Queued, RunState::Running], "queued or running"),
     }
 }
 
 /// Whether `kind` still applies to `now`, given what the operator saw. `Ok` carries the
 /// sentence of what moved meanwhile, if anything did.
 pub(super) fn decide(
-    kind: Kind,
+    kind: BootstrapKind,
     seen: &SeenBootstrap,
     exact_row_version: Option<i32>,
     now: &Bootstrap,
@@ -55,8 +55,7 @@ pub(super) fn decide(
     };
     let seen_allowed = states.contains(&seen.run_state);
     match kind {
-        Kind::Cancel | Kind::RemoveLease => {
-            // (`allowed` has already ruled lease removal out.)
+        BootstrapKind::Cancel => {
             if states.contains(&now.run_state) {
                 Ok(meanwhile(seen, now))
             } else if seen_allowed {
@@ -69,7 +68,7 @@ pub(super) fn decide(
                 Err(wrong_state())
             }
         }
-        Kind::Retry => {
+        BootstrapKind::Retry => {
             if states.contains(&now.run_state) {
                 if seen.run_state == now.run_state && seen.completed_at == now.completed_at {
                     Ok(meanwhile(seen, now))
@@ -174,13 +173,19 @@ mod tests {
         let seen = SeenBootstrap::from(&job(RunState::Running, 25, 30, None));
         let now = job(RunState::Running, 34, 39, None);
         assert_eq!(
-            decide(Kind::Cancel, &seen, None, &now, &IdNames::default()),
+            decide(
+                BootstrapKind::Cancel,
+                &seen,
+                None,
+                &now,
+                &IdNames::default()
+            ),
             Ok(Some("since you looked: progress 25 → 34 of 50".into()))
         );
         let claimed = SeenBootstrap::from(&job(RunState::Queued, 0, 3, None));
         assert_eq!(
             decide(
-                Kind::Cancel,
+                BootstrapKind::Cancel,
                 &claimed,
                 None,
                 &job(RunState::Running, 0, 4, None),
@@ -194,8 +199,14 @@ mod tests {
     fn a_cancel_of_a_job_that_finished_meanwhile_is_refused() {
         let seen = SeenBootstrap::from(&job(RunState::Running, 49, 30, None));
         let done = job(RunState::Succeeded, 50, 31, Some(5));
-        let refusal =
-            decide(Kind::Cancel, &seen, None, &done, &IdNames::default()).expect_err("refused");
+        let refusal = decide(
+            BootstrapKind::Cancel,
+            &seen,
+            None,
+            &done,
+            &IdNames::default(),
+        )
+        .expect_err("refused");
         assert!(refusal.decision_changed());
         assert!(matches!(refusal, Refusal::Finished { .. }), "{refusal}");
     }
@@ -207,14 +218,26 @@ mod tests {
         // An unrelated write (same episode, new row version) does not refuse it.
         let touched = job(RunState::Failed, 10, 13, Some(3));
         assert_eq!(
-            decide(Kind::Retry, &seen, None, &touched, &IdNames::default()),
+            decide(
+                BootstrapKind::Retry,
+                &seen,
+                None,
+                &touched,
+                &IdNames::default()
+            ),
             Ok(Some(
                 "since you looked: other columns changed (row_version 12 → 13)".into()
             ))
         );
         let retried = job(RunState::Queued, 10, 13, None);
         assert!(matches!(
-            decide(Kind::Retry, &seen, None, &retried, &IdNames::default()),
+            decide(
+                BootstrapKind::Retry,
+                &seen,
+                None,
+                &retried,
+                &IdNames::default()
+            ),
             Err(Refusal::RetriedMeanwhile {
                 was: RunState::Failed,
                 now: RunState::Queued,
@@ -223,7 +246,13 @@ mod tests {
         ));
         let failed_again = job(RunState::Failed, 11, 20, Some(9));
         assert!(matches!(
-            decide(Kind::Retry, &seen, None, &failed_again, &IdNames::default()),
+            decide(
+                BootstrapKind::Retry,
+                &seen,
+                None,
+                &failed_again,
+                &IdNames::default()
+            ),
             Err(Refusal::NewEpisode { .. })
         ));
     }
@@ -233,7 +262,13 @@ mod tests {
         let seen = SeenBootstrap::from(&job(RunState::Running, 25, 30, None));
         let now = job(RunState::Running, 26, 31, None);
         assert!(matches!(
-            decide(Kind::Cancel, &seen, Some(30), &now, &IdNames::default()),
+            decide(
+                BootstrapKind::Cancel,
+                &seen,
+                Some(30),
+                &now,
+                &IdNames::default()
+            ),
             Err(Refusal::Stale {
                 seen: 30,
                 now: 31,
@@ -246,7 +281,7 @@ mod tests {
     fn a_state_the_action_never_applied_to_is_a_plain_refusal() {
         let seen = SeenBootstrap::from(&job(RunState::Succeeded, 50, 9, Some(1)));
         let refusal = decide(
-            Kind::Retry,
+            BootstrapKind::Retry,
             &seen,
             None,
             &job(RunState::Succeeded, 50, 9, Some(1)),

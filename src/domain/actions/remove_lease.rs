@@ -1,10 +1,10 @@
-//! Remove an orphan mutation lease (SPEC §3): delete exactly the lease the operator saw — same
-//! id, tenant, space and acquisition time. The plan shows the evidence: the lease's age against
-//! the orphan threshold, its heartbeat where the table has one, its operation and the space it
-//! blocks. A lease that is not an orphan suspect is refused unless forced, and a forced
-//! removal is audited as forced.
+//! Remove an orphan mutation lease (domain contract §3, see [`crate::domain`]): delete exactly
+//! the lease the operator saw — same id, tenant, space and acquisition time. The plan shows the
+//! evidence: the lease's age against the orphan threshold, its heartbeat where the table has
+//! one, its operation and the space it blocks. A lease that is not an orphan suspect is
+//! refused unless forced, and a forced removal is audited as forced.
 
-use super::action::Action;
+use super::action::{Action, LeaseRemoval};
 use super::outcome::{Applied, Change, Outcome, Plan};
 use super::{ActionError, Decided, audit_record, finish};
 use crate::domain::ids::IdNames;
@@ -88,9 +88,9 @@ async fn gone(session: &Session, seen: &LeaseIdentity) -> Result<Refusal, Action
 pub(super) async fn plan(
     session: &Session,
     action: &Action,
-    seen: &LeaseIdentity,
-    force: bool,
+    removal: &LeaseRemoval,
 ) -> Result<Plan, ActionError> {
+    let (seen, force) = (removal.seen(), removal.forced());
     let store = session.store();
     let rows = read::leases(&store.pool(), store.layout(), None, Some(seen.id)).await?;
     let board = LeaseBoard::assess(rows, session.thresholds())?;
@@ -117,13 +117,13 @@ pub(super) async fn plan(
 pub(super) async fn apply(
     session: &Session,
     action: &Action,
-    seen: &LeaseIdentity,
-    force: bool,
+    removal: &LeaseRemoval,
     reason: &str,
     backend: &BackendSlot,
 ) -> Result<Outcome, ActionError> {
     let mut tx = WriteTx::begin(session.store(), backend).await?;
-    let decided = decide_and_write(session, action, (seen, force), reason, &mut tx).await;
+    let seen = (removal.seen(), removal.forced());
+    let decided = decide_and_write(session, action, seen, reason, &mut tx).await;
     finish(tx, decided).await
 }
 

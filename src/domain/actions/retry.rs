@@ -1,6 +1,6 @@
-//! Retry (SPEC §3): a failed or canceled job goes back to `queued` in place. The checkpoint and
-//! the frozen item set are kept — never a second snapshot; failed and running items return to
-//! pending.
+//! Retry (domain contract §3, see [`crate::domain`]): a failed or canceled job goes back to
+//! `queued` in place. The checkpoint and the frozen item set are kept — never a second
+//! snapshot; failed and running items return to pending.
 
 use sqlx::PgPool;
 use uuid::Uuid;

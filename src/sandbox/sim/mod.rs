@@ -1,6 +1,18 @@
 //! The rollout simulator: plays the platform's side — bootstrap workers and document writers —
-//! over real SQL, following the worker protocol of SPEC §1. `demo`, `simulate` and the
-//! end-to-end tests run on it.
+//! over real SQL, following the worker protocol (domain contract §1, see [`crate::domain`]).
+//! `demo`, `simulate` and the end-to-end tests run on it.
+//!
+//! A run seeds tenants × spaces × documents, lets migration 0009 create the bootstrap markers
+//! as in production (`seed`), then runs workers and document writers with faults: failed
+//! documents, worker crashes (expired leases, reclaims), slow documents (late heartbeats) and
+//! writers that crash and leave orphan leases. With the defaults a `demo` shows failures,
+//! blocked spaces, orphans, expired leases and late heartbeats within a minute or two; "stuck"
+//! (ten quiet minutes) takes longer. Every random choice derives from `--seed` (`chance`).
+//!
+//! `simulate` runs the same against a given database (a staging rehearsal, benchmark load): it
+//! refuses to seed a database that already holds a ledger unless told `--no-seed` or
+//! `--seed-anyway`. Worker and writer errors are counted in its summaries with the last one;
+//! when every worker keeps failing (a schema it does not expect, say) it stops with that error.
 
 mod chance;
 mod config;

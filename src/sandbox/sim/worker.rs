@@ -1,4 +1,5 @@
-//! A simulated bootstrap worker: claims jobs and drives them through the SPEC §1 protocol,
+//! A simulated bootstrap worker: claims jobs and drives them through the worker protocol
+//! (domain contract §1, see [`crate::domain`]),
 //! with the configured faults. Every write is fenced, so a job canceled or reclaimed behind its
 //! back stops it at its next write.
 

@@ -4,8 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::domain::actions::{Action, Plan, Refusal, RequestId, Subject, Verdict};
-use crate::domain::ids::{IdNames, same_id_form};
+use std::sync::Arc;
+
+use crate::domain::actions::{Action, Confirmation, Plan, Refusal, RequestId, Verdict};
+use crate::domain::ids::IdNames;
 
 /// How often an open dialog plans again by itself (Ctrl-R plans at once).
 pub const REPLAN_EVERY: Duration = Duration::from_secs(3);
@@ -53,12 +55,11 @@ pub struct Dialog {
     /// When the plans shown were asked for.
     pub planned_at: Option<Instant>,
     pub reason: String,
+    /// What the operator typed to confirm (see [`Dialog::confirmation`]).
     pub confirm: String,
     pub field: Field,
-    /// What must be typed to confirm: the lease id as shown (its whole id when forced), or
-    /// the bulk count.
-    pub confirm_expected: Option<String>,
-    pub confirm_prompt: String,
+    /// How ids were shown when the dialog opened: the lease id to type is the one shown.
+    pub names: Arc<IdNames>,
     /// Set when the request exceeds the bulk cap: the dialog only explains.
     pub blocked: Option<String>,
 }
@@ -85,10 +86,7 @@ impl Dialog {
     /// A lease removal refused because the lease is not an orphan suspect (Ctrl-F forces),
     /// not forced yet.
     pub fn forceable(&self) -> bool {
-        let forced = self
-            .actions
-            .iter()
-            .any(|a| matches!(a.subject(), Subject::Lease { force: true, .. }));
+        let forced = self.actions.iter().any(Action::is_forced);
         !forced
             && self
                 .plans
@@ -102,35 +100,39 @@ impl Dialog {
     }
 
     /// Turns the lease removal into a forced one, whose confirmation is the whole lease id.
-    pub fn force(&mut self, names: &IdNames) {
+    pub fn force(&mut self) {
         for action in &mut self.actions {
-            let lease = match action.subject() {
-                Subject::Lease { seen, .. } => Some(seen.clone()),
-                Subject::Bootstrap(_) => None,
+            let lease = match action {
+                Action::Lease(removal) => Some(removal.seen().clone()),
+                Action::Bootstrap(_) => None,
             };
             if let Some(seen) = lease {
                 let id = seen.id;
                 *action = Action::remove_lease(seen, true, self.request);
-                self.confirm_expected = Some(id.to_string());
-                self.confirm_prompt = format!("the whole lease id ({id}) to force it");
-                self.title = format!("FORCE removal of mutation lease {}", names.short(&id));
+                self.title = format!("FORCE removal of mutation lease {}", self.names.short(&id));
             }
         }
         self.confirm.clear();
     }
 
-    /// Whether the confirmation typed is `expected`: a count exactly, a lease id as an
-    /// operator would type it (case, hyphens and the suffix mark aside).
-    fn confirmed_by(&self, expected: &str) -> bool {
-        let lease = self
-            .actions
-            .iter()
-            .any(|a| matches!(a.subject(), Subject::Lease { .. }));
-        if lease {
-            same_id_form(&self.confirm, expected)
-        } else {
-            self.confirm.trim() == expected
+    /// What must be typed to confirm, by the rule the CLI follows too: from the plans that
+    /// would apply, or from the actions asked for while none would (no plans yet, or plans
+    /// made before a forced removal was asked for).
+    pub fn confirmation(&self) -> Confirmation {
+        let applicable: Vec<&Plan> = self.plans.iter().filter(|p| p.verdict.is_ok()).collect();
+        if applicable.is_empty() {
+            return match self.actions.as_slice() {
+                [Action::Lease(removal)] if removal.forced() => {
+                    Confirmation::WholeLeaseId(removal.seen().id)
+                }
+                [Action::Lease(removal)] => {
+                    Confirmation::LeaseCode(self.names.short(&removal.seen().id))
+                }
+                [_] => Confirmation::One,
+                actions => Confirmation::Count(actions.len()),
+            };
         }
+        Confirmation::for_plans(&applicable, &self.names)
     }
 
     /// Why Enter would not apply yet; `None` when it would.
@@ -155,11 +157,8 @@ impl Dialog {
         if self.reason.trim().is_empty() {
             return Some("type a reason".into());
         }
-        match &self.confirm_expected {
-            Some(expected) if !self.confirmed_by(expected) => {
-                Some(format!("type {} to confirm", self.confirm_prompt))
-            }
-            _ => None,
-        }
+        let confirmation = self.confirmation();
+        (!confirmation.accepts(&self.confirm))
+            .then(|| format!("type {} to confirm", confirmation.what_to_type()))
     }
 }

@@ -10,6 +10,7 @@ use super::{Effect, selected_lease_line};
 use crate::domain::actions::{Action, BootstrapKind, MAX_REASON_CHARS, RequestId, SeenBootstrap};
 use crate::poller::{Extra, Focus};
 use crate::tui::app::{App, Dialog, Field, Overlay, REPLAN_EVERY, Stage, View};
+use crate::tui::keys::Command;
 
 /// Ctrl-R plans again at once, but not more often than this while an answer is awaited: each
 /// plan holds a connection the poller and the apply need too.
@@ -70,18 +71,13 @@ pub(super) fn bootstrap_action(app: &mut App, kind: BootstrapKind) -> Vec<Effect
         .into_iter()
         .map(|t| kind.action(t, request))
         .collect();
-    let (expected, prompt) = if count > 1 {
-        (Some(count.to_string()), format!("the count ({count})"))
-    } else {
-        (None, String::new())
-    };
     let blocked = (count > app.bulk_cap).then(|| {
         format!(
             "{count} spaces exceed the bulk cap of {}: narrow the filter or the marks",
             app.bulk_cap
         )
     });
-    open_dialog(app, title, request, actions, (expected, prompt), blocked)
+    open_dialog(app, title, request, actions, blocked)
 }
 
 pub(super) fn remove_lease(app: &mut App) -> Vec<Effect> {
@@ -106,11 +102,7 @@ pub(super) fn remove_lease(app: &mut App) -> Vec<Effect> {
     let request = RequestId::new();
     let action = Action::remove_lease(lease.identity(), false, request);
     let title = format!("remove mutation lease {code}");
-    let confirm = (
-        Some(code.clone()),
-        format!("the lease id as shown ({code})"),
-    );
-    open_dialog(app, title, request, vec![action], confirm, None)
+    open_dialog(app, title, request, vec![action], None)
 }
 
 fn open_dialog(
@@ -118,7 +110,6 @@ fn open_dialog(
     title: String,
     request: RequestId,
     actions: Vec<Action>,
-    (confirm_expected, confirm_prompt): (Option<String>, String),
     blocked: Option<String>,
 ) -> Vec<Effect> {
     let id = app.next_dialog_id;
@@ -142,8 +133,7 @@ fn open_dialog(
         reason: String::new(),
         confirm: String::new(),
         field: Field::Reason,
-        confirm_expected,
-        confirm_prompt,
+        names: app.fleet().map(|f| f.names.clone()).unwrap_or_default(),
         blocked,
     };
     let effects = if planning {
@@ -187,62 +177,60 @@ pub(super) fn replan_if_due(app: &mut App) -> Vec<Effect> {
     }
 }
 
-pub(super) fn dialog_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
+/// A key in an open dialog: `command` as the key table binds it in the dialog's stage, else
+/// text for the field with the cursor.
+pub(super) fn dialog_key(app: &mut App, command: Option<Command>, key: KeyEvent) -> Vec<Effect> {
     let now = app.now;
-    let names = app.fleet().map(|f| f.names.clone()).unwrap_or_default();
     let Overlay::Dialog(dialog) = &mut app.overlay else {
         return Vec::new();
     };
-    let control = key.modifiers.contains(KeyModifiers::CONTROL);
-    match (&dialog.stage, key.code) {
-        (Stage::Applying, KeyCode::Esc) => {
+    match (&dialog.stage, command) {
+        (Stage::Applying, Some(Command::Back)) => {
             let id = dialog.id;
             app.say("stopped waiting; looking the request up…", true);
             vec![Effect::StopWaiting { dialog: id }]
         }
         (Stage::Applying, _) => Vec::new(),
-        (Stage::Done(_) | Stage::Broken(_), KeyCode::Esc | KeyCode::Enter | KeyCode::Char('q')) => {
+        (Stage::Done(_) | Stage::Broken(_), Some(Command::Back)) => {
             app.overlay = Overlay::None;
             Vec::new()
         }
-        (_, KeyCode::Esc) => {
+        (Stage::Done(_) | Stage::Broken(_), _) => Vec::new(),
+        (_, Some(Command::Back)) => {
             app.overlay = Overlay::None;
             app.say("nothing was changed", false);
             Vec::new()
         }
         // Not for a dialog that only explains, nor faster than a plan can come back.
-        (Stage::Editing, KeyCode::Char('r'))
-            if control
-                && dialog.blocked.is_none()
+        (Stage::Editing, Some(Command::PlanAgain))
+            if dialog.blocked.is_none()
                 && dialog
                     .replanning_since
                     .is_none_or(|at| now.saturating_duration_since(at) >= REPLAN_MIN_GAP) =>
         {
             plan(dialog, now, true)
         }
-        (Stage::Editing, KeyCode::Char('y')) if control && dialog.decision_changed() => {
+        (Stage::Editing, Some(Command::TakePlan)) if dialog.decision_changed() => {
             dialog.take_new_plan();
             dialog.confirm.clear();
             plan(dialog, now, true)
         }
-        (Stage::Editing, KeyCode::Char('f')) if control && dialog.forceable() => {
-            dialog.force(&names);
+        (Stage::Editing, Some(Command::Force)) if dialog.forceable() => {
+            dialog.force();
             dialog.field = Field::Confirm;
             plan(dialog, now, true)
         }
-        (Stage::Editing, KeyCode::Tab | KeyCode::BackTab) => {
-            if dialog.confirm_expected.is_some() {
-                dialog.field = match dialog.field {
-                    Field::Reason => Field::Confirm,
-                    Field::Confirm => Field::Reason,
-                };
-            }
+        (Stage::Editing, Some(Command::NextField)) => {
+            dialog.field = match dialog.field {
+                Field::Reason => Field::Confirm,
+                Field::Confirm => Field::Reason,
+            };
             Vec::new()
         }
-        (Stage::Editing, KeyCode::Enter) => {
+        (Stage::Editing, Some(Command::Apply)) => {
             if dialog.not_ready().is_some() {
                 // The dialog already shows what is missing; a field may just need the cursor.
-                if dialog.confirm_expected.is_some() && !dialog.reason.trim().is_empty() {
+                if !dialog.reason.trim().is_empty() {
                     dialog.field = Field::Confirm;
                 }
                 return Vec::new();
@@ -255,25 +243,29 @@ pub(super) fn dialog_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
                 deadline: app.apply_deadline,
             }]
         }
-        (Stage::Editing | Stage::Planning, code) => {
-            let field = match dialog.field {
-                Field::Reason => &mut dialog.reason,
-                Field::Confirm => &mut dialog.confirm,
+        (Stage::Editing | Stage::Planning, command) => {
+            let reason = dialog.field == Field::Reason;
+            let field = if reason {
+                &mut dialog.reason
+            } else {
+                &mut dialog.confirm
             };
-            let limit = if dialog.field == Field::Reason {
+            let limit = if reason {
                 MAX_REASON_CHARS
             } else {
                 CONFIRM_LIMIT
             };
-            match code {
-                KeyCode::Backspace => {
+            match (command, key.code) {
+                (Some(Command::DeleteChar), _) => {
                     field.pop();
                 }
-                KeyCode::Char('u') if control => field.clear(),
-                KeyCode::Char(c) if !c.is_control() && !control => {
+                (Some(Command::ClearField), _) => field.clear(),
+                (None, KeyCode::Char(c))
+                    if !c.is_control() && !key.modifiers.contains(KeyModifiers::CONTROL) =>
+                {
                     if field.chars().count() < limit {
                         field.push(c);
-                    } else if dialog.field == Field::Reason {
+                    } else if reason {
                         app.say(
                             format!("a reason is at most {MAX_REASON_CHARS} characters"),
                             true,
@@ -284,6 +276,5 @@ pub(super) fn dialog_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
             }
             Vec::new()
         }
-        _ => Vec::new(),
     }
 }

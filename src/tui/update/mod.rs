@@ -16,7 +16,7 @@ use uuid::Uuid;
 
 use self::cursor::{follow_selection, keep_cursors_visible, list_state, move_cursor};
 use super::app::{App, AwaitingReplica, ListState, Overlay, Stage, View};
-use super::keys::{self, Command};
+use super::keys::{self, Command, Scope};
 use super::layout;
 use crate::domain::actions::{BootstrapKind, Plan, Verdict};
 use crate::domain::board::{Quick, SortKey};
@@ -301,45 +301,62 @@ fn absorb_poll(app: &mut App, status: PollStatus) {
     keep_cursors_visible(app);
 }
 
+/// Where keys go now: the open dialog's stage, the help screen, the filter prompt, the views.
+fn scope(app: &App) -> Scope {
+    match &app.overlay {
+        Overlay::Dialog(dialog) => match dialog.stage {
+            Stage::Applying => Scope::Applying,
+            Stage::Done(_) | Stage::Broken(_) => Scope::Finished,
+            Stage::Planning | Stage::Editing => Scope::Dialog,
+        },
+        Overlay::Help => Scope::Help,
+        Overlay::None if app.board.editing => Scope::Filter,
+        Overlay::None => Scope::View,
+    }
+}
+
 fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
-    // Ctrl-C always quits, whatever has the focus — asking once while an action is being
-    // applied, whose answer would then never be seen.
-    if key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL) {
-        match &app.overlay {
-            Overlay::Dialog(d) if d.stage == Stage::Applying && !app.quit_armed => {
-                app.quit_armed = true;
+    let scope = scope(app);
+    let command = keys::command_for(scope, &key);
+    if command != Some(Command::Quit) {
+        app.quit_armed = false;
+    }
+    match (scope, command) {
+        // Ctrl-C always quits, whatever has the focus — asking once while an action is being
+        // applied, whose answer would then never be seen.
+        (Scope::Applying, Some(Command::Quit)) if !app.quit_armed => {
+            app.quit_armed = true;
+            if let Overlay::Dialog(d) = &app.overlay {
                 // The request first: at 80 columns the end of the line is cut.
                 let text = format!("applying {}: Ctrl-C again stops and quits", d.request);
                 app.say(text, true);
             }
-            _ => app.should_quit = true,
+            Vec::new()
         }
-        return Vec::new();
-    }
-    app.quit_armed = false;
-    // Ctrl-Z: in raw mode the terminal sends it as a key; job control is done by hand.
-    if key.code == KeyCode::Char('z') && key.modifiers.contains(KeyModifiers::CONTROL) {
-        app.request_suspend();
-        return Vec::new();
-    }
-    // Ctrl-L: the screen is drawn again from nothing, as in every full-screen program.
-    if key.code == KeyCode::Char('l') && key.modifiers.contains(KeyModifiers::CONTROL) {
-        app.repaint = true;
-        return Vec::new();
-    }
-    if matches!(app.overlay, Overlay::Dialog(_)) {
-        return dialog::dialog_key(app, key);
-    }
-    if app.overlay == Overlay::Help {
-        app.overlay = Overlay::None;
-        return Vec::new();
-    }
-    if app.board.editing {
-        return filter_key(app, key);
-    }
-    match keys::command_for(&key) {
-        Some(command) => on_command(app, command),
-        None => Vec::new(),
+        (_, Some(Command::Quit)) if scope != Scope::View => {
+            app.should_quit = true;
+            Vec::new()
+        }
+        // In raw mode the terminal sends Ctrl-Z as a key; job control is done by hand.
+        (_, Some(Command::Suspend)) => {
+            app.request_suspend();
+            Vec::new()
+        }
+        // The screen is drawn again from nothing, as in every full-screen program.
+        (_, Some(Command::Redraw)) => {
+            app.repaint = true;
+            Vec::new()
+        }
+        (Scope::Dialog | Scope::Applying | Scope::Finished, command) => {
+            dialog::dialog_key(app, command, key)
+        }
+        (Scope::Help, _) => {
+            app.overlay = Overlay::None;
+            Vec::new()
+        }
+        (Scope::Filter, command) => filter_key(app, command, key),
+        (Scope::View | Scope::Anywhere, Some(command)) => on_command(app, command),
+        (Scope::View | Scope::Anywhere, None) => Vec::new(),
     }
 }
 
@@ -362,22 +379,28 @@ fn requery(app: &mut App) -> Vec<Effect> {
     ))]
 }
 
-fn filter_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
+fn filter_key(app: &mut App, command: Option<Command>, key: KeyEvent) -> Vec<Effect> {
     let text = &mut app.board.query.text;
-    match key.code {
-        KeyCode::Enter => {
+    match (command, key.code) {
+        (Some(Command::Open), _) => {
             app.board.editing = false;
             return Vec::new();
         }
-        KeyCode::Esc => {
+        (Some(Command::Back), _) => {
             app.board.editing = false;
             text.clear();
         }
-        KeyCode::Backspace => {
+        (Some(Command::DeleteChar), _) => {
             text.pop();
         }
-        KeyCode::Char('u') if key.modifiers.contains(KeyModifiers::CONTROL) => text.clear(),
-        KeyCode::Char(c) if !c.is_control() && text.chars().count() < 64 => text.push(c),
+        (Some(Command::ClearField), _) => text.clear(),
+        (None, KeyCode::Char(c))
+            if !c.is_control()
+                && !key.modifiers.contains(KeyModifiers::CONTROL)
+                && text.chars().count() < 64 =>
+        {
+            text.push(c)
+        }
         _ => return Vec::new(),
     }
     app.board.cursor = 0;
@@ -514,7 +537,10 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
             };
             let next = next.clamp(poller::MIN_INTERVAL, poller::MAX_INTERVAL);
             app.status.health.interval = next;
-            app.say(format!("polling every {}", human(next)), false);
+            app.say(
+                format!("polling every {}", crate::domain::duration::precise(next)),
+                false,
+            );
             return vec![Effect::Poller(poller::Command::Interval(next))];
         }
         Command::Refresh => {
@@ -545,6 +571,16 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::ClearMarks => app.board.marked.clear(),
         Command::Help => app.overlay = Overlay::Help,
         Command::Quit => app.should_quit = true,
+        // Bound only anywhere (handled before), in a dialog or at the filter prompt.
+        Command::Suspend
+        | Command::Redraw
+        | Command::Apply
+        | Command::NextField
+        | Command::PlanAgain
+        | Command::TakePlan
+        | Command::Force
+        | Command::DeleteChar
+        | Command::ClearField => {}
     }
     Vec::new()
 }
@@ -679,19 +715,5 @@ pub(super) fn selected_lease_line(app: &App) -> Option<(MutationLease, Option<Uu
             .get(app.leases.cursor)
             .map(|lease| (lease.lease.clone(), lease.job.map(|job| job.bootstrap_id))),
         _ => None,
-    }
-}
-
-/// `1.5s`, `2s`, `1m`.
-pub fn human(duration: Duration) -> String {
-    let millis = duration.as_millis();
-    if millis < 1000 {
-        format!("{millis}ms")
-    } else if !millis.is_multiple_of(1000) && millis < 10_000 {
-        format!("{:.1}s", millis as f64 / 1000.0)
-    } else if millis < 120_000 {
-        format!("{}s", millis / 1000)
-    } else {
-        format!("{}m", millis / 60_000)
     }
 }

@@ -1,5 +1,6 @@
 //! The board: one row per space, only the rows that fit are laid out.
 
+use crate::domain::duration;
 use chrono::{DateTime, Utc};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
@@ -177,13 +178,13 @@ fn board_row<'a>(
             if s.lease_expired {
                 format!("{name} exp")
             } else {
-                format!("{name} {}", format::age(left))
+                format!("{name} {}", duration::human(left))
             }
         }
         (None, Some(lease)) => {
             let age = row
                 .lease_age(now)
-                .map(format::age_compact)
+                .map(duration::compact)
                 .unwrap_or_default();
             let suspect = if s.lease_orphan_suspect { "?" } else { "" };
             if c.message {

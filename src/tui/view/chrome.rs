@@ -1,6 +1,7 @@
 //! The parts around the table: title bar, rollout summary with the checkpoint × run-state
 //! matrix, view tabs, status line and key hints.
 
+use crate::domain::duration;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -13,7 +14,7 @@ use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::signals::Attention;
 use crate::domain::text;
 use crate::tui::app::{App, Dialog, Overlay, Stage, View};
-use crate::tui::keys::{BINDINGS, Command};
+use crate::tui::keys::{self, Command, Scope};
 use crate::tui::theme::Theme;
 
 pub fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
@@ -65,10 +66,10 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
     let health = &app.status.health;
     if let Some(failing) = app.failing_for() {
         let age = app.snapshot_age().map_or("no data yet".to_string(), |a| {
-            format!("stale {}", human_secs(a))
+            format!("stale {}", duration::human_std(a))
         });
         return Span::styled(
-            format!(" {age}, reconnecting ({}) ", human_secs(failing)),
+            format!(" {age}, reconnecting ({}) ", duration::human_std(failing)),
             theme.stale(),
         );
     }
@@ -88,7 +89,7 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
     // polls wait on purpose for the standby to replay an action).
     if age > period.max(health.interval) * 2 && app.awaiting_replica.is_none() {
         return Span::styled(
-            format!(" late: last poll {} ago ", human_secs(age)),
+            format!(" late: last poll {} ago ", duration::human_std(age)),
             theme.stale(),
         );
     }
@@ -99,11 +100,11 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
         theme.live()
     };
     // The first load is no measure of a poll's cost: until a regular poll, none is shown.
-    let cost = health
-        .poll_time
-        .map_or(String::new(), |t| format!(" · poll {}", human_poll(t)));
+    let cost = health.poll_time.map_or(String::new(), |t| {
+        format!(" · poll {}", duration::precise(t))
+    });
     Span::styled(
-        format!("live every {}{cost}{slowed}", human_period(period)),
+        format!("live every {}{cost}{slowed}", duration::precise(period)),
         style,
     )
 }
@@ -169,7 +170,7 @@ fn replication(app: &App, theme: &Theme, narrow: bool) -> Option<Span<'static>> 
     } else {
         theme.dim()
     };
-    let lag = format!("lag {} {}", format::age(delay), human_bytes(bytes));
+    let lag = format!("lag {} {}", duration::human(delay), human_bytes(bytes));
     // The board is judged by the model's clock, which never goes back: that is the instant
     // its ages are as of.
     let as_of = app.fleet().map_or(String::new(), |f| {
@@ -184,24 +185,6 @@ fn human_bytes(bytes: u64) -> String {
         b if b < 1024 * 1024 => format!("{:.0}kB", b as f64 / 1024.0),
         b => format!("{:.1}MB", b as f64 / (1024.0 * 1024.0)),
     }
-}
-
-/// A poll period to a tenth of a second (it jitters by milliseconds).
-fn human_period(period: std::time::Duration) -> String {
-    format!("{:.1}s", (period.as_millis() as f64 / 100.0).round() / 10.0)
-}
-
-fn human_poll(took: std::time::Duration) -> String {
-    let ms = took.as_secs_f64() * 1000.0;
-    if ms < 10.0 {
-        format!("{ms:.1}ms")
-    } else {
-        format!("{ms:.0}ms")
-    }
-}
-
-fn human_secs(duration: std::time::Duration) -> String {
-    format::age(chrono::Duration::seconds(duration.as_secs() as i64))
 }
 
 /// ` 93 docs/min ▂▃▅▇█▇▅▃ · 474 docs`: the rate, its history over the session where there is
@@ -240,7 +223,7 @@ pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let running = s.running_captured();
     // The ETA says what it covers: running jobs, not the ones waiting for an operator.
     let eta = match s.eta {
-        Some(eta) if running > 0 => format!("{} for {running} running", format::age(eta)),
+        Some(eta) if running > 0 => format!("{} for {running} running", duration::human(eta)),
         _ if running > 0 => format!("- for {running} running"),
         _ => "- (nothing running)".to_string(),
     };
@@ -493,11 +476,11 @@ pub fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     {
         let age = app
             .snapshot_age()
-            .map_or("no data yet".to_string(), human_secs);
+            .map_or("no data yet".to_string(), duration::human_std);
         Line::from(Span::styled(
             fit(format!(
                 " stale for {age} — reconnecting (failing {}): {}",
-                human_secs(failing),
+                duration::human_std(failing),
                 text::clean(error, 200)
             )),
             theme.stale(),
@@ -570,34 +553,29 @@ fn hinted(app: &App) -> Vec<Command> {
     keys
 }
 
-/// The keys of the open dialog, in the order they are needed.
+/// The keys of the open dialog that work now, from the key table (in its order).
 fn dialog_hints(dialog: &Dialog, enter: &str) -> Vec<(String, &'static str)> {
-    let key = |k: &str, label| (k.to_string(), label);
-    match dialog.stage {
-        Stage::Applying => vec![key("Esc", "stop waiting")],
-        Stage::Done(_) | Stage::Broken(_) => vec![key(enter, "close")],
-        Stage::Planning | Stage::Editing => {
-            let mut keys = Vec::new();
-            if dialog.decision_changed() {
-                keys.push(key("C-y", "take the new plan"));
-            }
-            if dialog.forceable() {
-                keys.push(key("C-f", "force"));
-            }
-            // Only what works now: Enter once nothing is missing, plans once there are some.
-            if dialog.not_ready().is_none() {
-                keys.push(key(enter, "apply"));
-            }
-            keys.push(key("Esc", "cancel"));
-            if dialog.confirm_expected.is_some() && dialog.blocked.is_none() {
-                keys.push(key("Tab", "next field"));
-            }
-            if dialog.stage == Stage::Editing && dialog.blocked.is_none() {
-                keys.push(key("C-r", "plan again"));
-            }
-            keys
-        }
-    }
+    let scope = match dialog.stage {
+        Stage::Applying => Scope::Applying,
+        Stage::Done(_) | Stage::Broken(_) => Scope::Finished,
+        Stage::Planning | Stage::Editing => Scope::Dialog,
+    };
+    let works = |command: Command| match command {
+        Command::TakePlan => dialog.decision_changed(),
+        Command::Force => dialog.forceable(),
+        // Only what works now: Enter once nothing is missing, plans once there are some.
+        Command::Apply => dialog.not_ready().is_none(),
+        Command::NextField => dialog.blocked.is_none(),
+        Command::PlanAgain => dialog.stage == Stage::Editing && dialog.blocked.is_none(),
+        _ => true,
+    };
+    keys::bindings(scope)
+        .filter(|b| works(b.command))
+        .filter_map(|b| {
+            let shown = if b.shown == "⏎" { enter } else { b.shown };
+            Some((shown.to_string(), b.hint?))
+        })
+        .collect()
 }
 
 /// The keys of the current view and mode, as (key, word).
@@ -605,7 +583,7 @@ fn view_hints(app: &App, enter: &str) -> Vec<(String, &'static str)> {
     hinted(app)
         .into_iter()
         .filter_map(|command| {
-            let binding = BINDINGS.iter().find(|b| b.command == command)?;
+            let binding = keys::binding(Scope::View, command)?;
             let shown = if command == Command::Open {
                 enter
             } else {

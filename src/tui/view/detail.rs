@@ -1,6 +1,7 @@
 //! The detail of one bootstrap: every field, the snapshot metadata, items by status, failed
 //! items with their errors, the running item, the space's mutation lease and recent audit.
 
+use crate::domain::duration;
 use chrono::{DateTime, Utc};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -65,7 +66,7 @@ fn when(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     format!(
         "{} ({} ago)",
         at.format("%Y-%m-%d %H:%M:%S UTC"),
-        format::age(now - at)
+        duration::human(now - at)
     )
 }
 
@@ -129,7 +130,7 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
     if let Some(rate) = row.and_then(|r| r.rate_per_minute(shown_now)) {
         let eta = row
             .and_then(|r| r.eta(shown_now))
-            .map_or("-".into(), format::age);
+            .map_or("-".into(), duration::human);
         lines.push(field(
             "rate",
             format!("{rate:.0} docs/min, ETA {eta}"),
@@ -142,9 +143,9 @@ pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>
             lines.push(field("lease token", w.token.to_string(), theme));
             let left = w.expires_at - now;
             let expiry = if left <= chrono::Duration::zero() {
-                format!("EXPIRED {} ago", format::age(-left))
+                format!("EXPIRED {} ago", duration::human(-left))
             } else {
-                format!("in {}", format::age(left))
+                format!("in {}", duration::human(left))
             };
             lines.push(field("lease expires", expiry, theme));
             lines.push(field("last heartbeat", when(w.heartbeat_at, now), theme));

@@ -1,25 +1,8 @@
-//! Small text renderings shared by the views: ages, the checkpoint pipeline, progress bars.
-
-use chrono::Duration;
+//! Small text renderings shared by the views: the checkpoint pipeline, progress bars.
 
 use crate::domain::ids::IdNames;
 use crate::domain::model::Checkpoint;
 use crate::domain::signals::Attention;
-pub use crate::domain::text::age;
-
-/// Like [`age`], without seconds once past ten minutes: for narrow columns.
-pub fn age_compact(duration: Duration) -> String {
-    let seconds = duration.num_seconds();
-    match seconds.unsigned_abs() {
-        600..=3599 => format!(
-            "{}{}m",
-            if seconds < 0 { "-" } else { "" },
-            seconds.abs() / 60
-        ),
-        _ => age(duration),
-    }
-}
-
 /// The five checkpoints as a pipeline: done, current, still to come.
 pub fn pipeline(current: Checkpoint, ascii: bool) -> String {
     let (done, here, todo) = if ascii {
@@ -72,14 +55,6 @@ pub fn id_width(names: &IdNames) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ages_read_naturally() {
-        assert_eq!(age(Duration::seconds(9)), "9s");
-        assert_eq!(age(Duration::seconds(252)), "4m12s");
-        assert_eq!(age(Duration::seconds(3 * 3600 + 300)), "3h05m");
-        assert_eq!(age(Duration::seconds(-9)), "-9s");
-    }
 
     #[test]
     fn the_pipeline_marks_the_current_checkpoint() {

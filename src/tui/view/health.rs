@@ -1,6 +1,7 @@
 //! The Health view: the ledger's invariant findings (the last check, run on demand) and the
 //! running spaces far slower than their peers (from the polls' progress history).
 
+use crate::domain::duration;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -37,7 +38,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         }
         (None, Some((at, Ok(found)))) => {
             let waited = app.now.saturating_duration_since(*at);
-            let ago = format::age_compact(
+            let ago = duration::compact(
                 chrono::Duration::from_std(waited).unwrap_or(chrono::Duration::zero()),
             );
             // Where the cursor is first: at 80 columns the end of the line goes.

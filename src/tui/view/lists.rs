@@ -1,5 +1,6 @@
 //! The leases view and the audit view: plain tables with a cursor.
 
+use crate::domain::duration;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -77,7 +78,7 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 None => "no bootstrap".to_string(),
             };
             let live = match (evidence.live_until(), lease.expires_at) {
-                (Some(until), _) => format!("live {}", format::age(until - board.db_now)),
+                (Some(until), _) => format!("live {}", duration::human(until - board.db_now)),
                 (None, Some(_)) => "heartbeat expired".to_string(),
                 (None, None) => String::new(),
             };
@@ -93,7 +94,7 @@ pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 Cell::from(names.short(&lease.knowledge_space_id)),
                 // Cut with a mark, never silently: `source-delet` reads like a name.
                 Cell::from(text::fit(&lease.operation, operation_width)),
-                Cell::from(format::age(evidence.held_for())),
+                Cell::from(duration::human(evidence.held_for())),
                 Cell::from(blocks),
             ];
             if wide {
@@ -214,7 +215,7 @@ fn chain_line(app: &App, theme: &Theme) -> Line<'static> {
     let chain = &app.chain;
     let ago = |at: std::time::Instant| {
         let since = app.now.saturating_duration_since(at);
-        format::age(chrono::Duration::from_std(since).unwrap_or_default())
+        duration::human(chrono::Duration::from_std(since).unwrap_or_default())
     };
     if chain.running.is_some() || chain.pass.is_some() {
         let records = chain.pass.as_ref().map_or(0, |p| p.records) + chain.running.unwrap_or(0);

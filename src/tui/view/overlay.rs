@@ -9,7 +9,7 @@ use crate::domain::actions::{Plan, Verdict};
 use crate::domain::ids::IdNames;
 use crate::domain::text;
 use crate::tui::app::{App, Dialog, Field, Stage};
-use crate::tui::keys::BINDINGS;
+use crate::tui::keys::{self, Binding, Scope};
 use crate::tui::theme::Theme;
 
 fn centered(area: Rect, width: u16, height: u16) -> Rect {
@@ -178,17 +178,10 @@ fn footer<'a>(dialog: &Dialog, theme: &Theme) -> Line<'a> {
         ),
         Stage::Done(_) | Stage::Broken(_) => Span::styled(" Enter/Esc closes", theme.dim()),
         _ => match dialog.not_ready() {
-            Some(missing) => {
-                let tab = if dialog.confirm_expected.is_some() {
-                    " · Tab switches field"
-                } else {
-                    ""
-                };
-                Span::styled(
-                    format!(" {missing}{tab} · Ctrl-R plans again · Esc cancels"),
-                    theme.dim(),
-                )
-            }
+            Some(missing) => Span::styled(
+                format!(" {missing} · Tab switches field · Ctrl-R plans again · Esc cancels"),
+                theme.dim(),
+            ),
             None => Span::styled(
                 " Enter applies · Esc cancels · nothing is written before Enter",
                 theme.key(),
@@ -243,13 +236,11 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
             ascii,
             theme,
         ));
-        if dialog.confirm_expected.is_some() {
-            let label = format!("type {}", dialog.confirm_prompt);
-            let active = dialog.field == Field::Confirm;
-            let mut line = input_line("", &dialog.confirm, active, ascii, theme);
-            line.spans[0] = Span::styled(format!(" {label}: "), theme.heading());
-            tail.push(line);
-        }
+        let label = format!("type {}", dialog.confirmation().what_to_type());
+        let active = dialog.field == Field::Confirm;
+        let mut line = input_line("", &dialog.confirm, active, ascii, theme);
+        line.spans[0] = Span::styled(format!(" {label}: "), theme.heading());
+        tail.push(line);
     }
     tail.push(Line::default());
     tail.push(footer(dialog, theme));
@@ -305,28 +296,29 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
 }
 
 pub fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let entry = |b: &crate::tui::keys::Binding| {
-        // The keys in the glyphs this terminal gets.
-        let shown = match (app.display.ascii, b.shown) {
-            (true, "⏎") => "Enter",
-            (true, other) => other,
-            (false, other) => other,
-        };
+    // The keys in the glyphs this terminal gets.
+    let shown = |b: &Binding| match (app.display.ascii, b.shown) {
+        (true, "⏎") => "Enter",
+        (true, "⌫") => "BkSp",
+        (_, other) => other,
+    };
+    let entry = |b: &Binding| {
         vec![
-            Span::styled(format!(" {shown:<6}"), theme.key()),
+            Span::styled(format!(" {:<6}", shown(b)), theme.key()),
             Span::raw(format!("{:<32}", b.help)),
         ]
     };
+    let views: Vec<&Binding> = keys::bindings(Scope::View).collect();
     // One column when it fits, two on short terminals (80×24 included).
-    let one_column = BINDINGS.len() as u16 + 7 <= area.height;
+    let one_column = views.len() as u16 + 8 <= area.height;
     let mut lines: Vec<Line> = if one_column {
-        BINDINGS.iter().map(|b| Line::from(entry(b))).collect()
+        views.iter().map(|b| Line::from(entry(b))).collect()
     } else {
-        let half = BINDINGS.len().div_ceil(2);
+        let half = views.len().div_ceil(2);
         (0..half)
             .map(|i| {
-                let mut spans = entry(&BINDINGS[i]);
-                if let Some(right) = BINDINGS.get(i + half) {
+                let mut spans = entry(views[i]);
+                if let Some(right) = views.get(i + half) {
                     spans.extend(entry(right));
                 }
                 Line::from(spans)
@@ -351,18 +343,20 @@ pub fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             super::format::bar(0.5, 4, ascii),
         )),
     ]));
-    // The dialog's own keys (they mean something else outside it).
-    for (keys, help) in [
-        (" dialog: C-r", " plan again · C-y take the new plan"),
-        ("         C-f", " force a lease · Esc stop waiting"),
-    ] {
-        lines.push(Line::from(vec![
-            Span::styled(keys, theme.key()),
-            Span::raw(help),
-        ]));
+    // The keys that mean something else elsewhere, from the same table: a dialog's (typing
+    // aside) and those that work whatever has the focus.
+    let width: usize = if one_column { 40 } else { 78 };
+    let dialog = keys::bindings(Scope::Dialog)
+        .chain(keys::bindings(Scope::Applying))
+        .filter(|b| b.hint.is_some());
+    for line in flowed(" dialog ", dialog, &shown, width) {
+        lines.push(line.styled(theme));
+    }
+    for line in flowed(" always ", keys::bindings(Scope::Anywhere), &shown, width) {
+        lines.push(line.styled(theme));
     }
     lines.push(Line::from(Span::styled(
-        " any key closes this help",
+        " any other key closes this help",
         theme.dim(),
     )));
     let width = if one_column { 42 } else { 80 };
@@ -372,4 +366,57 @@ pub fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Paragraph::new(lines).block(frame_block(" keys ".into(), app)),
         rect,
     );
+}
+
+/// A line of the help's key lists: its label (on the first line only) and `key help` pairs.
+struct Flowed {
+    label: String,
+    pairs: Vec<(String, &'static str)>,
+}
+
+impl Flowed {
+    fn styled<'a>(self, theme: &Theme) -> Line<'a> {
+        let mut spans = vec![Span::styled(self.label, theme.key())];
+        for (i, (key, help)) in self.pairs.into_iter().enumerate() {
+            let gap = if i == 0 { "" } else { " · " };
+            spans.push(Span::raw(gap));
+            spans.push(Span::styled(key, theme.key()));
+            spans.push(Span::raw(format!(" {help}")));
+        }
+        Line::from(spans)
+    }
+}
+
+/// `bindings` as `key help` pairs after `label`, flowed into lines of at most `width`.
+fn flowed<'b>(
+    label: &str,
+    bindings: impl Iterator<Item = &'b Binding>,
+    shown: &dyn Fn(&Binding) -> &'static str,
+    width: usize,
+) -> Vec<Flowed> {
+    let indent = " ".repeat(label.chars().count());
+    let mut lines = vec![Flowed {
+        label: label.to_string(),
+        pairs: Vec::new(),
+    }];
+    let mut used = label.chars().count();
+    for b in bindings {
+        let help = b.hint.unwrap_or(b.help);
+        let cost = shown(b).chars().count() + 1 + help.chars().count() + 3;
+        let line = lines.last_mut().expect("a line");
+        if !line.pairs.is_empty() && used + cost > width {
+            lines.push(Flowed {
+                label: indent.clone(),
+                pairs: Vec::new(),
+            });
+            used = indent.chars().count();
+        }
+        lines
+            .last_mut()
+            .expect("a line")
+            .pairs
+            .push((shown(b).to_string(), help));
+        used += cost;
+    }
+    lines
 }

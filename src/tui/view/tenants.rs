@@ -1,6 +1,7 @@
 //! The tenants view: one line per tenant, attention first — how a 100,000-space rollout is
 //! navigated. Enter opens the board filtered to the tenant.
 
+use crate::domain::duration;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Rect};
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
@@ -58,7 +59,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             }
             cells.push(Cell::from(format!("{:>8}", t.documents_remaining)));
             let oldest = t.oldest.map_or(String::new(), |(class, since)| {
-                let age = format::age_compact(now - since);
+                let age = duration::compact(now - since);
                 if wide {
                     format!("{} for {age}", class.label())
                 } else {

@@ -1,0 +1,251 @@
+//! Ids people can tell apart: ids minted from a clock or a sequence share their first digits,
+//! so each is shown by the shortest form no other id in scope shares — in `status`, in the
+//! actions' outcome lines, on the board and in the lease confirmation — and may be typed back
+//! in that form. The real binary against a real PostgreSQL; the console in a pseudo-terminal.
+
+use crate::common;
+
+use common::TestDb;
+use common::cli::{on, stderr, stdout};
+use common::fixture::{self, JobSpec};
+use common::pty::Console;
+use unicode_width::UnicodeWidthStr;
+use uuid::Uuid;
+
+fn uuid(text: &str) -> Uuid {
+    Uuid::parse_str(text).expect("uuid")
+}
+
+/// Spaces whose ids share 31 digits (a sequence), 24 (one millisecond of UUIDv7) and 9, and
+/// one unlike the others; each with the form it must be shown in.
+const SPACES: [(&str, &str); 7] = [
+    ("00000000-0000-0000-0000-000000000001", "..00000001"),
+    ("00000000-0000-0000-0000-000000000002", "..00000002"),
+    ("01a22fde-e61e-7000-8000-0000c2ce8091", "..c2ce8091"),
+    ("01a22fde-e61e-7000-8000-0000d1f04a27", "..d1f04a27"),
+    ("3f2a9c10-4a00-4000-8000-000000000000", "3f2a9c104a"),
+    ("3f2a9c10-4b00-4000-8000-000000000000", "3f2a9c104b"),
+    ("b7d1e2f3-0000-4000-8000-000000000000", "b7d1e2f3"),
+];
+
+/// A lease id from the same sequence as the first spaces.
+const LEASE: (&str, &str) = ("00000000-0000-0000-0000-000000000041", "..00000041");
+
+async fn fleet_of_alike_ids(db: &TestDb, run_state: &'static str) {
+    for (id, _) in SPACES {
+        let spec = JobSpec {
+            id: Some(uuid(id)),
+            ..JobSpec::new("acme", run_state)
+        };
+        fixture::job(&db.pool, &spec).await;
+    }
+}
+
+#[tokio::test]
+async fn status_and_outcome_lines_show_each_id_by_a_form_no_other_shares() {
+    let db = TestDb::migrated().await;
+    fleet_of_alike_ids(&db, "failed").await;
+
+    let status = on(&db, &["status"]);
+    let text = stdout(&status);
+    let mut starts = Vec::new();
+    for (id, shown) in SPACES {
+        let line = text
+            .lines()
+            .find(|line| line.contains(&format!(" {shown} ")))
+            .unwrap_or_else(|| panic!("{id} shown as {shown}:\n{text}"));
+        starts.push(line.find(shown).map(|at| line[..at].width()));
+        assert!(line.width() <= 80, "within 80 columns: {line}");
+    }
+    assert!(
+        starts.windows(2).all(|w| w[0] == w[1]),
+        "one space column: {starts:?}\n{text}"
+    );
+    let header = text.lines().next().expect("a header");
+    assert_eq!(
+        header.find("SPACE").map(|at| header[..at].width()),
+        starts[0]
+    );
+
+    // The shown forms are typed back: a marked suffix, a longer prefix.
+    for (typed, shown) in [(SPACES[1].1, SPACES[1].1), ("3F2A9C10-4B", SPACES[5].1)] {
+        let retried = on(&db, &["retry", typed, "--reason", "parser fixed", "--yes"]);
+        assert_eq!(retried.status.code(), Some(0), "{}", stderr(&retried));
+        assert!(
+            stdout(&retried).contains(&format!("space {shown}: retry applied")),
+            "{}",
+            stdout(&retried)
+        );
+    }
+    // A form some other id shares names nothing for sure.
+    let ambiguous = on(&db, &["retry", "01a22fde", "--reason", "x", "--yes"]);
+    assert_eq!(ambiguous.status.code(), Some(2));
+    assert!(stderr(&ambiguous).contains("names more than one bootstrap id"));
+    let none = on(&db, &["retry", "..99999999", "--reason", "x", "--yes"]);
+    assert_eq!(none.status.code(), Some(3), "{}", stdout(&none));
+    assert!(
+        stdout(&none).contains("no bootstrap or space id ends with it"),
+        "{}",
+        stdout(&none)
+    );
+    assert_eq!(fixture::audit_count(&db.pool).await, 2);
+}
+
+/// `lease remove` of [`LEASE`] by its shown form, on a terminal (so it asks to confirm).
+fn remove(url: &str) -> Console {
+    Console::start(
+        &[
+            "lease",
+            "remove",
+            LEASE.1,
+            "--reason",
+            "writer pod is gone",
+            "--database-url",
+            url,
+        ],
+        &[],
+        100,
+        30,
+    )
+}
+
+#[tokio::test]
+async fn the_lease_confirmation_asks_for_the_form_that_tells_the_lease_apart() {
+    let db = TestDb::migrated().await;
+    fleet_of_alike_ids(&db, "queued").await;
+    let space = uuid(SPACES[0].0);
+    fixture::lease_with_id(&db.pool, uuid(LEASE.0), "acme", space, 7200).await;
+    let url = db.url();
+    let mut cli = remove(&url);
+    let prompt = format!("type the lease id as shown ({}) to confirm", LEASE.1);
+    let screen = cli.wait_for(&prompt, 20);
+    assert!(
+        screen.contains(&format!("blocks space {}", SPACES[0].1)),
+        "{screen}"
+    );
+    // The first 8 digits are every id's here: they do not confirm.
+    cli.send("00000000\r");
+    let screen = cli.wait_for("not confirmed", 10);
+    assert!(!screen.contains("applied ("), "{screen}");
+    assert_eq!(cli.wait_exit(10), 3);
+    assert_eq!(fixture::audit_count(&db.pool).await, 0);
+
+    let mut cli = remove(&url);
+    cli.wait_for(&prompt, 20);
+    cli.send(&format!("{}\r", LEASE.1));
+    let screen = cli.wait_for("1 applied", 20);
+    assert!(
+        screen.contains(&format!("lease {}: remove lease applied", LEASE.1)),
+        "{screen}"
+    );
+    assert_eq!(cli.wait_exit(10), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_board_and_its_lease_dialog_tell_alike_ids_apart_at_80_columns() {
+    let db = TestDb::migrated().await;
+    fleet_of_alike_ids(&db, "queued").await;
+    let space = uuid(SPACES[0].0);
+    fixture::lease_with_id(&db.pool, uuid(LEASE.0), "acme", space, 7200).await;
+    let url = db.url();
+    let mut console = Console::start(&["watch", "--database-url", &url], &[], 80, 24);
+    console.wait_ready("READ-WRITE", 20);
+    let board = console.wait_until("every space on the board", 20, |s| {
+        SPACES.iter().all(|(_, shown)| s.contains(shown))
+    });
+    assert!(
+        !board.contains("00000000 "),
+        "no id reads as its shared prefix:\n{board}"
+    );
+    // The blocked space comes first and is selected: its lease is the one removed.
+    console.send("x");
+    let dialog = console.wait_for("remove mutation lease", 20);
+    assert!(
+        dialog.contains(&format!("remove mutation lease {}", LEASE.1)),
+        "{dialog}"
+    );
+    console.wait_for(&format!("({})", LEASE.1), 20);
+    console.send("writer pod is gone");
+    console.send("\t");
+    console.send(LEASE.1);
+    console.send("\r");
+    console.wait_for("remove lease applied", 20);
+    assert_eq!(fixture::audit_count(&db.pool).await, 1);
+    console.send("\x1b");
+    // The filter finds a space by the form it is shown in.
+    console.send("/");
+    console.send(SPACES[1].1);
+    console.send("\r");
+    let one = console.wait_until("one row", 10, |s| s.contains(" 1 of "));
+    assert!(one.contains(SPACES[1].1), "{one}");
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+}
+
+#[tokio::test]
+async fn under_a_tenant_scope_forms_are_told_apart_and_typed_back_within_the_scope() {
+    let db = TestDb::migrated().await;
+    fleet_of_alike_ids(&db, "failed").await;
+    // Another tenant's space shares 10 digits with one of acme's.
+    let other = uuid("3f2a9c10-4a11-4000-8000-000000000000");
+    let spec = JobSpec {
+        id: Some(other),
+        ..JobSpec::new("globex", "failed")
+    };
+    fixture::job(&db.pool, &spec).await;
+
+    // Fleet-wide the two need 11 digits; within acme, 10 tell acme's apart.
+    let everyone = stdout(&on(&db, &["status"]));
+    assert!(everyone.contains(" 3f2a9c104a0 "), "{everyone}");
+    let acme = stdout(&on(&db, &["status", "--tenant", "acme"]));
+    assert!(acme.contains(" 3f2a9c104a "), "{acme}");
+
+    let retry = |args: &[&str]| {
+        let mut all = vec!["retry", "--reason", "parser fixed", "--yes", "--dry-run"];
+        all.extend(args);
+        on(&db, &all)
+    };
+    let fleet_wide = retry(&["3f2a9c104a"]);
+    assert_eq!(fleet_wide.status.code(), Some(2), "{}", stdout(&fleet_wide));
+    let scoped = retry(&["3f2a9c104a", "--tenant", "acme"]);
+    assert_eq!(scoped.status.code(), Some(0), "{}", stderr(&scoped));
+    assert!(
+        stdout(&scoped).contains("space 3f2a9c104a: retry"),
+        "{}",
+        stdout(&scoped)
+    );
+    // Candidates are listed from the scope only.
+    let ambiguous = retry(&["3f2a9c10", "--tenant", "acme"]);
+    assert_eq!(ambiguous.status.code(), Some(2));
+    let sentence = stderr(&ambiguous);
+    assert!(
+        sentence.contains(SPACES[4].0) && sentence.contains(SPACES[5].0),
+        "{sentence}"
+    );
+    assert!(!sentence.contains(&other.to_string()), "{sentence}");
+    let elsewhere = retry(&["3f2a9c104a1", "--tenant", "acme"]);
+    assert_eq!(elsewhere.status.code(), Some(3));
+    assert!(
+        stdout(&elsewhere).contains("no bootstrap or space id in tenant acme starts with it"),
+        "{}",
+        stdout(&elsewhere)
+    );
+    assert_eq!(fixture::audit_count(&db.pool).await, 0);
+}
+
+#[tokio::test]
+async fn a_short_report_names_ids_from_their_neighbours_as_a_long_one_does() {
+    let db = TestDb::migrated().await;
+    // Only prefixes tell these apart: a short report asks the primary key for neighbours.
+    for (id, _) in &SPACES[4..] {
+        let spec = JobSpec {
+            id: Some(uuid(id)),
+            ..JobSpec::new("acme", "failed")
+        };
+        fixture::job(&db.pool, &spec).await;
+    }
+    let text = stdout(&on(&db, &["status", "--attention", "failed"]));
+    for (_, shown) in &SPACES[4..] {
+        assert!(text.contains(&format!(" {shown} ")), "{shown}:\n{text}");
+    }
+}

@@ -1,0 +1,598 @@
+//! The roles `bootstrap-console grants` prints, created from its output on a real PostgreSQL
+//! and used for everything: every view, every action, `migrate`, and the audit log, which no
+//! console role can change.
+
+use crate::common;
+
+use std::process::Output;
+
+use common::TestDb;
+use common::cli::{assert_one_sentence, run, stderr, stdout};
+use common::fixture::{self, JobSpec};
+use common::pty::Console;
+use sqlx::{ConnectOptions, Connection, PgConnection};
+
+/// Runs `grants` for a group role named after `duty` and this database, applies its output
+/// as the owner (a superuser here), and creates a person who logs in and is a member of it.
+/// Returns (group, person).
+async fn person_with(db: &TestDb, duty: &str, extra: &[&str]) -> (String, String) {
+    let group = format!("{duty}_{}", db.name);
+    let person = format!("{duty}_person_{}", db.name);
+    let script = grants_script(&group, extra);
+    sqlx::raw_sql(sqlx::AssertSqlSafe(script))
+        .execute(&db.pool)
+        .await
+        .expect("the printed SQL runs as the owner");
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE ROLE \"{person}\" LOGIN PASSWORD 'pw' IN ROLE \"{group}\""
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("a person with the role");
+    (group, person)
+}
+
+fn grants_script(group: &str, extra: &[&str]) -> String {
+    let mut args = vec!["grants", "--role", group];
+    args.extend(extra);
+    let printed = run(&args);
+    assert_eq!(printed.status.code(), Some(0), "{}", stderr(&printed));
+    stdout(&printed)
+}
+
+/// The binary with `args`, logged in as `person`.
+fn as_person(db: &TestDb, person: &str, args: &[&str]) -> Output {
+    let url = db.url_as(person);
+    let mut all = args.to_vec();
+    all.extend(["--database-url", url.as_str()]);
+    run(&all)
+}
+
+async fn connect_as(db: &TestDb, person: &str) -> PgConnection {
+    db.options()
+        .username(person)
+        .password("pw")
+        .connect()
+        .await
+        .expect("the person logs in")
+}
+
+/// The SQLSTATE and message of a statement that must fail.
+async fn refused(conn: &mut PgConnection, sql: &str) -> (String, String) {
+    match sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_string()))
+        .execute(&mut *conn)
+        .await
+    {
+        Ok(_) => panic!("{sql} was allowed"),
+        Err(sqlx::Error::Database(e)) => (
+            e.code().unwrap_or_default().to_string(),
+            e.message().to_string(),
+        ),
+        Err(e) => panic!("{sql}: {e}"),
+    }
+}
+
+/// The `audit chain head:` hash an action printed.
+fn printed_head(output: &Output) -> String {
+    let out = stdout(output);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("audit chain head: "))
+        .unwrap_or_else(|| panic!("no head line in {out}"));
+    line.rsplit(' ').next().expect("a hash").to_string()
+}
+
+/// Every view, through a real terminal: none says a grant is missing.
+fn every_view_renders(db: &TestDb, person: &str, access: &str, records: usize) {
+    let url = db.url_as(person);
+    let mut console = Console::start(&["watch", "--database-url", &url], &[], 120, 30);
+    // The header names the access at once; the board's rows come with the first snapshot.
+    let board = console.wait_until("the board", 20, |s| {
+        s.contains(access) && s.contains("acme")
+    });
+    assert!(board.contains("acme"), "{board}");
+    for (view, shown) in [
+        ("tenants", "acme"),
+        ("leases", "bulk-upload"),
+        ("audit", "audit chain intact"),
+        ("health", "finding"),
+    ] {
+        console.send("\t");
+        let screen = console.wait_until(view, 20, |s| s.contains(shown));
+        // What the role may not do is said once, in the status line; the views say nothing
+        // is missing.
+        let body: String = screen
+            .lines()
+            .filter(|l| !l.contains("read-only: ") && !l.contains("not possible: "))
+            .collect();
+        for wrong in [
+            "lacks",
+            "permission denied",
+            "unavailable",
+            "check failed",
+            "not verified",
+        ] {
+            assert!(!body.contains(wrong), "{view} view says {wrong}:\n{screen}");
+        }
+        if view == "audit" {
+            assert!(
+                screen.contains(&format!("intact: {records} records")),
+                "{screen}"
+            );
+        }
+    }
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operator_role_from_grants_watches_acts_and_cannot_change_the_audit_log() {
+    let db = TestDb::migrated().await;
+    let failed = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    let running = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    let blocked = fixture::job(&db.pool, &JobSpec::new("acme", "queued")).await;
+    let lease = fixture::lease(&db.pool, "acme", blocked.space, 3600).await;
+    // A writer at work, whose lease stays: the leases view has a line to show.
+    let writing = fixture::job(&db.pool, &JobSpec::new("acme", "queued")).await;
+    fixture::lease(&db.pool, "acme", writing.space, 60).await;
+    let (group, ops) = person_with(&db, "ops", &[]).await;
+
+    // Reading.
+    let status = as_person(&db, &ops, &["status"]);
+    assert_eq!(status.status.code(), Some(1), "{}", stderr(&status));
+    let check = as_person(&db, &ops, &["check"]);
+    assert!(
+        matches!(check.status.code(), Some(0 | 1)) && stderr(&check).is_empty(),
+        "{}",
+        stderr(&check)
+    );
+    let verify = as_person(&db, &ops, &["audit", "verify"]);
+    assert_eq!(verify.status.code(), Some(0), "{}", stderr(&verify));
+    assert!(stdout(&verify).contains("audit chain intact: 0 records"));
+
+    // Every action.
+    let space = failed.space.to_string();
+    let retry = as_person(&db, &ops, &["retry", &space, "--reason", "fixed", "--yes"]);
+    assert_eq!(retry.status.code(), Some(0), "{}", stderr(&retry));
+    assert!(
+        stdout(&retry).contains("retry applied"),
+        "{}",
+        stdout(&retry)
+    );
+    let space = running.space.to_string();
+    let cancel = as_person(&db, &ops, &["cancel", &space, "--reason", "halt", "--yes"]);
+    assert_eq!(cancel.status.code(), Some(0), "{}", stderr(&cancel));
+    let lease_id = lease.to_string();
+    let removed = as_person(
+        &db,
+        &ops,
+        &[
+            "lease",
+            "remove",
+            &lease_id,
+            "--reason",
+            "writer gone",
+            "--yes",
+        ],
+    );
+    assert_eq!(removed.status.code(), Some(0), "{}", stderr(&removed));
+    let head = printed_head(&removed);
+    let verify = as_person(&db, &ops, &["audit", "verify", "--expect-head", &head]);
+    assert_eq!(verify.status.code(), Some(0), "{}", stdout(&verify));
+    assert!(stdout(&verify).contains("audit chain intact: 3 records"));
+    let actors: Vec<String> =
+        sqlx::query_scalar("SELECT action FROM bootstrap_console.audit_log ORDER BY chain_seq")
+            .fetch_all(&db.pool)
+            .await
+            .expect("records");
+    assert_eq!(actors, ["retry", "cancel", "remove_mutation_lease"]);
+
+    // The console through a terminal, and one action there too.
+    every_view_renders(&db, &ops, "READ-WRITE", 3);
+    let again = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    let url = db.url_as(&ops);
+    let mut console = Console::start(&["watch", "--database-url", &url], &[], 120, 30);
+    console.wait_ready("READ-WRITE", 20);
+    console.send("/");
+    console.send(&again.space.to_string()[..8]);
+    console.send("\r");
+    console.wait_until("one space", 10, |s| s.contains(" 1 of "));
+    console.send("\r");
+    console.wait_for("── bootstrap", 10);
+    console.send("r");
+    console.wait_for("will change", 10);
+    console.reason_and_yes("through the terminal");
+    console.wait_for("retry applied", 10);
+    console.send("\r");
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+
+    // `migrate` is not theirs to run.
+    let migrate = as_person(&db, &ops, &["migrate"]);
+    assert_eq!(migrate.status.code(), Some(8), "{}", stderr(&migrate));
+    let sentence = assert_one_sentence(&migrate);
+    assert!(
+        sentence.contains("migrate must be run by role ")
+            && sentence.contains(&format!("not by role {ops}")),
+        "{sentence}"
+    );
+
+    // The audit log: readable, never changeable, and owned by someone else.
+    let mut conn = connect_as(&db, &ops).await;
+    for sql in [
+        "UPDATE bootstrap_console.audit_log SET reason = 'nothing happened'",
+        "DELETE FROM bootstrap_console.audit_log",
+        "TRUNCATE bootstrap_console.audit_log",
+        "INSERT INTO bootstrap_console.audit_log (actor, host, action, tenant_id, \
+           knowledge_space_id, bootstrap_id, reason, outcome, chain_seq) \
+         VALUES ('x', 'x', 'retry', 'acme', gen_random_uuid(), gen_random_uuid(), 'x', \
+           'applied', 1)",
+        "INSERT INTO bootstrap_console.audit_log (actor, host, action, tenant_id, \
+           knowledge_space_id, bootstrap_id, reason, outcome, at) \
+         VALUES ('x', 'x', 'retry', 'acme', gen_random_uuid(), gen_random_uuid(), 'x', \
+           'applied', now() - interval '1 day')",
+        "ALTER TABLE bootstrap_console.audit_log DISABLE TRIGGER USER",
+        // The chain's head is locked by the database's trigger only: no role can hold
+        // every console's actions by locking it.
+        "SELECT * FROM bootstrap_console.audit_chain_head FOR UPDATE",
+        "UPDATE bootstrap_console.audit_chain_head SET chain_seq = 0",
+    ] {
+        let (code, message) = refused(&mut conn, sql).await;
+        assert!(
+            code == "42501" || message.contains("must be owner"),
+            "{sql}: {code} {message}"
+        );
+    }
+    let owner_is_theirs: bool = sqlx::query_scalar(
+        "SELECT pg_has_role($1, relowner, 'USAGE') FROM pg_class \
+         WHERE oid = 'bootstrap_console.audit_log'::regclass",
+    )
+    .bind(&ops)
+    .fetch_one(&db.pool)
+    .await
+    .expect("owner");
+    assert!(!owner_is_theirs);
+
+    // Granted by mistake, the changes are still refused, by the log itself.
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "GRANT UPDATE, DELETE, TRUNCATE ON bootstrap_console.audit_log TO \"{group}\""
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("a grant by mistake");
+    for sql in [
+        "UPDATE bootstrap_console.audit_log SET reason = 'nothing happened'",
+        "DELETE FROM bootstrap_console.audit_log",
+        "TRUNCATE bootstrap_console.audit_log",
+    ] {
+        let (code, message) = refused(&mut conn, sql).await;
+        assert_eq!(code, "42501", "{sql}: {message}");
+        assert!(message.contains("append-only"), "{sql}: {message}");
+    }
+    let _ = conn.close().await;
+    assert_eq!(fixture::audit_count(&db.pool).await, 4);
+
+    // An action that outlives its deadline is looked up with the operator's own rights: its
+    // transaction is ended (a role may end its own sessions) and the log is searched.
+    let busy = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    let holder = fixture::hold_row(&db.pool, busy.bootstrap).await;
+    let space = busy.space.to_string();
+    let late = as_person(
+        &db,
+        &ops,
+        &[
+            "cancel",
+            &space,
+            "--reason",
+            "late",
+            "--yes",
+            "--apply-deadline-secs",
+            "1",
+        ],
+    );
+    let out = stdout(&late);
+    assert_eq!(late.status.code(), Some(4), "{out}");
+    assert!(
+        out.contains("no answer within the deadline") && out.contains("not applied"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("failed too") && !out.contains("permission"),
+        "{out}"
+    );
+    holder.rollback().await.expect("release");
+    assert_eq!(fixture::audit_count(&db.pool).await, 4);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_observer_role_from_grants_reads_everything_and_writes_nothing() {
+    let db = TestDb::migrated().await;
+    let failed = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    let running = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    let lease = fixture::lease(&db.pool, "acme", running.space, 3600).await;
+    let (_, watcher) = person_with(&db, "watcher", &["--read-only"]).await;
+    let image = fixture::ledger_image(&db.pool).await;
+
+    let status = as_person(&db, &watcher, &["status"]);
+    assert_eq!(status.status.code(), Some(1), "{}", stderr(&status));
+    let check = as_person(&db, &watcher, &["check", "--json"]);
+    assert!(
+        matches!(check.status.code(), Some(0 | 1)),
+        "{}",
+        stderr(&check)
+    );
+    assert!(!stdout(&check).contains("projection_set_publication_heads"));
+    let verify = as_person(&db, &watcher, &["audit", "verify"]);
+    assert_eq!(verify.status.code(), Some(0), "{}", stderr(&verify));
+    assert!(
+        !stdout(&verify).contains("not checked"),
+        "{}",
+        stdout(&verify)
+    );
+    every_view_renders(&db, &watcher, "READ-ONLY", 0);
+    // Without the head the database keeps, verify says what it could not check.
+    let group = format!("watcher_{}", db.name);
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "REVOKE SELECT ON bootstrap_console.audit_chain_head FROM \"{group}\""
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("head taken back");
+    let verify = as_person(&db, &watcher, &["audit", "verify"]);
+    assert_eq!(verify.status.code(), Some(0), "{}", stderr(&verify));
+    assert!(
+        stdout(&verify).contains("its end was not checked"),
+        "{}",
+        stdout(&verify)
+    );
+
+    let space = failed.space.to_string();
+    let lease_id = lease.to_string();
+    // Each refusal names what that action needs.
+    let bootstraps = "UPDATE on legacy_space_publication_bootstraps";
+    let items = "UPDATE on legacy_space_publication_bootstrap_items";
+    let leases = "DELETE on knowledge_space_mutation_leases";
+    let audit = "INSERT on bootstrap_console.audit_log";
+    for (args, needs) in [
+        (
+            vec!["retry", space.as_str(), "--reason", "x", "--yes"],
+            format!("{bootstraps}, {items}, {audit}"),
+        ),
+        (
+            vec!["cancel", space.as_str(), "--reason", "x", "--yes"],
+            format!("{bootstraps}, {audit}"),
+        ),
+        (
+            vec![
+                "lease",
+                "remove",
+                lease_id.as_str(),
+                "--reason",
+                "x",
+                "--yes",
+            ],
+            format!("{leases}, {audit}"),
+        ),
+    ] {
+        let refused = as_person(&db, &watcher, &args);
+        assert_eq!(
+            refused.status.code(),
+            Some(8),
+            "{args:?}: {}",
+            stderr(&refused)
+        );
+        let sentence = assert_one_sentence(&refused);
+        assert!(
+            sentence.contains(&format!("role {watcher} lacks {needs}:")),
+            "{sentence}"
+        );
+    }
+    let migrate = as_person(&db, &watcher, &["migrate"]);
+    assert_eq!(migrate.status.code(), Some(8), "{}", stderr(&migrate));
+    assert!(assert_one_sentence(&migrate).contains("migrate must be run by role "));
+    assert_eq!(
+        fixture::ledger_image(&db.pool).await,
+        image,
+        "nothing was written"
+    );
+}
+
+/// One grant of the operator's script taken back: the statement that takes it back, and the
+/// words the console must name it with.
+fn each_grant_taken_back(script: &str, group: &str) -> Vec<(String, String)> {
+    let to = format!(" TO \"{group}\";");
+    let mut cases = Vec::new();
+    for line in script.lines().filter(|l| l.starts_with("GRANT ")) {
+        let Some(grant) = line
+            .strip_prefix("GRANT ")
+            .and_then(|l| l.strip_suffix(&to))
+        else {
+            continue;
+        };
+        if grant.contains("SCHEMA \"public\"") {
+            continue; // every role may use schema public unless it was taken from PUBLIC
+        }
+        if grant.contains("audit_chain_head") {
+            continue; // read by `audit verify` only: no action needs it
+        }
+        let (privilege, on) = grant.split_once(" ON ").expect("privilege ON object");
+        let shown = |on: &str| {
+            on.replace('"', "")
+                .replace("public.", "")
+                .replace("SCHEMA ", "schema ")
+        };
+        match privilege.split_once(" (") {
+            Some((verb, columns)) => {
+                for column in columns.trim_end_matches(')').split(", ") {
+                    cases.push((
+                        format!("REVOKE {verb} ({column}) ON {on} FROM \"{group}\""),
+                        format!("{verb} ({column}) on {}", shown(on)),
+                    ));
+                }
+            }
+            None => {
+                for table in on.split(", ") {
+                    cases.push((
+                        format!("REVOKE {privilege} ON {table} FROM \"{group}\""),
+                        format!("{privilege} on {}", shown(table)),
+                    ));
+                }
+            }
+        }
+    }
+    cases
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_role_missing_any_one_operator_grant_is_told_which_at_connect() {
+    let db = TestDb::migrated().await;
+    let failed = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    let lease = fixture::lease(&db.pool, "acme", failed.space, 3600)
+        .await
+        .to_string();
+    let (group, ops) = person_with(&db, "short", &[]).await;
+    let script = grants_script(&group, &[]);
+    let cases = each_grant_taken_back(&script, &group);
+    // Four tables read, USAGE on the console's schema, ten + four columns updated, DELETE,
+    // fourteen columns inserted.
+    assert_eq!(cases.len(), 3 + 1 + 1 + 10 + 4 + 1 + 14, "{cases:#?}");
+    let image = fixture::ledger_image(&db.pool).await;
+    let space = failed.space.to_string();
+    let retry = ["retry", space.as_str(), "--reason", "x", "--yes"];
+    let remove = ["lease", "remove", lease.as_str(), "--reason", "x", "--yes"];
+    for (revoke, named) in &cases {
+        // The whole script again (it restores every grant), then one taken back.
+        sqlx::raw_sql(sqlx::AssertSqlSafe(format!("{script}\n{revoke};")))
+            .execute(&db.pool)
+            .await
+            .unwrap_or_else(|e| panic!("{revoke}: {e}"));
+        // The action that needs the grant: only lease removal deletes.
+        let args: &[&str] = if named.starts_with("DELETE") {
+            &remove
+        } else {
+            &retry
+        };
+        let refused = as_person(&db, &ops, args);
+        assert_eq!(
+            refused.status.code(),
+            Some(8),
+            "{revoke}: {}{}",
+            stderr(&refused),
+            stdout(&refused)
+        );
+        let sentence = assert_one_sentence(&refused);
+        assert!(
+            sentence.contains(&format!("role {ops} lacks {named}")),
+            "{revoke}: {sentence}"
+        );
+    }
+    assert_eq!(
+        fixture::ledger_image(&db.pool).await,
+        image,
+        "nothing was written"
+    );
+
+    // Only what an action needs counts: without DELETE on the leases, a retry is still planned.
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "{script}\nREVOKE DELETE ON knowledge_space_mutation_leases FROM \"{group}\";"
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("DELETE taken back");
+    let planned = as_person(&db, &ops, &["retry", &space, "--reason", "x", "--dry-run"]);
+    assert_eq!(planned.status.code(), Some(0), "{}", stderr(&planned));
+
+    // The live console says it at connect: which actions it may not take, and why.
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "{script}\nREVOKE UPDATE (row_version) ON legacy_space_publication_bootstraps \
+         FROM \"{group}\";"
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("one column taken back");
+    let url = db.url_as(&ops);
+    let mut console = Console::start(&["watch", "--database-url", &url], &[], 200, 30);
+    let screen = console.wait_for("not possible", 20);
+    assert!(
+        screen.contains(&format!(
+            "retry and cancel not possible: role {ops} lacks UPDATE (row_version) on \
+             legacy_space_publication_bootstraps"
+        )) && screen.contains("READ-WRITE"),
+        "lease removal is still allowed:\n{screen}"
+    );
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+}
+
+#[test]
+fn grants_refuses_a_name_that_cannot_be_printed_safely() {
+    for (args, words) in [
+        (
+            vec!["grants", "--role", "ops$grants$"],
+            "choose a plain name",
+        ),
+        (vec!["grants", "--role", ""], "must not be empty"),
+        (vec!["grants", "--role", "public"], "reserved"),
+        (vec!["grants", "--role", "pg_monitor"], "reserved"),
+        (vec!["grants", "--role", "ops\\"], "choose a plain name"),
+        (
+            vec!["grants", "--role", "ops\u{202e}"],
+            "choose a plain name",
+        ),
+        (
+            vec!["grants", "--role", "ops", "--schema", "a\u{1b}]0;x"],
+            "choose a plain name",
+        ),
+    ] {
+        let output = run(&args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(assert_one_sentence(&output).contains(words), "{args:?}");
+        assert!(stdout(&output).is_empty());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn migrate_is_for_the_ledgers_owner_who_then_owns_the_audit_log() {
+    let db = TestDb::platform_only().await;
+    // May create schemas in the database, but owns no ledger table: it must not own the log.
+    let creator = format!("creator_{}", db.name);
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE ROLE \"{creator}\" LOGIN PASSWORD 'pw'; \
+         GRANT CREATE ON DATABASE \"{}\" TO \"{creator}\";",
+        db.name
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("a role that may create schemas");
+    let owner = owner_of(&db, "legacy_space_publication_bootstraps").await;
+    let refused = as_person(&db, &creator, &["migrate"]);
+    assert_eq!(refused.status.code(), Some(8), "{}", stderr(&refused));
+    assert!(
+        assert_one_sentence(&refused).contains(&format!(
+            "migrate must be run by role {owner}, the owner of the ledger tables (or by a \
+             superuser), not by role {creator}: whoever runs it owns the audit log"
+        )),
+        "{}",
+        stderr(&refused)
+    );
+    let exists: bool =
+        sqlx::query_scalar("SELECT to_regnamespace('bootstrap_console') IS NOT NULL")
+            .fetch_one(&db.pool)
+            .await
+            .expect("schema");
+    assert!(!exists, "nothing was created");
+
+    let migrated = common::cli::on(&db, &["migrate"]);
+    assert_eq!(migrated.status.code(), Some(0), "{}", stderr(&migrated));
+    assert_eq!(owner_of(&db, "bootstrap_console.audit_log").await, owner);
+}
+
+async fn owner_of(db: &TestDb, table: &str) -> String {
+    sqlx::query_scalar(
+        "SELECT pg_get_userbyid(relowner)::text FROM pg_class WHERE oid = $1::regclass",
+    )
+    .bind(table)
+    .fetch_one(&db.pool)
+    .await
+    .expect("the table's owner")
+}

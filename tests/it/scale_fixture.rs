@@ -1,0 +1,153 @@
+//! The scale fixture, built small: the real binary on an empty rehearsal database gives the
+//! documented proportions, a ledger the console reads without a single unreadable row, and a
+//! rollout `simulate --no-seed` can work on. (The 100,000-space fixture itself is only built
+//! by the benchmark: it takes minutes.)
+
+use crate::common;
+
+use std::process::Command;
+
+use bootstrap_console::domain::report;
+use bootstrap_console::domain::session::SessionOptions;
+use bootstrap_console::domain::signals::Thresholds;
+use common::TestDb;
+
+const BINARY: &str = env!("CARGO_BIN_EXE_bootstrap-console");
+
+fn run(db: &TestDb, args: &[&str]) -> std::process::Output {
+    Command::new(BINARY)
+        .args(args)
+        .args(["--database-url", &db.url()])
+        .env_remove("DATABASE_URL")
+        .output()
+        .expect("run the binary")
+}
+
+fn assert_ok(output: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+#[tokio::test]
+async fn the_fixture_has_the_documented_proportions_and_simulate_works_on_it() {
+    let db = TestDb::empty().await;
+    let built = run(
+        &db,
+        &[
+            "fixture",
+            "--spaces",
+            "2000",
+            "--tenants",
+            "40",
+            "--items-per-space",
+            "6",
+            "--create-standin",
+        ],
+    );
+    let stdout = assert_ok(&built);
+    assert!(stdout.contains("built 2000 spaces"), "{stdout}");
+
+    let session = db.session(SessionOptions::default()).await;
+    let report = report::summarize(&session, &Thresholds::default())
+        .await
+        .expect("summary");
+    assert!(report.unreadable.is_empty(), "{:?}", report.unreadable);
+    let s = &report.summary;
+    let share = |n: u32| f64::from(n) / f64::from(s.spaces);
+    let states: Vec<u32> = bootstrap_console::domain::model::RunState::ALL
+        .iter()
+        .map(|state| {
+            bootstrap_console::domain::model::Checkpoint::ALL
+                .iter()
+                .map(|c| s.in_state(*c, *state))
+                .sum()
+        })
+        .collect();
+    assert_eq!(s.spaces, 2000);
+    // queued, running, succeeded, failed, canceled: 10%, 20%, 60%, 5%, 5% (within sampling).
+    for (n, expected) in states.iter().zip([0.10, 0.20, 0.60, 0.05, 0.05]) {
+        assert!(
+            (share(*n) - expected).abs() < 0.03,
+            "{states:?} is not near the documented mix"
+        );
+    }
+    let (tenants, leases, items_match): (i64, i64, bool) = sqlx::query_as(
+        "SELECT (SELECT count(DISTINCT tenant_id) FROM legacy_space_publication_bootstraps), \
+                (SELECT count(*) FROM knowledge_space_mutation_leases), \
+                (SELECT bool_and(b.total_documents = (SELECT count(*) \
+                   FROM legacy_space_publication_bootstrap_items i WHERE i.bootstrap_id = b.id)) \
+                 FROM legacy_space_publication_bootstraps b)",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("shape");
+    assert_eq!(tenants, 40);
+    assert!((5..=45).contains(&leases), "about 1% of spaces: {leases}");
+    assert!(items_match, "every captured space has its frozen items");
+
+    // A second fixture on the same database is refused, and writes nothing.
+    let again = run(&db, &["fixture", "--spaces", "10"]);
+    assert_eq!(again.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("empty rehearsal database"));
+
+    let simulated = run(
+        &db,
+        &[
+            "simulate",
+            "--no-seed",
+            "--duration-secs",
+            "3",
+            "--time-scale",
+            "0.1",
+            "--report-every",
+            "1",
+            "--no-faults",
+        ],
+    );
+    let stdout = assert_ok(&simulated);
+    assert!(stdout.contains("readable"), "{stdout}");
+    let after = report::summarize(&session, &Thresholds::default())
+        .await
+        .expect("summary");
+    assert!(
+        after.summary.readable > s.readable,
+        "the simulated workers published spaces of the fixture"
+    );
+}
+
+#[tokio::test]
+async fn time_ordered_ids_share_their_first_digits_like_real_uuidv7_ids() {
+    let db = TestDb::empty().await;
+    let built = run(
+        &db,
+        &[
+            "fixture",
+            "--spaces",
+            "300",
+            "--tenants",
+            "3",
+            "--items-per-space",
+            "2",
+            "--v7-ids",
+            "--create-standin",
+        ],
+    );
+    assert_ok(&built);
+    let ids: Vec<uuid::Uuid> =
+        sqlx::query_scalar("SELECT id FROM legacy_space_publication_bootstraps ORDER BY id")
+            .fetch_all(&db.pool)
+            .await
+            .expect("ids");
+    assert_eq!(ids.len(), 300);
+    assert!(ids.iter().all(|id| id.get_version_num() == 7));
+    let prefix = |id: &uuid::Uuid| id.simple().to_string()[..8].to_string();
+    assert!(
+        ids.iter().all(|id| prefix(id) == prefix(&ids[0])),
+        "300 ids a millisecond apart share their first 8 digits"
+    );
+}

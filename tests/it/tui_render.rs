@@ -1,0 +1,479 @@
+//! Rendering snapshots of every view at 80×24 and 160×48 from fixed fixture data (ratatui's test
+//! backend), including a failed space whose error message is full of escape sequences.
+
+use crate::common;
+
+use bootstrap_console::domain::actions::{Change, Plan};
+use bootstrap_console::domain::audit_chain::{Break, ChainHead, Verification};
+use bootstrap_console::poller::{Extra, Focus};
+use bootstrap_console::tui::app::{App, Overlay, View};
+use bootstrap_console::tui::update::{self, Event};
+use bootstrap_console::tui::view;
+use common::screens::{self, id};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+
+const SIZES: [(u16, u16); 2] = [(80, 24), (160, 48)];
+
+fn render(app: &App) -> Terminal<TestBackend> {
+    let mut terminal = Terminal::new(TestBackend::new(app.size.0, app.size.1)).expect("terminal");
+    terminal.draw(|frame| view::draw(frame, app)).expect("draw");
+    terminal
+}
+
+fn screen_text(terminal: &Terminal<TestBackend>) -> String {
+    terminal
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|cell| cell.symbol())
+        .collect()
+}
+
+/// Nothing from the database reaches the terminal as a control character.
+fn assert_no_controls(terminal: &Terminal<TestBackend>) {
+    for cell in terminal.backend().buffer().content() {
+        assert!(
+            !cell
+                .symbol()
+                .chars()
+                .any(|c| c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)),
+            "a control character reached the screen: {:?}",
+            cell.symbol()
+        );
+    }
+}
+
+fn snapshot(name: &str, app: &App) {
+    let terminal = render(app);
+    assert_no_controls(&terminal);
+    insta::assert_snapshot!(
+        format!("{name}_{}x{}", app.size.0, app.size.1),
+        terminal.backend()
+    );
+}
+
+fn detail_app(size: (u16, u16)) -> App {
+    let mut app = screens::app(
+        size,
+        Extra::Detail(Box::new(Some(screens::detail()))),
+        Focus::Detail(id(1)),
+    );
+    app.view = View::Detail(id(1));
+    app
+}
+
+#[test]
+fn the_board() {
+    for size in SIZES {
+        snapshot("board", &screens::app(size, Extra::None, Focus::Board));
+    }
+}
+
+#[test]
+fn the_detail_of_a_failed_space_with_a_hostile_error() {
+    for size in SIZES {
+        let app = detail_app(size);
+        snapshot("detail", &app);
+        let text = screen_text(&render(&app));
+        assert!(
+            text.contains("FATAL") && text.contains('␛'),
+            "the message is shown, defused"
+        );
+    }
+}
+
+#[test]
+fn the_tenants_view() {
+    for size in SIZES {
+        let mut app = screens::app(size, Extra::None, Focus::Tenants);
+        app.view = View::Tenants;
+        snapshot("tenants", &app);
+        let text = screen_text(&render(&app));
+        assert!(text.contains("acme"), "{text}");
+    }
+}
+
+#[test]
+fn the_leases_view() {
+    for size in SIZES {
+        let mut app = screens::app(size, Extra::Leases(screens::leases()), Focus::Leases);
+        app.view = View::Leases;
+        snapshot("leases", &app);
+    }
+}
+
+#[test]
+fn the_audit_view() {
+    for size in SIZES {
+        let mut app = screens::app(size, Extra::Audit(screens::audits()), Focus::Audit);
+        app.view = View::Audit;
+        let verified = app.now - std::time::Duration::from_secs(12);
+        app.chain.checked = Some((verified, Ok(chain(None))));
+        snapshot("audit", &app);
+    }
+}
+
+#[test]
+fn the_help_screen() {
+    for size in SIZES {
+        let mut app = screens::app(size, Extra::None, Focus::Board);
+        app.overlay = Overlay::Help;
+        snapshot("help", &app);
+    }
+}
+
+#[test]
+fn the_retry_dialog_shows_the_plan_and_asks_for_a_reason() {
+    for size in SIZES {
+        let mut app = screens::app(size, Extra::None, Focus::Board);
+        let effects = update::update(&mut app, key('r'));
+        let (dialog, round) = match effects.as_slice() {
+            [update::Effect::Plan { dialog, round, .. }] => (*dialog, *round),
+            other => panic!("expected a plan request: {other:?}"),
+        };
+        let Overlay::Dialog(open) = &mut app.overlay else {
+            panic!("the dialog is open")
+        };
+        // A fixed request id, so the picture does not change from run to run.
+        open.request = bootstrap_console::domain::actions::RequestId::from_uuid(id(42));
+        let plan = Plan {
+            action: open.actions[0].clone(),
+            tenant_id: Some("acme".into()),
+            knowledge_space_id: Some(id(1)),
+            now: None,
+            meanwhile: None,
+            evidence: Vec::new(),
+            forced: false,
+            applied_before: None,
+            verdict: Ok(vec![
+                Change {
+                    what: "run_state".into(),
+                    from: "failed".into(),
+                    to: "queued".into(),
+                },
+                Change {
+                    what: "row_version".into(),
+                    from: "7".into(),
+                    to: "8".into(),
+                },
+            ]),
+        };
+        update::update(
+            &mut app,
+            Event::Planned {
+                dialog,
+                round,
+                plans: Ok(vec![plan]),
+            },
+        );
+        for c in "parser fixed".chars() {
+            update::update(&mut app, key(c));
+        }
+        snapshot("dialog_retry", &app);
+    }
+}
+
+#[test]
+fn a_terminal_that_is_too_small() {
+    let app = screens::app((60, 20), Extra::None, Focus::Board);
+    snapshot("too_small", &app);
+    assert!(screen_text(&render(&app)).contains("terminal too small"));
+}
+
+#[test]
+fn ascii_mode_draws_no_unicode_line_or_block_characters() {
+    let mut app = screens::app((160, 48), Extra::None, Focus::Board);
+    app.display.ascii = true;
+    let board = screen_text(&render(&app));
+    app.overlay = Overlay::Help;
+    let help = screen_text(&render(&app));
+    for text in [&board, &help] {
+        for forbidden in ['●', '◉', '○', '█', '░', '─', '│', '╭', '╮'] {
+            assert!(!text.contains(forbidden), "{forbidden} drawn in ASCII mode");
+        }
+    }
+    assert!(
+        board.contains("@....") && board.contains("##@.."),
+        "the ASCII pipeline is drawn"
+    );
+    assert!(
+        board.contains("[#") || board.contains("#."),
+        "ASCII progress bars are drawn"
+    );
+}
+
+#[test]
+fn no_color_leaves_state_readable_as_text() {
+    let mut app = screens::app((160, 48), Extra::None, Focus::Board);
+    app.display.color = false;
+    let terminal = render(&app);
+    for cell in terminal.backend().buffer().content() {
+        assert_eq!(cell.fg, Color::Reset, "no foreground colour with NO_COLOR");
+        assert_eq!(cell.bg, Color::Reset, "no background colour with NO_COLOR");
+    }
+    let text = screen_text(&terminal);
+    for flag in ["FAILED", "BLOCKED", "EXPIRED", "STUCK", "LATE", "PROD"] {
+        assert!(text.contains(flag), "{flag} is written out");
+    }
+}
+
+fn key(c: char) -> Event {
+    Event::Key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::Char(c),
+        crossterm::event::KeyModifiers::NONE,
+    ))
+}
+
+#[test]
+fn counts_as_wide_as_a_real_rollouts_keep_every_digit_at_80_columns() {
+    let mut fleet = screens::many(100_000);
+    let mut app = screens::app((80, 24), Extra::None, Focus::Board);
+    let mut status = app.status.clone();
+    status.fleet = Some(std::sync::Arc::new(fleet.snapshot().expect("a snapshot")));
+    update::update(&mut app, Event::Poll(Box::new(status)));
+    let text = screen_text(&render(&app));
+    assert!(text.contains("readable 20000/100000 20%"), "{text}");
+    assert!(text.contains("│ 100000 spaces"), "{text}");
+}
+
+/// The last line of the screen: the key hints.
+fn hint_line(app: &App) -> String {
+    let text = screen_text(&render(app));
+    let width = usize::from(app.size.0);
+    let chars: Vec<char> = text.chars().collect();
+    chars[chars.len() - width..].iter().collect()
+}
+
+#[test]
+fn hints_offer_only_what_the_view_and_mode_allow() {
+    let mut app = screens::app((160, 48), Extra::None, Focus::Board);
+    assert!(hint_line(&app).contains("r retry"), "{}", hint_line(&app));
+    app.header.access = bootstrap_console::domain::session::Access::ReadOnly {
+        reason: "--read-only".into(),
+    };
+    let hints = hint_line(&app);
+    for action in ["r retry", "c cancel", "x lease", "mark"] {
+        assert!(
+            !hints.contains(action),
+            "{action} offered read-only: {hints}"
+        );
+    }
+    app.view = View::Tenants;
+    assert!(!hint_line(&app).contains("/ filter"), "{}", hint_line(&app));
+    // At 80 columns every hint shown is whole.
+    let narrow = screens::app((80, 24), Extra::None, Focus::Board);
+    let hints = hint_line(&narrow);
+    let last = hints.split_whitespace().last().expect("hints");
+    assert!(
+        ["mark", "view", "pause", "lease"].contains(&last),
+        "a hint cut short: {hints}"
+    );
+}
+
+#[test]
+fn the_tabs_line_counts_marked_spaces() {
+    let mut app = screens::app((80, 24), Extra::None, Focus::Board);
+    update::update(&mut app, key(' '));
+    update::update(&mut app, key(' '));
+    let text = screen_text(&render(&app));
+    assert!(text.contains("9 spaces · 2 marked"), "{text}");
+}
+
+#[test]
+fn the_eta_covers_the_running_jobs_and_says_how_many_need_action() {
+    use bootstrap_console::domain::model::{Checkpoint, RunState};
+    let app = screens::app((80, 24), Extra::None, Focus::Board);
+    let fleet = app.fleet().expect("fleet");
+    let s = &fleet.summary;
+    let running: i64 = fleet
+        .rows
+        .values()
+        .filter(|r| r.run_state == RunState::Running && r.checkpoint != Checkpoint::PendingSnapshot)
+        .map(|r| i64::from(r.total - r.completed))
+        .sum();
+    assert_eq!(s.documents_running, running);
+    assert!(
+        s.documents_remaining > running,
+        "the fixture's failed and canceled jobs have documents left too"
+    );
+    let rate = s.documents_per_minute.expect("a rate");
+    let eta = s.eta.expect("an ETA").num_milliseconds() as f64;
+    assert!(
+        (eta - running as f64 / rate * 60_000.0).abs() < 1.0,
+        "{eta}"
+    );
+    let text = screen_text(&render(&app));
+    assert!(text.contains("ETA 2m58s for 3 running"), "{text}");
+    assert!(text.contains("3 need action (no ETA)"), "{text}");
+}
+
+/// A verification of three records, intact or with `broken`.
+fn chain(broken: Option<Break>) -> Verification {
+    Verification {
+        records: 3,
+        verified: Some(ChainHead {
+            id: 3,
+            seq: 3,
+            hash: vec![0x9f; 32],
+        }),
+        broken,
+        complete: true,
+        unprotected: Vec::new(),
+        expected_found: true,
+        end_checked: true,
+    }
+}
+
+#[test]
+fn a_broken_audit_chain_is_the_audit_views_first_line_at_80_columns() {
+    let mut app = screens::app((80, 24), Extra::Audit(screens::audits()), Focus::Audit);
+    app.view = View::Audit;
+    let text = screen_text(&render(&app));
+    assert!(text.contains(" audit chain: not verified yet"), "{text}");
+
+    app.chain.running = Some(2000);
+    let text = screen_text(&render(&app));
+    assert!(
+        text.contains("audit chain: verifying… 2000 records"),
+        "{text}"
+    );
+
+    app.chain.running = None;
+    app.chain.checked = Some((app.now, Ok(chain(Some(Break::Changed { id: 2, seq: 2 })))));
+    let text = screen_text(&render(&app));
+    assert!(
+        text.contains(" AUDIT CHAIN BROKEN: record 2 (chain position 2) was changed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("rm lease") || text.contains("retry"),
+        "the records still show: {text}"
+    );
+
+    let mut unguarded = chain(None);
+    unguarded.unprotected = vec!["trigger audit_log_no_change is disabled".into()];
+    app.chain.checked = Some((app.now, Ok(unguarded)));
+    let text = screen_text(&render(&app));
+    assert!(
+        text.contains(" AUDIT LOG UNPROTECTED: trigger audit_log_no_change is disabled"),
+        "{text}"
+    );
+
+    app.chain.checked = Some((
+        app.now,
+        Err("audit unavailable: role x lacks SELECT".into()),
+    ));
+    let text = screen_text(&render(&app));
+    assert!(
+        text.contains(" audit chain not verified: audit unavailable: role x lacks SELECT"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_forced_lease_removal_stands_out_in_the_audit_view_at_80_columns() {
+    let mut records = screens::audits();
+    records[0].action = "remove_mutation_lease".into();
+    records[0].outcome = "applied_forced".into();
+    records[0].db_role = Some("alice".into());
+    let mut app = screens::app((80, 24), Extra::Audit(records), Focus::Audit);
+    app.view = View::Audit;
+    let text = screen_text(&render(&app));
+    assert!(
+        text.contains("rm lease") && text.contains("FORCED") && text.contains("alice (oncall"),
+        "{text}"
+    );
+}
+
+#[test]
+fn eighty_columns_keep_whole_error_codes_help_and_an_ellipsis_for_long_messages() {
+    let mut app = screens::app((80, 24), Extra::None, Focus::Board);
+    let text = screen_text(&render(&app));
+    assert!(
+        text.contains("compile_timeout") && text.contains("operator_canceled"),
+        "{text}"
+    );
+    assert!(
+        hint_line(&app).starts_with(" ? help"),
+        "{}",
+        hint_line(&app)
+    );
+    app.say(
+        "a sentence far longer than the eighty columns of the status line, which must end in an \
+         ellipsis",
+        true,
+    );
+    let lines: Vec<String> = text_lines(&render(&app), 80);
+    let status = &lines[lines.len() - 2];
+    assert!(status.trim_end().ends_with('…'), "{status}");
+}
+
+fn text_lines(terminal: &Terminal<TestBackend>, width: usize) -> Vec<String> {
+    let chars: Vec<char> = screen_text(terminal).chars().collect();
+    chars.chunks(width).map(|c| c.iter().collect()).collect()
+}
+
+/// A session's pace: the rate sparkline beside docs/min at every width (the documents left
+/// give way at 80 columns), the readable share's where there is room; ASCII under --ascii.
+#[test]
+fn the_summary_charts_the_pace_of_the_session() {
+    let start = chrono::DateTime::from_timestamp(1_800_000_000, 0).expect("time");
+    for (size, ascii) in [((80, 24), false), ((160, 48), false), ((160, 48), true)] {
+        let mut app = screens::app(size, Extra::None, Focus::Board);
+        app.display.ascii = ascii;
+        app.pace = bootstrap_console::domain::pace::Pace::default();
+        // The session's first minute only sets the baseline.
+        app.pace.record(start, 1_000, 0.0);
+        // A fleet that slowed to a stall, while the readable share grew: documents completed
+        // in each 15 s between polls.
+        let mut completed = 1_000;
+        for (i, documents) in [15, 22, 30, 30, 8, 0, 0].into_iter().enumerate() {
+            completed += documents;
+            let at = start + chrono::Duration::seconds(60 + i as i64 * 15);
+            app.pace.record(at, completed, i as f64 / 10.0);
+        }
+        let text = screen_text(&render(&app));
+        let (rate_chart, share_chart) = if ascii {
+            ("docs/min ,+##:__", ",,:-=")
+        } else {
+            ("docs/min ▂▆██▃▁▁", "▂▂▃▄▅")
+        };
+        assert!(text.contains(rate_chart), "{size:?}:\n{text}");
+        if size.0 > 80 {
+            assert!(text.contains(share_chart), "{size:?}:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn the_health_view() {
+    use bootstrap_console::domain::health::{Check, Finding, Health};
+    for size in SIZES {
+        let mut app = screens::app(size, Extra::None, Focus::Board);
+        app.view = View::Health;
+        let finding = Finding {
+            check: Check::ItemCount,
+            tenant_id: "initech".into(),
+            knowledge_space_id: Some(id(3)),
+            bootstrap_id: id(3),
+            problem: "snapshot captured with 3 documents, but 2 items frozen".into(),
+            evidence: "checkpoint=rebuilding run_state=failed total_documents=3 \
+                       completed_documents=1 items=2 succeeded=1 running=0"
+                .into(),
+            action: Check::ItemCount.action(),
+        };
+        app.health.checked = Some((
+            app.now,
+            Ok(Health {
+                findings: vec![finding],
+                bootstraps_checked: 9,
+                skipped: Vec::new(),
+                database_time: None,
+            }),
+        ));
+        snapshot("health", &app);
+    }
+}
