@@ -572,6 +572,38 @@ mod tests {
         }
     }
 
+    /// How the README's key table names each scope.
+    fn readme_scope(scope: Scope) -> &'static str {
+        match scope {
+            Scope::Anywhere => "anywhere",
+            Scope::View => "views",
+            Scope::Filter => "typing a filter",
+            Scope::Dialog => "action dialog",
+            Scope::Applying => "while applying",
+            Scope::Finished => "action results",
+            Scope::Help => "the help",
+        }
+    }
+
+    #[test]
+    fn the_readme_lists_every_binding_as_the_table_has_it() {
+        let readme = include_str!("../../README.md");
+        let listed: Vec<&str> = readme
+            .lines()
+            .skip_while(|line| !line.starts_with("| key | what it does | where |"))
+            .skip(2)
+            .take_while(|line| line.starts_with('|'))
+            .collect();
+        let expected: Vec<String> = BINDINGS
+            .iter()
+            .map(|b| format!("| `{}` | {} | {} |", b.shown, b.help, readme_scope(b.scope)))
+            .collect();
+        assert_eq!(
+            listed, expected,
+            "README.md's key table and BINDINGS differ"
+        );
+    }
+
     #[test]
     fn no_key_is_bound_twice_in_a_scope() {
         let mut seen = std::collections::HashSet::new();

@@ -477,3 +477,201 @@ fn the_health_view() {
         snapshot("health", &app);
     }
 }
+
+/// Opens a dialog with `keys` on the board, answers its plans with `verdict`, then types
+/// `typed` into the reason: the dialog as the operator sees it.
+fn dialog_after(
+    size: (u16, u16),
+    keys: &str,
+    plan: impl Fn(bootstrap_console::domain::actions::Action) -> Plan,
+    typed: &str,
+) -> App {
+    let mut app = screens::app(size, Extra::None, Focus::Board);
+    let mut effects = Vec::new();
+    for c in keys.chars() {
+        effects = update::update(&mut app, key(c));
+    }
+    answer(&mut app, &effects, &plan);
+    for c in typed.chars() {
+        update::update(&mut app, key(c));
+    }
+    app
+}
+
+/// Answers the plan request among `effects` with `plan` for each action.
+fn answer(
+    app: &mut App,
+    effects: &[update::Effect],
+    plan: impl Fn(bootstrap_console::domain::actions::Action) -> Plan,
+) {
+    let (dialog, round, actions) = match effects {
+        [
+            update::Effect::Plan {
+                dialog,
+                round,
+                actions,
+            },
+        ] => (*dialog, *round, actions.clone()),
+        other => panic!("expected a plan request: {other:?}"),
+    };
+    if let Overlay::Dialog(open) = &mut app.overlay {
+        // A fixed request id, so the picture does not change from run to run.
+        open.request = bootstrap_console::domain::actions::RequestId::from_uuid(id(42));
+    }
+    update::update(
+        app,
+        Event::Planned {
+            dialog,
+            round,
+            plans: Ok(actions.into_iter().map(plan).collect()),
+        },
+    );
+}
+
+fn changes_plan(
+    from: &str,
+    to: &str,
+) -> impl Fn(bootstrap_console::domain::actions::Action) -> Plan {
+    let (from, to) = (from.to_string(), to.to_string());
+    move |action| Plan {
+        action,
+        tenant_id: Some("acme".into()),
+        knowledge_space_id: Some(id(1)),
+        now: None,
+        meanwhile: None,
+        evidence: Vec::new(),
+        forced: false,
+        applied_before: None,
+        verdict: Ok(vec![Change {
+            what: "run_state".into(),
+            from: from.clone(),
+            to: to.clone(),
+        }]),
+    }
+}
+
+#[test]
+fn the_cancel_dialog() {
+    for size in SIZES {
+        let app = dialog_after(
+            size,
+            "c",
+            changes_plan("running", "canceled"),
+            "maintenance",
+        );
+        snapshot("dialog_cancel", &app);
+    }
+}
+
+#[test]
+fn the_bulk_dialog_asks_for_the_count() {
+    for size in SIZES {
+        let app = dialog_after(size, "  r", changes_plan("failed", "queued"), "incident 7");
+        snapshot("dialog_bulk", &app);
+    }
+}
+
+#[test]
+fn the_lease_dialog_asks_for_the_lease_id_and_a_forced_one_for_the_whole_id() {
+    use bootstrap_console::domain::actions::Refusal;
+    for size in SIZES {
+        let lease = |action| Plan {
+            evidence: vec!["held 2h10m by upload, past the orphan threshold of 15m".into()],
+            ..changes_plan("held by its upload writer", "deleted")(action)
+        };
+        let app = dialog_after(size, "jx", lease, "writer pod is gone");
+        snapshot("dialog_lease", &app);
+
+        let young = |action| Plan {
+            evidence: vec!["held 2m by upload, younger than the orphan threshold".into()],
+            verdict: Err(Refusal::LeaseNotOrphan {
+                lease: bootstrap_console::domain::ids::IdNames::EMPTY.shown(&id(6)),
+                evidence: "held 2m by upload".into(),
+            }),
+            ..changes_plan("held", "deleted")(action)
+        };
+        let mut app = dialog_after(size, "jx", young, "writer is wedged");
+        let effects = update::update(
+            &mut app,
+            Event::Key(crossterm::event::KeyEvent::new(
+                crossterm::event::KeyCode::Char('f'),
+                crossterm::event::KeyModifiers::CONTROL,
+            )),
+        );
+        let forced = |action| Plan {
+            forced: true,
+            ..lease(action)
+        };
+        answer(&mut app, &effects, forced);
+        snapshot("dialog_forced", &app);
+    }
+}
+
+/// The header in each state that changes what the operator may trust or do.
+#[test]
+fn the_header_when_stale_read_only_not_migrated_or_reading_a_standby() {
+    use bootstrap_console::domain::session::Access;
+    for size in SIZES {
+        let mut app = screens::app(size, Extra::None, Focus::Board);
+        let at = app.now;
+        app.status.health.failing_since = at.checked_sub(std::time::Duration::from_secs(42));
+        app.status.health.polled_at = at.checked_sub(std::time::Duration::from_secs(45));
+        app.status.health.last_error = Some("connection refused".into());
+        snapshot("header_stale", &app);
+
+        let mut app = screens::app(size, Extra::None, Focus::Board);
+        app.header.access = Access::ReadOnly {
+            reason: "role observer lacks UPDATE on legacy_space_publication_bootstraps".into(),
+        };
+        snapshot("header_read_only", &app);
+
+        let mut app = screens::app(size, Extra::None, Focus::Board);
+        app.header.access = Access::ReadOnly {
+            reason: "no audit table: run `bootstrap-console migrate` to enable actions".into(),
+        };
+        snapshot("header_not_migrated", &app);
+
+        let mut app = screens::app(size, Extra::None, Focus::Board);
+        let now = screens::db_now();
+        app.status.health.replication = Some(bootstrap_console::store::replica::Replication {
+            standby_now: now,
+            replayed: Some(bootstrap_console::store::replica::Lsn(4096)),
+            replayed_at: Some(now - chrono::Duration::seconds(31)),
+            primary: Some(bootstrap_console::store::replica::Lsn(4096 + 2_100_000)),
+            measured: true,
+            complete_until: Some(now - chrono::Duration::seconds(31)),
+        });
+        snapshot("header_replica", &app);
+    }
+}
+
+/// The help screen is the key table: every view key with its help, and every dialog key and
+/// key that works anywhere with its hint.
+#[test]
+fn the_help_screen_lists_every_binding_of_the_key_table() {
+    use bootstrap_console::tui::keys::{self, Scope};
+    for size in SIZES {
+        let mut app = screens::app(size, Extra::None, Focus::Board);
+        app.overlay = Overlay::Help;
+        let terminal = render(&app);
+        let lines: Vec<String> = (0..size.1)
+            .map(|y| {
+                (0..size.0)
+                    .map(|x| terminal.backend().buffer()[(x, y)].symbol().to_string())
+                    .collect()
+            })
+            .collect();
+        let shows = |text: &str| lines.iter().any(|line| line.contains(text));
+        for binding in keys::bindings(Scope::View) {
+            let entry = format!("{:<6}{}", binding.shown, binding.help);
+            assert!(shows(&entry), "{size:?}: the help lacks {entry:?}");
+        }
+        for scope in [Scope::Dialog, Scope::Applying, Scope::Anywhere] {
+            for binding in keys::bindings(scope) {
+                let Some(hint) = binding.hint else { continue };
+                let entry = format!("{} {hint}", binding.shown);
+                assert!(shows(&entry), "{size:?}: the help lacks {entry:?}");
+            }
+        }
+    }
+}

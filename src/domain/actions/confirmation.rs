@@ -48,7 +48,7 @@ impl Confirmation {
             Self::One => "y".into(),
             Self::Count(n) => format!("the count ({n})"),
             Self::LeaseCode(code) => format!("the lease id as shown ({code})"),
-            Self::WholeLeaseId(id) => format!("the whole lease id ({id}) to force it"),
+            Self::WholeLeaseId(id) => format!("the whole lease id ({id})"),
         }
     }
 

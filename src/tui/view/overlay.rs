@@ -178,10 +178,8 @@ fn footer<'a>(dialog: &Dialog, theme: &Theme) -> Line<'a> {
         ),
         Stage::Done(_) | Stage::Broken(_) => Span::styled(" Enter/Esc closes", theme.dim()),
         _ => match dialog.not_ready() {
-            Some(missing) => Span::styled(
-                format!(" {missing} · Tab switches field · Ctrl-R plans again · Esc cancels"),
-                theme.dim(),
-            ),
+            // The keys are in the hint bar, from the key table.
+            Some(missing) => Span::styled(format!(" {missing}"), theme.dim()),
             None => Span::styled(
                 " Enter applies · Esc cancels · nothing is written before Enter",
                 theme.key(),
