@@ -14,10 +14,8 @@ use uuid::Uuid;
 use super::args::{self, ActionArgs, ConfirmArgs, LeaseRemoveArgs};
 use super::{Failure, exit, outln, scope};
 use crate::domain::actions::{
-    self, Action, BootstrapKind, Confirmation, Kind, Outcome, Plan, Refusal, RequestId,
-    SeenBootstrap, Verdict, sentence,
+    self, Action, BootstrapKind, Confirmation, Kind, Plan, Refusal, RequestId, SeenBootstrap, Tally,
 };
-use crate::domain::audit_chain::ChainHead;
 use crate::domain::ids::{self, IdArg, IdNames, parse_id_arg};
 use crate::domain::report::Rows;
 use crate::domain::session::{OpenError, Session, SessionOptions};
@@ -359,41 +357,31 @@ async fn remove_lease_on(
 }
 
 async fn plan_all(session: &Session, actions: &[Action]) -> Result<Vec<Plan>, Failure> {
-    let mut plans = Vec::with_capacity(actions.len());
-    for action in actions {
-        plans.push(actions::plan(session, action).await?);
-    }
-    Ok(plans)
+    Ok(actions::plan_all(session, actions).await?.plans)
 }
 
-/// The tally of one command's actions.
+/// The tally of one command's actions: what the plans refused, then what applying did.
 struct Run {
-    applied: usize,
-    refused: usize,
-    failed: usize,
-    /// The actions whose outcome is unknown.
-    unknown: Vec<Action>,
-    /// The audit chain's head after the last action applied (printed, to be kept).
-    chain_head: Option<ChainHead>,
+    tally: Tally,
 }
 
 impl Run {
     fn new(already_refused: usize) -> Self {
         Self {
-            applied: 0,
-            refused: already_refused,
-            failed: 0,
-            unknown: Vec::new(),
-            chain_head: None,
+            tally: Tally {
+                refused: already_refused,
+                ..Tally::default()
+            },
         }
     }
 
     fn exit_code(&self) -> ExitCode {
-        ExitCode::from(if !self.unknown.is_empty() {
+        let tally = &self.tally;
+        ExitCode::from(if !tally.unknown.is_empty() {
             exit::OUTCOME_UNKNOWN
-        } else if self.failed > 0 {
+        } else if tally.failed > 0 {
             exit::UNREACHABLE
-        } else if self.refused > 0 {
+        } else if tally.refused > 0 {
             exit::REFUSED
         } else {
             exit::DONE
@@ -423,7 +411,7 @@ impl Run {
             outln!(
                 "dry run: {} would be applied{already}, {} refused{}; nothing was written",
                 applicable.len() - pending,
-                self.refused,
+                self.tally.refused,
                 if pending > 0 {
                     format!(", {pending} unknown")
                 } else {
@@ -433,10 +421,10 @@ impl Run {
             return Ok(self.exit_code());
         }
         if applicable.is_empty() {
-            outln!("0 applied{already}, {} refused", self.refused);
+            outln!("0 applied{already}, {} refused", self.tally.refused);
             // Nothing left to do is done when it was all applied before; otherwise refused.
             if done.is_empty() {
-                self.refused = self.refused.max(1);
+                self.tally.refused = self.tally.refused.max(1);
             }
             return Ok(self.exit_code());
         }
@@ -446,33 +434,30 @@ impl Run {
             let confirmation = Confirmation::for_plans(&applicable, &session.names());
             confirmed(&confirmation, verb, &checked.reason).await?;
         }
-        for plan in applicable {
-            let result = actions::apply_bounded(
-                session,
-                &plan.action,
-                &checked.reason.text,
-                checked.deadline,
-                std::future::pending(),
-            )
-            .await;
-            let (verdict, line) = sentence(&plan.action, &result, &session.names());
-            if let Ok(Outcome::Applied(applied)) = &result {
-                self.chain_head = Some(applied.chain_head.clone());
-            }
-            match verdict {
-                Verdict::Applied => self.applied += 1,
-                Verdict::Refused => self.refused += 1,
-                Verdict::Failed => self.failed += 1,
-                Verdict::Unknown => self.unknown.push(plan.action.clone()),
-            }
-            outln!("{}", text::clean(&line, 1000));
-        }
+        let to_apply: Vec<Action> = applicable.iter().map(|p| p.action.clone()).collect();
+        let reason = &checked.reason.text;
+        let applied = actions::apply_each(
+            session,
+            &to_apply,
+            reason,
+            checked.deadline,
+            None,
+            |_, _, line| outln!("{}", text::clean(&line, 1000)),
+        )
+        .await;
+        let tally = &mut self.tally;
+        tally.applied += applied.applied;
+        tally.refused += applied.refused;
+        tally.failed += applied.failed;
+        tally.unknown.extend(applied.unknown);
+        tally.chain_head = applied.chain_head;
+        let tally = &self.tally;
         outln!(
             "{} applied{already}, {} refused{}{}",
-            self.applied,
-            self.refused,
-            if self.failed > 0 {
-                format!(", {} failed", self.failed)
+            tally.applied,
+            tally.refused,
+            if tally.failed > 0 {
+                format!(", {} failed", tally.failed)
             } else {
                 String::new()
             },
@@ -482,7 +467,7 @@ impl Run {
                 session.tenant_scope()
             )
         );
-        if let Some(head) = &self.chain_head {
+        if let Some(head) = &self.tally.chain_head {
             outln!("audit chain head: {head}");
         }
         Ok(self.exit_code())
@@ -510,7 +495,7 @@ impl Run {
                     plan.action.target(&session.names()),
                     checked.request
                 );
-                self.unknown.push(plan.action.clone());
+                self.tally.unknown.push(plan.action.clone());
                 pending += 1;
             }
         }
@@ -520,7 +505,7 @@ impl Run {
     /// How to learn what became of the actions whose outcome is unknown: the same request
     /// again, naming exactly their subjects.
     fn unknown_advice(&self, request: RequestId, reason: &str, tenant: Option<&str>) -> String {
-        let Some(first) = self.unknown.first() else {
+        let Some(first) = self.tally.unknown.first() else {
             return String::new();
         };
         let command = match first.kind() {
@@ -529,6 +514,7 @@ impl Run {
             Kind::RemoveLease => "lease remove",
         };
         let mut words: Vec<String> = self
+            .tally
             .unknown
             .iter()
             .map(|a| a.subject_id().to_string())
@@ -539,14 +525,14 @@ impl Run {
                 shell_word(tenant, "the same tenant")
             ));
         }
-        if self.unknown.iter().any(Action::is_forced) {
+        if self.tally.unknown.iter().any(Action::is_forced) {
             words.push("--force".into());
         }
         format!(
             ", {} unknown — `bootstrap-console {command} {} --request-id {request} --reason {} \
              --dry-run` (with the same connection) tells what became of them; without --dry-run \
              it finishes the request, applying nothing twice",
-            self.unknown.len(),
+            self.tally.unknown.len(),
             words.join(" "),
             shell_word(reason, "the same reason")
         )
@@ -585,7 +571,7 @@ impl Run {
                     applicable.push(plan);
                 }
                 Err(refusal) => {
-                    self.refused += 1;
+                    self.tally.refused += 1;
                     if detailed {
                         for line in &plan.evidence {
                             outln!("{target}: {}", text::clean(line, 200));

@@ -371,29 +371,20 @@ fn perform(
             let session = session.clone();
             let results = results.clone();
             tokio::spawn(async move {
-                let mut plans = Vec::with_capacity(actions.len());
-                for action in &actions {
-                    match actions::plan(&session, action).await {
-                        Ok(plan) => plans.push(plan),
-                        Err(e) => {
-                            tracing::warn!(
-                                "could not plan {} on {}: {e}",
-                                action.subject_id(),
-                                session.store().target()
-                            );
-                            let _ = results.send(Event::Planned {
-                                dialog,
-                                round,
-                                plans: Err(e.to_string()),
-                            });
-                            return;
-                        }
+                let plans = match actions::plan_all(&session, &actions).await {
+                    Ok(planned) => Ok(planned.plans),
+                    Err(e) => {
+                        tracing::warn!(
+                            "could not plan the request of dialog {dialog} on {}: {e}",
+                            session.store().target()
+                        );
+                        Err(e.to_string())
                     }
-                }
+                };
                 let _ = results.send(Event::Planned {
                     dialog,
                     round,
-                    plans: Ok(plans),
+                    plans,
                 });
             });
         }
@@ -410,40 +401,18 @@ fn perform(
             waiting.insert(dialog, stop);
             tokio::spawn(async move {
                 let mut report = Vec::with_capacity(actions.len());
-                let mut audit_ids = Vec::new();
                 // One transaction per space, one after another, each reported on its own.
-                for action in &actions {
-                    if *stopped.borrow() {
-                        report.push((
-                            Verdict::Failed,
-                            format!(
-                                "{}: not applied — you stopped before it was sent",
-                                action.target(&session.names())
-                            ),
-                        ));
-                        continue;
-                    }
-                    let mut stopped = stopped.clone();
-                    let give_up = async move {
-                        // Only the operator's Esc gives up; the console going away does not
-                        // (the deadline still bounds the wait).
-                        if stopped.wait_for(|stop| *stop).await.is_err() {
-                            std::future::pending::<()>().await;
-                        }
-                    };
-                    let result =
-                        actions::apply_bounded(&session, action, &reason, deadline, give_up).await;
-                    match &result {
-                        Ok(actions::Outcome::Applied(applied)) => audit_ids.push(applied.audit_id),
-                        Ok(actions::Outcome::Interrupted {
-                            found: actions::Lookup::Applied { audit_id },
-                            ..
-                        }) => audit_ids.push(*audit_id),
-                        _ => {}
-                    }
-                    report.push(actions::sentence(action, &result, &session.names()));
-                }
+                let tally = actions::apply_each(
+                    &session,
+                    &actions,
+                    &reason,
+                    deadline,
+                    Some(stopped),
+                    |_, verdict, line| report.push((verdict, line)),
+                )
+                .await;
                 // Read your own writes: polls of a standby wait for it to hold what was written.
+                let audit_ids = tally.audit_ids;
                 let replica =
                     if !audit_ids.is_empty() && session.has_reader() && !session.reader_is_down() {
                         session.primary_position().await.map(|position| ReplayMark {

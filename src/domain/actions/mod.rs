@@ -15,6 +15,7 @@ mod bounded;
 mod cancel;
 mod confirmation;
 mod outcome;
+mod pipeline;
 mod precondition;
 mod remove_lease;
 mod retry;
@@ -26,6 +27,7 @@ pub use bounded::{apply_bounded, resolve};
 pub use cancel::CANCELED_ERROR_CODE;
 pub use confirmation::Confirmation;
 pub use outcome::{Applied, Change, Lookup, Outcome, Plan, Verdict, sentence};
+pub use pipeline::{Planned, Tally, apply_each, plan_all};
 
 pub use super::refusal::{MAX_REASON_CHARS, Refusal};
 use super::session::Session;

@@ -1,0 +1,130 @@
+//! An operator's request from plans to outcomes, once for both front ends: [`plan_all`] plans
+//! every action, [`Planned`] says which would apply and what confirms them (the one
+//! [`Confirmation`] rule), and [`apply_each`] applies them one transaction after another
+//! within a deadline each, with request ids, reporting every outcome as it comes and
+//! tallying them. The TUI's dialog and the CLI's `retry`, `cancel` and `lease remove` only
+//! render what these decide.
+
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::{
+    Action, ActionError, Confirmation, Lookup, Outcome, Plan, Verdict, apply_bounded, sentence,
+};
+use crate::domain::audit_chain::ChainHead;
+use crate::domain::ids::IdNames;
+use crate::domain::session::Session;
+
+/// Plans every action of a request in turn; the first the database could not plan ends it.
+pub async fn plan_all(session: &Session, actions: &[Action]) -> Result<Planned, ActionError> {
+    let mut plans = Vec::with_capacity(actions.len());
+    for action in actions {
+        plans.push(super::plan(session, action).await?);
+    }
+    Ok(Planned { plans })
+}
+
+/// A request's plans.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub plans: Vec<Plan>,
+}
+
+impl Planned {
+    /// The plans that would write: allowed, and not applied before.
+    pub fn to_apply(&self) -> Vec<&Plan> {
+        self.plans
+            .iter()
+            .filter(|p| p.verdict.is_ok() && p.applied_before.is_none())
+            .collect()
+    }
+
+    /// What the operator must type before they are applied.
+    pub fn confirmation(&self, names: &IdNames) -> Confirmation {
+        Confirmation::for_plans(&self.to_apply(), names)
+    }
+}
+
+/// What became of a request's actions, counted as the operator is told them.
+#[derive(Debug, Clone, Default)]
+pub struct Tally {
+    pub applied: usize,
+    pub refused: usize,
+    /// The database failed them, certainly without writing.
+    pub failed: usize,
+    /// Their outcome is unknown (no answer, and the lookup could not tell).
+    pub unknown: Vec<Action>,
+    /// The audit records this request wrote or found written (a standby's polls wait for
+    /// them before the board shows what was done).
+    pub audit_ids: Vec<i64>,
+    /// The audit chain's head after the last action applied (printed, to be kept).
+    pub chain_head: Option<ChainHead>,
+}
+
+impl Tally {
+    fn count(&mut self, action: &Action, verdict: Verdict, result: &Result<Outcome, ActionError>) {
+        match result {
+            Ok(Outcome::Applied(applied)) => {
+                self.audit_ids.push(applied.audit_id);
+                self.chain_head = Some(applied.chain_head.clone());
+            }
+            Ok(Outcome::Interrupted {
+                found: Lookup::Applied { audit_id },
+                ..
+            }) => self.audit_ids.push(*audit_id),
+            _ => {}
+        }
+        match verdict {
+            Verdict::Applied => self.applied += 1,
+            Verdict::Refused => self.refused += 1,
+            Verdict::Failed => self.failed += 1,
+            Verdict::Unknown => self.unknown.push(action.clone()),
+        }
+    }
+}
+
+/// Applies `actions` one after another, one transaction each, each waited for at most
+/// `deadline` and resolved by its request id when unanswered. Once `stop` turns true (the
+/// operator's Esc) the action in flight is looked up and the rest are not sent. Each outcome
+/// reaches `report` as its sentence, in order, as it comes.
+pub async fn apply_each(
+    session: &Session,
+    actions: &[Action],
+    reason: &str,
+    deadline: Duration,
+    stop: Option<watch::Receiver<bool>>,
+    mut report: impl FnMut(&Action, Verdict, String),
+) -> Tally {
+    let mut tally = Tally::default();
+    for action in actions {
+        if stop.as_ref().is_some_and(|stop| *stop.borrow()) {
+            let line = format!(
+                "{}: not applied — you stopped before it was sent",
+                action.target(&session.names())
+            );
+            tally.failed += 1;
+            report(action, Verdict::Failed, line);
+            continue;
+        }
+        let give_up = {
+            let stop = stop.clone();
+            async move {
+                // Only the operator gives up; the front end going away does not (the
+                // deadline still bounds the wait).
+                let stopped = match stop {
+                    Some(mut stop) => stop.wait_for(|stop| *stop).await.is_ok(),
+                    None => false,
+                };
+                if !stopped {
+                    std::future::pending::<()>().await;
+                }
+            }
+        };
+        let result = apply_bounded(session, action, reason, deadline, give_up).await;
+        let (verdict, line) = sentence(action, &result, &session.names());
+        tally.count(action, verdict, &result);
+        report(action, verdict, line);
+    }
+    tally
+}
