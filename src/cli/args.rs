@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser};
 
 use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::report::{AttentionFilter, ReportFilter};
@@ -22,14 +22,14 @@ use crate::store::connect::{ConnectError, Target};
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub command: Option<Subcommand>,
     /// Options of the live console when no subcommand is given.
     #[command(flatten)]
     pub watch: WatchArgs,
 }
 
-#[derive(Debug, Subcommand)]
-pub enum Command {
+#[derive(Debug, clap::Subcommand)]
+pub enum Subcommand {
     /// Open the live console on a database (the default without a subcommand).
     Watch(WatchArgs),
     /// Run a simulated rollout on a private PostgreSQL and watch it (nothing to set up).
@@ -84,7 +84,7 @@ pub enum Command {
     },
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug, clap::Subcommand)]
 pub enum AuditCommand {
     /// Recompute the audit log's hash chain and name the first record that was changed,
     /// removed or reordered (exit 1 if one was).
@@ -117,7 +117,7 @@ pub struct GrantsArgs {
     pub database: Option<String>,
 }
 
-#[derive(Debug, Subcommand)]
+#[derive(Debug, clap::Subcommand)]
 pub enum LeaseCommand {
     /// Remove an orphaned mutation lease (its writer is gone).
     Remove(LeaseRemoveArgs),

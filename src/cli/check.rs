@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::args::CheckArgs;
 use super::{Failure, exit, outln};
-use crate::domain::health::{self, Health};
+use crate::domain::health::{self, LedgerCheck};
 use crate::domain::signals::Thresholds;
 use crate::domain::text;
 
@@ -72,7 +72,7 @@ fn progress(done: i64, total: i64) {
 }
 
 /// One block per finding: what, where, the evidence, what would help.
-fn table(found: &Health, took: std::time::Duration) {
+fn table(found: &LedgerCheck, took: std::time::Duration) {
     for finding in &found.findings {
         let space = finding
             .knowledge_space_id
@@ -109,7 +109,7 @@ struct Document<'a> {
     findings: &'a [health::Finding],
 }
 
-fn json(found: &Health, session: &crate::domain::session::Session) {
+fn json(found: &LedgerCheck, session: &crate::domain::session::Session) {
     let document = Document {
         schema: SCHEMA,
         database_time: found.database_time,

@@ -18,7 +18,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 pub use args::{
-    AuditCommand, Cli, Command, ConnectArgs, DisplayArgs, LeaseCommand, RolloutArgs, WatchArgs,
+    AuditCommand, Cli, ConnectArgs, DisplayArgs, LeaseCommand, RolloutArgs, Subcommand, WatchArgs,
 };
 
 use crate::domain::actions::BootstrapKind;
@@ -135,27 +135,27 @@ const INSUFFICIENT_PRIVILEGE: &str = "42501";
 
 pub async fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
-        Some(Command::Migrate(args)) => schema_commands::migrate(&args).await,
-        Some(Command::Audit {
+        Some(Subcommand::Migrate(args)) => schema_commands::migrate(&args).await,
+        Some(Subcommand::Audit {
             command: AuditCommand::Verify(args),
         }) => audit::verify(&args).await,
-        Some(Command::Grants(args)) => audit::grants(&args),
-        Some(Command::Sandbox {
+        Some(Subcommand::Grants(args)) => audit::grants(&args),
+        Some(Subcommand::Sandbox {
             platform_only,
             replica,
         }) => schema_commands::sandbox(platform_only, replica).await,
-        Some(Command::Demo(args)) => rehearsal::demo(&args).await,
-        Some(Command::Simulate(args)) => rehearsal::simulate(&args).await,
-        Some(Command::Fixture(args)) => rehearsal::fixture(&args).await,
-        Some(Command::Watch(args)) => watch::watch(&args).await,
-        Some(Command::Status(args)) => status::status(&args).await,
-        Some(Command::Check(args)) => check::check(&args).await,
-        Some(Command::Retry(args)) => act::bootstrap_action(&args, BootstrapKind::Retry).await,
-        Some(Command::Cancel(args)) => act::bootstrap_action(&args, BootstrapKind::Cancel).await,
-        Some(Command::Lease {
+        Some(Subcommand::Demo(args)) => rehearsal::demo(&args).await,
+        Some(Subcommand::Simulate(args)) => rehearsal::simulate(&args).await,
+        Some(Subcommand::Fixture(args)) => rehearsal::fixture(&args).await,
+        Some(Subcommand::Watch(args)) => watch::watch(&args).await,
+        Some(Subcommand::Status(args)) => status::status(&args).await,
+        Some(Subcommand::Check(args)) => check::check(&args).await,
+        Some(Subcommand::Retry(args)) => act::bootstrap_action(&args, BootstrapKind::Retry).await,
+        Some(Subcommand::Cancel(args)) => act::bootstrap_action(&args, BootstrapKind::Cancel).await,
+        Some(Subcommand::Lease {
             command: LeaseCommand::Remove(args),
         }) => act::remove_lease(&args).await,
-        Some(Command::Completions { shell }) => {
+        Some(Subcommand::Completions { shell }) => {
             use clap::CommandFactory;
             let mut command = Cli::command();
             clap_complete::generate(

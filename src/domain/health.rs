@@ -2,7 +2,7 @@
 //! the wrong answer — found by checking the bootstrap protocol's invariants (domain contract §1,
 //! see [`crate::domain`]).
 //!
-//! Run on demand (`check`, the Health view), never on every poll: the checks that read items
+//! Run on demand (`check`, the LedgerCheck view), never on every poll: the checks that read items
 //! go through the bootstraps in batches (see [`crate::store::health`]).
 //!
 //! Each finding names its [`Check`], the tenant, space and bootstrap, what is wrong, the
@@ -18,7 +18,7 @@
 //! column only `head-behind` is, and the result says which (`skipped`). JSON output has the
 //! schema `bootstrap-console.check/v1`.
 //!
-//! In the live console the Health view runs the same checks in the background, with a gauge,
+//! In the live console the LedgerCheck view runs the same checks in the background, with a gauge,
 //! the first time it opens and again on Ctrl-R; it also lists the stall outliers of
 //! [`super::outliers`], which need a live console's progress history, so `check` cannot.
 
@@ -132,7 +132,7 @@ pub struct Finding {
 
 /// What a run of the checks found.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Health {
+pub struct LedgerCheck {
     pub findings: Vec<Finding>,
     /// Bootstraps the item and head checks went through.
     pub bootstraps_checked: i64,
@@ -148,10 +148,10 @@ pub async fn check(
     session: &Session,
     batch: i64,
     mut progress: impl FnMut(i64, i64),
-) -> Result<Health, StoreError> {
+) -> Result<LedgerCheck, StoreError> {
     let pool = session.reader().pool();
     let tenant = session.tenant_scope();
-    let mut health = Health::default();
+    let mut health = LedgerCheck::default();
     // What the database has, found when the check starts (a check is its own session's
     // work): only what is missing is skipped.
     let heads = session

@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use super::cadence::Cadence;
 use super::model::Input;
-use super::{AUDIT_SHOWN, Extra, Focus, Focused, Health, PollerOptions, REPLAY_WAIT};
+use super::{AUDIT_SHOWN, Extra, Focus, Focused, PollHealth, PollerOptions, REPLAY_WAIT};
 use crate::domain::session::Session;
 use crate::store::replica::{self, ReplayMark, Replication};
 use crate::store::sync::LedgerSync;
@@ -33,7 +33,7 @@ struct Fetcher {
     session: Session,
     sync: LedgerSync,
     cadence: Cadence,
-    health: Health,
+    polling: PollHealth,
     focus: Focus,
     model: mpsc::UnboundedSender<Input>,
     /// Poll again at once (polls just moved to another server).
@@ -67,10 +67,10 @@ pub(super) async fn run(
     let cadence = Cadence::new(options.interval);
     let mut fetcher = Fetcher {
         sync: LedgerSync::new(tenant, options.sync),
-        health: Health {
+        polling: PollHealth {
             interval: cadence.interval(),
             loading: true,
-            ..Health::default()
+            ..PollHealth::default()
         },
         cadence,
         session,
@@ -92,21 +92,21 @@ pub(super) async fn run(
         } else {
             fetcher.cadence.next_start(Instant::now())
         };
-        let polling = poll_now || !fetcher.health.paused;
+        let polling = poll_now || !fetcher.polling.paused;
         tokio::select! {
             request = inbox.recv() => {
                 let Some(request) = request else { return };
                 match request {
                     Request::PollNow => poll_now = true,
                     Request::Pause(paused) => {
-                        fetcher.health.paused = paused;
+                        fetcher.polling.paused = paused;
                         fetcher.report();
                     }
                     Request::Interval(interval) => {
                         fetcher.cadence.set_interval(interval);
-                        fetcher.health.interval = fetcher.cadence.interval();
-                        fetcher.health.period = fetcher.cadence.period();
-                        fetcher.health.slowed = fetcher.cadence.slowed();
+                        fetcher.polling.interval = fetcher.cadence.interval();
+                        fetcher.polling.period = fetcher.cadence.period();
+                        fetcher.polling.slowed = fetcher.cadence.slowed();
                         fetcher.report();
                     }
                     Request::Focus(focus) => {
@@ -134,7 +134,7 @@ pub(super) async fn run(
 
 impl Fetcher {
     fn report(&self) {
-        let _ = self.model.send(Input::Health(self.health.clone()));
+        let _ = self.model.send(Input::Polling(self.polling.clone()));
     }
 
     /// One poll: the changes, and the focused view's data.
@@ -142,7 +142,7 @@ impl Fetcher {
         self.recheck_unreplayed().await;
         let started = Instant::now();
         self.cadence.started(started);
-        let limit = if self.health.loading {
+        let limit = if self.polling.loading {
             LOAD_TIMEOUT
         } else {
             POLL_TIMEOUT
@@ -163,7 +163,7 @@ impl Fetcher {
             Ok(Ok((changes, extra))) => {
                 self.cadence
                     .finished(took, true, !changes.reset, Instant::now());
-                let h = &mut self.health;
+                let h = &mut self.polling;
                 h.loading = false;
                 h.period = self.cadence.period();
                 h.poll_time = self.cadence.shown_poll_time();
@@ -201,13 +201,13 @@ impl Fetcher {
                     changes: Box::new(changes),
                     focused,
                     started,
-                    health: self.health.clone(),
+                    polling: self.polling.clone(),
                 });
             }
             Ok(Err(error)) => self.fail(error, took),
             Err(_) => self.fail(format!("no answer within {}s", limit.as_secs()), took),
         }
-        let failed = self.health.last_error.is_some();
+        let failed = self.polling.last_error.is_some();
         self.watch_over_servers(failed).await;
         if self.again {
             self.report();
@@ -249,7 +249,7 @@ impl Fetcher {
         }
         let polls_read_primary = !session.has_reader() || session.reader_is_down();
         // Without a standby of its own, polls reading one mean the primary became a standby.
-        let primary_demoted = polls_read_primary && self.health.replication.is_some();
+        let primary_demoted = polls_read_primary && self.polling.replication.is_some();
         let suspect =
             session.primary_silent() || primary_demoted || (poll_failed && polls_read_primary);
         self.suspect_polls = if suspect { self.suspect_polls + 1 } else { 0 };
@@ -291,25 +291,25 @@ impl Fetcher {
             }
         }
         let access = session.access();
-        if self.health.access.as_ref().is_some_and(|a| *a != access) {
+        if self.polling.access.as_ref().is_some_and(|a| *a != access) {
             match access.read_only_reason() {
                 Some(reason) => tracing::warn!("access: read-only — {reason}"),
                 None => tracing::warn!("access: read-write"),
             }
         }
-        self.health.access = Some(access);
-        self.health.reader_promoted = session.reader_promoted();
-        self.health.reader_down = session.reader_is_down();
+        self.polling.access = Some(access);
+        self.polling.reader_promoted = session.reader_promoted();
+        self.polling.reader_down = session.reader_is_down();
         let silent = session.has_reader() && session.primary_silent();
-        if silent != self.health.primary_silent {
+        if silent != self.polling.primary_silent {
             if silent {
                 tracing::warn!("the primary does not answer: nothing can be planned or applied");
             } else {
                 tracing::info!("the primary answers again");
             }
         }
-        self.health.primary_silent = silent;
-        self.health.primary = Some(session.store().target().to_string());
+        self.polling.primary_silent = silent;
+        self.polling.primary = Some(session.store().target().to_string());
     }
 
     /// Waits until where polls read holds what an action wrote (checked every 50 ms): its
@@ -322,7 +322,7 @@ impl Fetcher {
             }
         };
         match tokio::time::timeout(REPLAY_WAIT, replayed).await {
-            Ok(()) => self.health.replay_confirmed = Some(Instant::now()),
+            Ok(()) => self.polling.replay_confirmed = Some(Instant::now()),
             Err(_) => {
                 tracing::warn!(
                     "the standby did not hold the action's records ({}) after {}s",
@@ -360,7 +360,7 @@ impl Fetcher {
         let asked = tokio::time::timeout(Duration::from_secs(2), self.holds(&mark));
         if matches!(asked.await, Ok(true)) {
             self.unreplayed = None;
-            self.health.replay_confirmed = Some(Instant::now());
+            self.polling.replay_confirmed = Some(Instant::now());
             tracing::info!(
                 "the standby holds the action's records ({}) now",
                 mark.position
@@ -387,8 +387,8 @@ impl Fetcher {
     fn fail(&mut self, error: String, took: Duration) {
         tracing::warn!("poll failed: {error}");
         self.cadence.finished(took, false, true, Instant::now());
-        self.health.failing_since.get_or_insert_with(Instant::now);
-        self.health.last_error = Some(error);
+        self.polling.failing_since.get_or_insert_with(Instant::now);
+        self.polling.last_error = Some(error);
         self.report();
     }
 }

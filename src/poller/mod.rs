@@ -86,7 +86,7 @@ pub struct Focused {
 
 /// How polling goes: the cadence, the console's own cost, and failures.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Health {
+pub struct PollHealth {
     pub paused: bool,
     /// The interval the operator asked for.
     pub interval: Duration,
@@ -129,7 +129,7 @@ pub struct PollStatus {
     /// The local instant that corresponds to `fleet.db_now` (for ages between polls).
     pub fleet_at: Option<Instant>,
     pub focused: Option<Arc<Focused>>,
-    pub health: Health,
+    pub polling: PollHealth,
     /// Counts every published status, so the UI can tell a new one from the last.
     pub sequence: u64,
 }
@@ -140,7 +140,7 @@ impl PollStatus {
         let fleet = self.fleet.as_ref()?;
         // A standby behind its primary: the data is as of its instant, which does not move.
         if self
-            .health
+            .polling
             .replication
             .is_some_and(|r| r.measured && !r.caught_up())
         {
@@ -154,7 +154,7 @@ impl PollStatus {
 
 /// Requests to the poller.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Command {
+pub enum Instruction {
     PollNow,
     Pause(bool),
     Interval(Duration),
@@ -185,19 +185,19 @@ pub struct PollerHandle {
 }
 
 impl PollerHandle {
-    pub fn send(&self, command: Command) {
+    pub fn send(&self, command: Instruction) {
         // The tasks only end when this handle is dropped, so a send cannot fail while we still
         // hold it; ignore the impossible error.
         let request = match command {
-            Command::Query(query) => {
+            Instruction::Query(query) => {
                 let _ = self.model.send(model::Input::Query(query));
                 return;
             }
-            Command::PollNow => fetch::Request::PollNow,
-            Command::Pause(paused) => fetch::Request::Pause(paused),
-            Command::Interval(interval) => fetch::Request::Interval(interval),
-            Command::Focus(focus) => fetch::Request::Focus(focus),
-            Command::AwaitReplay(mark) => fetch::Request::AwaitReplay(mark),
+            Instruction::PollNow => fetch::Request::PollNow,
+            Instruction::Pause(paused) => fetch::Request::Pause(paused),
+            Instruction::Interval(interval) => fetch::Request::Interval(interval),
+            Instruction::Focus(focus) => fetch::Request::Focus(focus),
+            Instruction::AwaitReplay(mark) => fetch::Request::AwaitReplay(mark),
         };
         let _ = self.fetch.send(request);
     }
@@ -208,10 +208,10 @@ pub fn start(session: Session, options: PollerOptions) -> PollerHandle {
     let (fetch_requests, fetch_inbox) = mpsc::unbounded_channel();
     let (model_inputs, model_inbox) = mpsc::unbounded_channel();
     let initial = PollStatus {
-        health: Health {
+        polling: PollHealth {
             interval: options.interval.clamp(MIN_INTERVAL, MAX_INTERVAL),
             loading: true,
-            ..Health::default()
+            ..PollHealth::default()
         },
         ..PollStatus::default()
     };

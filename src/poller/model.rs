@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use tokio::sync::{mpsc, watch};
 
-use super::{Focused, Health, PollStatus};
+use super::{Focused, PollHealth, PollStatus};
 use crate::domain::board::BoardQuery;
 use crate::domain::fleet::Fleet;
 use crate::domain::signals::Thresholds;
@@ -23,10 +23,10 @@ pub(super) enum Input {
         focused: Option<Focused>,
         /// When the poll started: the local instant of `changes.db_now`.
         started: Instant,
-        health: Health,
+        polling: PollHealth,
     },
     Focused(Focused),
-    Health(Health),
+    Polling(PollHealth),
 }
 
 struct Model {
@@ -86,7 +86,7 @@ impl Model {
                 changes,
                 focused,
                 started,
-                health,
+                polling,
             } => {
                 self.anchor = Some((changes.db_now, started));
                 self.lagging = changes
@@ -96,15 +96,15 @@ impl Model {
                 if let Some(focused) = focused {
                     self.status.focused = Some(Arc::new(focused));
                 }
-                self.status.health = health;
+                self.status.polling = polling;
                 true
             }
             Input::Focused(focused) => {
                 self.status.focused = Some(Arc::new(focused));
                 false
             }
-            Input::Health(health) => {
-                self.status.health = health;
+            Input::Polling(polling) => {
+                self.status.polling = polling;
                 false
             }
         }

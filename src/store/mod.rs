@@ -120,15 +120,15 @@ pub struct Store {
     /// Why the listed hosts that failed at connect did, when a standby was used for want of
     /// a primary (a primary that refused TLS or the login is worth naming).
     passed_over: Option<String>,
-    /// Every host the target lists.
-    target: Target,
+    /// Every host the connection string lists (the one in use is [`Store::target`]).
+    listed: Target,
     layout: Layout,
 }
 
 /// The host in use and its pool.
 struct Current {
     pool: PgPool,
-    target: Target,
+    host: Target,
 }
 
 /// The console keeps its footprint small: a couple of sessions are enough for polling and one
@@ -164,9 +164,9 @@ impl Store {
             }
         };
         let store = Self {
-            current: Arc::new(RwLock::new(Current { pool, target: host })),
+            current: Arc::new(RwLock::new(Current { pool, host })),
             passed_over,
-            target: target.clone(),
+            listed: target.clone(),
             layout: Layout::from(&caps),
         };
         Ok((store, caps))
@@ -184,7 +184,7 @@ impl Store {
 
     /// The host in use.
     pub fn target(&self) -> Target {
-        self.read_current(|c| c.target.clone())
+        self.read_current(|c| c.host.clone())
     }
 
     /// Why other listed hosts were not used when the one in use is not the kind wanted (see
@@ -195,7 +195,7 @@ impl Store {
 
     /// Whether the target lists other hosts to fail over to.
     pub fn has_alternates(&self) -> bool {
-        self.target.has_alternates()
+        self.listed.has_alternates()
     }
 
     /// After a failover: finds the host that is the primary now among those listed and moves
@@ -214,7 +214,7 @@ impl Store {
         // The others at once, each within a short bound: a host that drops packets must not
         // hold the search (nor the polls that wait for it).
         let others: Vec<Target> = self
-            .target
+            .listed
             .hosts()
             .into_iter()
             .filter(|host| host.to_string() != in_use.to_string())
@@ -238,7 +238,7 @@ impl Store {
                     &mut *current,
                     Current {
                         pool,
-                        target: host.clone(),
+                        host: host.clone(),
                     },
                 )
             };

@@ -198,7 +198,7 @@ async fn event_loop(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut status = poller.status.clone();
     let mut waiting = Waiting::new();
-    poller.send(poller::Command::Focus(Focus::Board));
+    poller.send(poller::Instruction::Focus(Focus::Board));
     tokio::pin!(stop);
     let mut suspend =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::from_raw(libc::SIGTSTP))?;

@@ -22,7 +22,7 @@ use bootstrap_console::domain::ids::IdNames;
 use bootstrap_console::domain::session::Access;
 use bootstrap_console::domain::signals::Thresholds;
 use bootstrap_console::domain::text;
-use bootstrap_console::poller::{Health, PollStatus};
+use bootstrap_console::poller::{PollHealth, PollStatus};
 use bootstrap_console::store::rows::BoardRecord;
 use bootstrap_console::store::sync::Changes;
 use bootstrap_console::tui::app::{App, Display, Header};
@@ -164,11 +164,11 @@ fn app_with(n: usize) -> App {
         fleet: fleet.snapshot().map(Arc::new),
         fleet_at: Some(at),
         focused: None,
-        health: Health {
+        polling: PollHealth {
             interval: Duration::from_secs(2),
             poll_time: Some(Duration::from_millis(3)),
             polled_at: Some(at),
-            ..Health::default()
+            ..PollHealth::default()
         },
         sequence: 1,
     };

@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bootstrap_console::domain::signals::Thresholds;
-use bootstrap_console::poller::{self, Command, PollStatus};
+use bootstrap_console::poller::{self, Instruction, PollStatus};
 use bootstrap_console::sandbox::fixture::FixtureConfig;
 use bootstrap_console::sandbox::sim::{RunConfig, Simulation};
 use clients::{
@@ -164,16 +164,16 @@ async fn run(args: Args) {
 
     println!("  measured the poller; now a change of interval");
     // 2. A change of interval takes effect at once.
-    poller.send(Command::Interval(Duration::from_secs(60)));
+    poller.send(Instruction::Interval(Duration::from_secs(60)));
     tokio::time::sleep(Duration::from_secs(4)).await;
     let asked = Instant::now();
-    poller.send(Command::Interval(Duration::from_secs(2)));
+    poller.send(Instruction::Interval(Duration::from_secs(2)));
     let mut status = poller.status.clone();
-    let last = status.borrow_and_update().health.polled_at;
+    let last = status.borrow_and_update().polling.polled_at;
     let next_poll = tokio::time::timeout(Duration::from_secs(70), async {
         loop {
             status.changed().await.expect("the poller runs");
-            let polled = status.borrow_and_update().health.polled_at;
+            let polled = status.borrow_and_update().polling.polled_at;
             if polled != last {
                 return polled.map(|p| p.saturating_duration_since(asked));
             }
@@ -184,7 +184,7 @@ async fn run(args: Args) {
     .flatten();
 
     // 3. Typing a filter: each key until the filtered board is on screen.
-    poller.send(Command::Interval(Duration::from_secs(1)));
+    poller.send(Instruction::Interval(Duration::from_secs(1)));
     let tenant: String = sqlx::query_scalar(
         "SELECT DISTINCT tenant_id FROM legacy_space_publication_bootstraps ORDER BY 1 \
          LIMIT 1 OFFSET (SELECT LEAST(42, count(DISTINCT tenant_id) - 1) \
@@ -501,12 +501,12 @@ async fn run(args: Args) {
             fleet: Some(Arc::new(fleet)),
             fleet_at: Some(at),
             focused: None,
-            health: poller::Health {
+            polling: poller::PollHealth {
                 interval: Duration::from_secs(2),
                 period: Some(Duration::from_secs(2)),
                 poll_time: Some(Duration::from_millis(3)),
                 polled_at: Some(at),
-                ..poller::Health::default()
+                ..poller::PollHealth::default()
             },
             sequence: 1,
         })),

@@ -195,13 +195,15 @@ fn enter_opens_the_detail_and_esc_returns_with_the_poller_told_each_time() {
     assert_eq!(app.app.view, View::Detail(id(2)));
     assert_eq!(
         effects,
-        vec![Effect::Poller(poller::Command::Focus(Focus::Detail(id(2))))]
+        vec![Effect::Poller(poller::Instruction::Focus(Focus::Detail(
+            id(2)
+        )))]
     );
     let effects = press(&mut app, KeyCode::Esc);
     assert_eq!(app.app.view, View::Board);
     assert_eq!(
         effects,
-        vec![Effect::Poller(poller::Command::Focus(Focus::Board))]
+        vec![Effect::Poller(poller::Instruction::Focus(Focus::Board))]
     );
 }
 
@@ -220,7 +222,7 @@ fn tab_cycles_board_tenants_leases_audit_and_health() {
     assert_eq!(
         effects,
         vec![
-            Effect::Poller(poller::Command::Focus(Focus::Board)),
+            Effect::Poller(poller::Instruction::Focus(Focus::Board)),
             Effect::CheckHealth
         ]
     );
@@ -228,7 +230,7 @@ fn tab_cycles_board_tenants_leases_audit_and_health() {
     assert_eq!(app.app.view, View::Board);
     assert_eq!(
         effects,
-        vec![Effect::Poller(poller::Command::Focus(Focus::Board))]
+        vec![Effect::Poller(poller::Instruction::Focus(Focus::Board))]
     );
     press(&mut app, KeyCode::BackTab);
     assert_eq!(app.app.view, View::Health);
@@ -242,13 +244,13 @@ fn tab_cycles_board_tenants_leases_audit_and_health() {
 
 #[test]
 fn the_health_view_checks_once_on_its_own_and_again_on_ctrl_r() {
-    use bootstrap_console::domain::health::Health;
+    use bootstrap_console::domain::health::LedgerCheck;
     let mut app = app();
     app.app.view = View::Audit;
     assert_eq!(
         press(&mut app, KeyCode::Tab),
         vec![
-            Effect::Poller(poller::Command::Focus(Focus::Board)),
+            Effect::Poller(poller::Instruction::Focus(Focus::Board)),
             Effect::CheckHealth
         ]
     );
@@ -256,22 +258,22 @@ fn the_health_view_checks_once_on_its_own_and_again_on_ctrl_r() {
     let ctrl_r = KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL);
     assert_eq!(
         app.update(Event::Key(ctrl_r)),
-        vec![Effect::Poller(poller::Command::PollNow)]
+        vec![Effect::Poller(poller::Instruction::PollNow)]
     );
     app.update(Event::HealthProgress(500, 1000));
-    assert_eq!(app.app.health.running, Some((500, 1000)));
-    app.update(Event::HealthChecked(Ok(Health::default())));
-    assert_eq!(app.app.health.running, None);
+    assert_eq!(app.app.health_view.running, Some((500, 1000)));
+    app.update(Event::HealthChecked(Ok(LedgerCheck::default())));
+    assert_eq!(app.app.health_view.running, None);
     // Back on the view later: the last result is shown, not checked again by itself.
     press(&mut app, KeyCode::Tab);
     assert_eq!(
         press(&mut app, KeyCode::BackTab),
-        vec![Effect::Poller(poller::Command::Focus(Focus::Board))]
+        vec![Effect::Poller(poller::Instruction::Focus(Focus::Board))]
     );
     assert_eq!(
         app.update(Event::Key(ctrl_r)),
         vec![
-            Effect::Poller(poller::Command::PollNow),
+            Effect::Poller(poller::Instruction::PollNow),
             Effect::CheckHealth
         ]
     );
@@ -282,22 +284,22 @@ fn pause_interval_refresh_copy_and_quit_become_effects() {
     let mut app = app();
     assert_eq!(
         press(&mut app, KeyCode::Char('p')),
-        vec![Effect::Poller(poller::Command::Pause(true))]
+        vec![Effect::Poller(poller::Instruction::Pause(true))]
     );
-    assert!(app.app.status.health.paused);
+    assert!(app.app.status.polling.paused);
     assert_eq!(
         press(&mut app, KeyCode::Char('p')),
-        vec![Effect::Poller(poller::Command::Pause(false))]
+        vec![Effect::Poller(poller::Instruction::Pause(false))]
     );
     assert_eq!(
         press(&mut app, KeyCode::Char('+')),
-        vec![Effect::Poller(poller::Command::Interval(
+        vec![Effect::Poller(poller::Instruction::Interval(
             Duration::from_secs(1)
         ))]
     );
     assert_eq!(
         press(&mut app, KeyCode::Char('-')),
-        vec![Effect::Poller(poller::Command::Interval(
+        vec![Effect::Poller(poller::Instruction::Interval(
             Duration::from_secs(2)
         ))]
     );
@@ -364,7 +366,7 @@ fn retry_needs_a_plan_and_a_reason_before_anything_is_applied() {
     });
     assert_eq!(
         effects,
-        vec![Effect::Poller(poller::Command::PollNow)],
+        vec![Effect::Poller(poller::Instruction::PollNow)],
         "the board refreshes at once"
     );
     let Overlay::Dialog(d) = &app.app.overlay else {
@@ -558,7 +560,7 @@ fn enter_on_a_tenant_opens_the_board_filtered_to_it() {
         press(&mut app, KeyCode::Down);
     }
     let effects = press(&mut app, KeyCode::Enter);
-    assert!(effects.contains(&Effect::Poller(poller::Command::Focus(Focus::Board))));
+    assert!(effects.contains(&Effect::Poller(poller::Instruction::Focus(Focus::Board))));
     assert_eq!(app.app.view, View::Board);
     assert_eq!(visible_tenants(&app), vec!["acme", "acme"]);
     press(&mut app, KeyCode::Esc);

@@ -450,7 +450,7 @@ fn the_summary_charts_the_pace_of_the_session() {
 
 #[test]
 fn the_health_view() {
-    use bootstrap_console::domain::health::{Check, Finding, Health};
+    use bootstrap_console::domain::health::{Check, Finding, LedgerCheck};
     for size in SIZES {
         let mut app = screens::app(size, Extra::None, Focus::Board);
         app.view = View::Health;
@@ -465,9 +465,9 @@ fn the_health_view() {
                 .into(),
             action: Check::ItemCount.action(),
         };
-        app.health.checked = Some((
+        app.health_view.checked = Some((
             app.now,
-            Ok(Health {
+            Ok(LedgerCheck {
                 findings: vec![finding],
                 bootstraps_checked: 9,
                 skipped: Vec::new(),
@@ -614,9 +614,9 @@ fn the_header_when_stale_read_only_not_migrated_or_reading_a_standby() {
     for size in SIZES {
         let mut app = screens::app(size, Extra::None, Focus::Board);
         let at = app.now;
-        app.status.health.failing_since = at.checked_sub(std::time::Duration::from_secs(42));
-        app.status.health.polled_at = at.checked_sub(std::time::Duration::from_secs(45));
-        app.status.health.last_error = Some("connection refused".into());
+        app.status.polling.failing_since = at.checked_sub(std::time::Duration::from_secs(42));
+        app.status.polling.polled_at = at.checked_sub(std::time::Duration::from_secs(45));
+        app.status.polling.last_error = Some("connection refused".into());
         snapshot("header_stale", &app);
 
         let mut app = screens::app(size, Extra::None, Focus::Board);
@@ -633,7 +633,7 @@ fn the_header_when_stale_read_only_not_migrated_or_reading_a_standby() {
 
         let mut app = screens::app(size, Extra::None, Focus::Board);
         let now = screens::db_now();
-        app.status.health.replication = Some(bootstrap_console::store::replica::Replication {
+        app.status.polling.replication = Some(bootstrap_console::store::replica::Replication {
             standby_now: now,
             replayed: Some(bootstrap_console::store::replica::Lsn(4096)),
             replayed_at: Some(now - chrono::Duration::seconds(31)),

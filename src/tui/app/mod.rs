@@ -18,7 +18,7 @@ use crate::domain::fleet::FleetSnapshot;
 use crate::domain::ids::IdNames;
 use crate::domain::session::Access;
 use crate::domain::signals::Thresholds;
-use crate::poller::{Extra, Focus, Health, PollStatus};
+use crate::poller::{Extra, Focus, PollHealth, PollStatus};
 
 /// How long a changed row stays highlighted.
 pub const CHANGE_HIGHLIGHT: Duration = Duration::from_secs(4);
@@ -121,11 +121,11 @@ pub struct Message {
 /// The Health view: the last ledger check (run on demand) and the stall outliers of the
 /// latest poll.
 #[derive(Debug, Clone, Default)]
-pub struct HealthState {
+pub struct HealthView {
     /// A check under way: (bootstraps checked, bootstraps in scope).
     pub running: Option<(i64, i64)>,
     /// The last check: when it ended, and what it found or why it failed.
-    pub checked: Option<(Instant, Result<crate::domain::health::Health, String>)>,
+    pub checked: Option<(Instant, Result<crate::domain::health::LedgerCheck, String>)>,
     /// Running spaces far slower than their peers, as of the latest poll.
     pub outliers: Vec<crate::domain::outliers::Outlier>,
     pub list: ListState,
@@ -208,7 +208,7 @@ impl ChainState {
     }
 }
 
-impl HealthState {
+impl HealthView {
     /// The findings of the last check (none before one, or when it failed).
     pub fn findings(&self) -> &[crate::domain::health::Finding] {
         match &self.checked {
@@ -263,7 +263,7 @@ pub struct App {
     pub tenants: ListState,
     pub leases: ListState,
     pub audit: ListState,
-    pub health: HealthState,
+    pub health_view: HealthView,
     pub chain: ChainState,
     /// The rollout's pace over the session (the summary's sparklines).
     pub pace: crate::domain::pace::Pace,
@@ -314,9 +314,9 @@ impl App {
             view: View::Board,
             overlay: Overlay::None,
             status: PollStatus {
-                health: Health {
+                polling: PollHealth {
                     interval,
-                    ..Health::default()
+                    ..PollHealth::default()
                 },
                 ..PollStatus::default()
             },
@@ -328,7 +328,7 @@ impl App {
             tenants: ListState::default(),
             leases: ListState::default(),
             audit: ListState::default(),
-            health: HealthState::default(),
+            health_view: HealthView::default(),
             chain: ChainState::default(),
             pace: crate::domain::pace::Pace::default(),
             detail: DetailState::default(),
@@ -405,14 +405,14 @@ impl App {
     /// How long since the last good poll started (local clock: this is about our own polling).
     pub fn snapshot_age(&self) -> Option<Duration> {
         self.status
-            .health
+            .polling
             .polled_at
             .map(|at| self.now.saturating_duration_since(at))
     }
 
     pub fn failing_for(&self) -> Option<Duration> {
         self.status
-            .health
+            .polling
             .failing_since
             .map(|at| self.now.saturating_duration_since(at))
     }

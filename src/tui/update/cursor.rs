@@ -58,7 +58,7 @@ pub(super) fn list_state<'a>(app: &'a mut App, view: &View) -> Option<&'a mut Li
         View::Tenants => Some(&mut app.tenants),
         View::Leases => Some(&mut app.leases),
         View::Audit => Some(&mut app.audit),
-        View::Health => Some(&mut app.health.list),
+        View::Health => Some(&mut app.health_view.list),
         View::Board | View::Detail(_) => None,
     }
 }
@@ -74,7 +74,7 @@ fn list_len(app: &App, view: &View) -> usize {
             Some(Extra::Audit(records)) => records.len(),
             _ => 0,
         },
-        View::Health => app.health.listed_len(),
+        View::Health => app.health_view.listed_len(),
         View::Board | View::Detail(_) => 0,
     }
 }

@@ -48,7 +48,7 @@ pub enum Event {
     /// The ledger check's progress: (bootstraps checked, bootstraps in scope).
     HealthProgress(i64, i64),
     /// The ledger check ended.
-    HealthChecked(Result<crate::domain::health::Health, String>),
+    HealthChecked(Result<crate::domain::health::LedgerCheck, String>),
     /// The audit chain's verification has read this many records.
     ChainProgress(u64),
     /// The audit chain's verification ended.
@@ -58,7 +58,7 @@ pub enum Event {
 /// Work for the event loop.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
-    Poller(poller::Command),
+    Poller(poller::Instruction),
     Plan {
         dialog: u64,
         /// Which of the dialog's requests for plans this is.
@@ -115,11 +115,11 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             Vec::new()
         }
         Event::HealthProgress(done, total) => {
-            app.health.running = Some((done, total));
+            app.health_view.running = Some((done, total));
             Vec::new()
         }
         Event::HealthChecked(found) => {
-            app.health.running = None;
+            app.health_view.running = None;
             match &found {
                 Ok(health) => app.say(
                     format!(
@@ -131,7 +131,7 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
                 ),
                 Err(e) => app.say(format!("the ledger check failed: {e}"), true),
             }
-            app.health.checked = Some((app.now, found));
+            app.health_view.checked = Some((app.now, found));
             keep_cursors_visible(app);
             Vec::new()
         }
@@ -141,7 +141,8 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             plans,
         } => {
             let now = app.now;
-            let board_from_standby = !app.header.polls.is_empty() && !app.status.health.reader_down;
+            let board_from_standby =
+                !app.header.polls.is_empty() && !app.status.polling.reader_down;
             if let Overlay::Dialog(d) = &mut app.overlay
                 && d.id == dialog
                 && d.round == round
@@ -178,9 +179,9 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
                         since: app.now,
                         gave_up: false,
                     });
-                    poller::Command::AwaitReplay(mark)
+                    poller::Instruction::AwaitReplay(mark)
                 }
-                None => poller::Command::PollNow,
+                None => poller::Instruction::PollNow,
             };
             let mut effects = vec![Effect::Poller(poll)];
             if let Overlay::Dialog(d) = &mut app.overlay
@@ -239,9 +240,9 @@ fn absorb_poll(app: &mut App, status: PollStatus) {
     // Only a poll begun after the standby was seen holding the action shows it.
     if let Some(waiting) = app.awaiting_replica
         && fresh
-        && let Some(confirmed) = status.health.replay_confirmed
+        && let Some(confirmed) = status.polling.replay_confirmed
         && confirmed > waiting.since
-        && status.health.polled_at.is_some_and(|at| at >= confirmed)
+        && status.polling.polled_at.is_some_and(|at| at >= confirmed)
     {
         app.awaiting_replica = None;
         app.say(
@@ -254,8 +255,11 @@ fn absorb_poll(app: &mut App, status: PollStatus) {
     if let Some(waiting) = app.awaiting_replica
         && waiting.gave_up
         && fresh
-        && status.health.polled_at.is_some_and(|at| at > waiting.since)
-        && status.health.replication.is_none()
+        && status
+            .polling
+            .polled_at
+            .is_some_and(|at| at > waiting.since)
+        && status.polling.replication.is_none()
     {
         app.awaiting_replica = None;
         app.say(
@@ -263,9 +267,9 @@ fn absorb_poll(app: &mut App, status: PollStatus) {
             false,
         );
     }
-    let moved = status.health.primary.as_ref().filter(|now| {
+    let moved = status.polling.primary.as_ref().filter(|now| {
         app.status
-            .health
+            .polling
             .primary
             .as_ref()
             .is_some_and(|before| before != *now)
@@ -277,7 +281,7 @@ fn absorb_poll(app: &mut App, status: PollStatus) {
         );
     }
     let moved = moved.is_some();
-    if let Some(access) = &status.health.access
+    if let Some(access) = &status.polling.access
         && *access != app.header.access
     {
         app.header.access = access.clone();
@@ -374,7 +378,7 @@ fn refilter(app: &mut App) -> Vec<Effect> {
 
 /// Sends the board's query to the poller's model, which answers with the new view.
 fn requery(app: &mut App) -> Vec<Effect> {
-    vec![Effect::Poller(poller::Command::Query(
+    vec![Effect::Poller(poller::Instruction::Query(
         app.board.query.clone(),
     ))]
 }
@@ -413,11 +417,11 @@ fn switch_view(app: &mut App, view: View) -> Vec<Effect> {
     }
     app.detail.scroll = 0;
     app.view = view;
-    let mut effects = vec![Effect::Poller(poller::Command::Focus(app.view.focus()))];
+    let mut effects = vec![Effect::Poller(poller::Instruction::Focus(app.view.focus()))];
     if app.view == View::Health {
         refresh_outliers(app);
         // The first visit runs the check; later ones show the last (Ctrl-R runs it again).
-        if app.health.checked.is_none() && app.health.running.is_none() {
+        if app.health_view.checked.is_none() && app.health_view.running.is_none() {
             effects.extend(check_health(app));
         }
     }
@@ -429,16 +433,16 @@ fn switch_view(app: &mut App, view: View) -> Vec<Effect> {
 
 /// Starts the ledger check unless one is under way.
 fn check_health(app: &mut App) -> Vec<Effect> {
-    if app.health.running.is_some() {
+    if app.health_view.running.is_some() {
         return Vec::new();
     }
-    app.health.running = Some((0, 0));
+    app.health_view.running = Some((0, 0));
     vec![Effect::CheckHealth]
 }
 
 /// The stall outliers of the latest poll (only while the Health view shows them).
 fn refresh_outliers(app: &mut App) {
-    app.health.outliers = match app.fleet() {
+    app.health_view.outliers = match app.fleet() {
         Some(fleet) => crate::domain::outliers::stall_outliers(
             fleet.rows.values().map(|row| row.as_ref()),
             fleet.db_now,
@@ -518,33 +522,33 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
             return requery(app);
         }
         Command::Pause => {
-            let paused = !app.status.health.paused;
-            app.status.health.paused = paused;
+            let paused = !app.status.polling.paused;
+            app.status.polling.paused = paused;
             let text = if paused {
                 "polling paused (p resumes)"
             } else {
                 "polling resumed"
             };
             app.say(text, false);
-            return vec![Effect::Poller(poller::Command::Pause(paused))];
+            return vec![Effect::Poller(poller::Instruction::Pause(paused))];
         }
         Command::Faster | Command::Slower => {
-            let current = app.status.health.interval;
+            let current = app.status.polling.interval;
             let next = if command == Command::Faster {
                 current / 2
             } else {
                 current * 2
             };
             let next = next.clamp(poller::MIN_INTERVAL, poller::MAX_INTERVAL);
-            app.status.health.interval = next;
+            app.status.polling.interval = next;
             app.say(
                 format!("polling every {}", crate::domain::duration::precise(next)),
                 false,
             );
-            return vec![Effect::Poller(poller::Command::Interval(next))];
+            return vec![Effect::Poller(poller::Instruction::Interval(next))];
         }
         Command::Refresh => {
-            let mut effects = vec![Effect::Poller(poller::Command::PollNow)];
+            let mut effects = vec![Effect::Poller(poller::Instruction::PollNow)];
             if app.view == View::Health {
                 effects.extend(check_health(app));
             }
@@ -628,10 +632,10 @@ fn open(app: &mut App) -> Vec<Effect> {
                 .and_then(|r| r.bootstrap_id.or(Some(r.knowledge_space_id))),
             _ => None,
         },
-        View::Health => app.health.listed(app.health.list.cursor),
+        View::Health => app.health_view.listed(app.health_view.list.cursor),
         View::Detail(_) => None,
     };
-    app.health.opened_detail = app.view == View::Health && id.is_some();
+    app.health_view.opened_detail = app.view == View::Health && id.is_some();
     match id {
         Some(id) => switch_view(app, View::Detail(id)),
         None => Vec::new(),
@@ -667,11 +671,11 @@ fn back(app: &mut App) -> Vec<Effect> {
             refilter(app)
         }
         // A detail opened from the health view goes back to it, where the operator was.
-        View::Detail(_) if app.health.opened_detail => {
-            app.health.opened_detail = false;
-            let list = app.health.list;
+        View::Detail(_) if app.health_view.opened_detail => {
+            app.health_view.opened_detail = false;
+            let list = app.health_view.list;
             let effects = switch_view(app, View::Health);
-            app.health.list = list;
+            app.health_view.list = list;
             effects
         }
         _ => switch_view(app, View::Board),
@@ -694,8 +698,8 @@ fn copy(app: &mut App) -> Vec<Effect> {
             _ => None,
         },
         View::Health => app
-            .health
-            .listed(app.health.list.cursor)
+            .health_view
+            .listed(app.health_view.list.cursor)
             .map(|id| id.to_string()),
     };
     match text {

@@ -53,7 +53,7 @@ pub fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let used: usize = spans.iter().map(|s| s.width()).sum();
     let room = usize::from(area.width).saturating_sub(used + 1);
     if room > 8 {
-        let primary = app.status.health.primary.as_deref().unwrap_or(&h.target);
+        let primary = app.status.polling.primary.as_deref().unwrap_or(&h.target);
         let target = format!("{primary}{}", h.polls);
         spans.push(Span::styled(text::clean(&target, room), theme.dim()));
     }
@@ -63,7 +63,7 @@ pub fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 /// Polling at a glance: live with the real period and the console's own cost per poll,
 /// paused, or stale. It only changes when polling changes, so an idle console writes nothing.
 fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
-    let health = &app.status.health;
+    let health = &app.status.polling;
     if let Some(failing) = app.failing_for() {
         let age = app.snapshot_age().map_or("no data yet".to_string(), |a| {
             format!("stale {}", duration::human_std(a))
@@ -115,7 +115,7 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
 /// primary that does not answer.
 /// Narrow terminals get the short forms.
 fn replication(app: &App, theme: &Theme, narrow: bool) -> Option<Span<'static>> {
-    let health = &app.status.health;
+    let health = &app.status.polling;
     let say = |long: &str, short: &str, style| {
         let text = if narrow { short } else { long };
         Some(Span::styled(format!(" · {text}"), style))
@@ -472,7 +472,7 @@ pub fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // A sentence longer than the line ends in an ellipsis, not mid-word with no sign.
     let fit = |text: String| text::fit(&text, usize::from(area.width));
     let line = if let (Some(failing), Some(error)) =
-        (app.failing_for(), &app.status.health.last_error)
+        (app.failing_for(), &app.status.polling.last_error)
     {
         let age = app
             .snapshot_age()
@@ -505,7 +505,7 @@ pub fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             fit(format!(" {}", text::clean(&message.text, 300))),
             style,
         ))
-    } else if app.status.health.paused {
+    } else if app.status.polling.paused {
         Line::from(Span::styled(
             " polling paused — p resumes",
             theme.read_only(),

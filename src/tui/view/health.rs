@@ -15,7 +15,7 @@ use crate::tui::theme::Theme;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let [top, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
-    let health = &app.health;
+    let health = &app.health_view;
     match (&health.running, &health.checked) {
         (Some((done, total)), _) => {
             let ratio = if *total > 0 {
@@ -83,7 +83,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 /// formatted (a broken ledger may have a finding per space).
 fn rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let names = app.names();
-    let health = &app.health;
+    let health = &app.health_view;
     let findings = health.findings();
     let total = health.listed_len();
     if total == 0 {
@@ -172,7 +172,7 @@ fn rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
 
 /// The selected finding (or outlier) whole: problem, evidence, action.
 fn selected_text(app: &App) -> Vec<Line<'static>> {
-    let health = &app.health;
+    let health = &app.health_view;
     let cursor = health.list.cursor;
     let findings = health.findings();
     if let Some(f) = findings.get(cursor) {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bootstrap_console::domain::board::BoardQuery;
 use bootstrap_console::domain::session::{Session, SessionOptions};
 use bootstrap_console::domain::signals::Thresholds;
-use bootstrap_console::poller::{self, Command, PollStatus, PollerHandle, PollerOptions};
+use bootstrap_console::poller::{self, Instruction, PollStatus, PollerHandle, PollerOptions};
 use bootstrap_console::store::sync::SyncSettings;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -77,7 +77,7 @@ pub async fn watch_poller(
     let mut status = poller.status.clone();
     let mut app = ui::app((80, 24));
     let mut terminal = Terminal::new(TestBackend::new(80, 24)).expect("terminal");
-    let mut last_poll = status.borrow().health.polled_at;
+    let mut last_poll = status.borrow().polling.polled_at;
     let mut run = PollerRun {
         polls: 0,
         periods: Vec::new(),
@@ -90,7 +90,7 @@ pub async fn watch_poller(
     while let Ok(changed) = tokio::time::timeout_at(deadline, status.changed()).await {
         changed.expect("the poller runs");
         let current: PollStatus = status.borrow_and_update().clone();
-        let polled = current.health.polled_at;
+        let polled = current.polling.polled_at;
         if polled != last_poll {
             if let (Some(a), Some(b)) = (last_poll, polled) {
                 run.periods.push(b.saturating_duration_since(a));
@@ -215,7 +215,7 @@ pub async fn type_filter(
             ..BoardQuery::default()
         };
         let started = Instant::now();
-        poller.send(Command::Query(query.clone()));
+        poller.send(Instruction::Query(query.clone()));
         let current = loop {
             status.changed().await.expect("the poller runs");
             let current = status.borrow_and_update().clone();
@@ -234,7 +234,7 @@ pub async fn type_filter(
         shown = fleet.board.len();
         baselines.push(ui::old_refresh(&fleet, &typed.to_lowercase()));
     }
-    poller.send(Command::Query(BoardQuery::default()));
+    poller.send(Instruction::Query(BoardQuery::default()));
     (latencies, baselines, shown)
 }
 

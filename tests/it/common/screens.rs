@@ -11,7 +11,7 @@ use bootstrap_console::domain::leases::LeaseBoard;
 use bootstrap_console::domain::model::{AuditRecord, Bootstrap, Item, ItemStatus, MutationLease};
 use bootstrap_console::domain::session::{Access, Detail};
 use bootstrap_console::domain::signals::Thresholds;
-use bootstrap_console::poller::{self, Extra, Focus, Focused, Health, PollStatus};
+use bootstrap_console::poller::{self, Extra, Focus, Focused, PollHealth, PollStatus};
 use bootstrap_console::store::read::{LeaseLine, LeaseRows};
 use bootstrap_console::store::rows::{BoardRecord, BootstrapRow, LeaseRow};
 use bootstrap_console::store::sync::Changes;
@@ -344,12 +344,12 @@ pub fn status(snapshot: FleetSnapshot, extra: Extra, focus: Focus, at: Instant) 
         fleet: Some(Arc::new(snapshot)),
         fleet_at: Some(at),
         focused: Some(Arc::new(Focused { focus, extra })),
-        health: Health {
+        polling: PollHealth {
             interval: Duration::from_secs(2),
             period: Some(Duration::from_secs(2)),
             poll_time: Some(Duration::from_millis(3)),
             polled_at: Some(at),
-            ..Health::default()
+            ..PollHealth::default()
         },
         sequence: 1,
     }
@@ -397,7 +397,7 @@ impl Console {
     pub fn update(&mut self, event: Event) -> Vec<Effect> {
         let effects = update::update(&mut self.app, event);
         for effect in &effects {
-            if let Effect::Poller(poller::Command::Query(query)) = effect {
+            if let Effect::Poller(poller::Instruction::Query(query)) = effect {
                 self.fleet.set_query(query.clone());
                 self.deliver();
             }
