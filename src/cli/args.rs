@@ -22,14 +22,14 @@ use crate::store::connect::{ConnectError, Target};
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Option<Subcommand>,
+    pub(crate) command: Option<Subcommand>,
     /// Options of the live console when no subcommand is given.
     #[command(flatten)]
-    pub watch: WatchArgs,
+    pub(crate) watch: WatchArgs,
 }
 
 #[derive(Debug, clap::Subcommand)]
-pub enum Subcommand {
+pub(crate) enum Subcommand {
     /// Open the live console on a database (the default without a subcommand).
     Watch(WatchArgs),
     /// Run a simulated rollout on a private PostgreSQL and watch it (nothing to set up).
@@ -85,56 +85,56 @@ pub enum Subcommand {
 }
 
 #[derive(Debug, clap::Subcommand)]
-pub enum AuditCommand {
+pub(crate) enum AuditCommand {
     /// Recompute the audit log's hash chain and name the first record that was changed,
     /// removed or reordered (exit 1 if one was).
     Verify(AuditVerifyArgs),
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct AuditVerifyArgs {
+pub(crate) struct AuditVerifyArgs {
     #[command(flatten)]
-    pub connect: ConnectArgs,
+    pub(crate) connect: ConnectArgs,
     /// A head hash recorded elsewhere (the `audit chain head:` line after an action, or the
     /// console's log): the chain must still contain it, or records were removed from its end.
     #[arg(long, value_name = "SHA256")]
-    pub expect_head: Option<String>,
+    pub(crate) expect_head: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct GrantsArgs {
+pub(crate) struct GrantsArgs {
     /// The role to grant to (created NOLOGIN if it does not exist; grant it to people).
     #[arg(long)]
-    pub role: String,
+    pub(crate) role: String,
     /// An observer: what `watch`, `status`, `check` and `audit verify` need, and no write.
     #[arg(long)]
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// The schema of the ledger tables.
     #[arg(long, default_value = "public")]
-    pub schema: String,
+    pub(crate) schema: String,
     /// Also grant CONNECT on this database (only needed where it was revoked from PUBLIC).
     #[arg(long)]
-    pub database: Option<String>,
+    pub(crate) database: Option<String>,
 }
 
 #[derive(Debug, clap::Subcommand)]
-pub enum LeaseCommand {
+pub(crate) enum LeaseCommand {
     /// Remove an orphaned mutation lease (its writer is gone).
     Remove(LeaseRemoveArgs),
 }
 
 /// The thresholds behind the signals (defaults from domain contract §2, see `crate::domain`).
 #[derive(Debug, Clone, Args)]
-pub struct ThresholdArgs {
+pub(crate) struct ThresholdArgs {
     /// A mutation lease older than this many minutes is an orphan suspect.
     #[arg(long, default_value_t = 15.0)]
-    pub orphan_after_mins: f64,
+    pub(crate) orphan_after_mins: f64,
     /// A queued or running job unchanged for this many minutes is stuck.
     #[arg(long, default_value_t = 10.0)]
-    pub stuck_after_mins: f64,
+    pub(crate) stuck_after_mins: f64,
     /// A running job with less than this share of its lease window left has a late heartbeat.
     #[arg(long, default_value_t = 1.0 / 3.0)]
-    pub heartbeat_late_fraction: f64,
+    pub(crate) heartbeat_late_fraction: f64,
 }
 
 impl Default for ThresholdArgs {
@@ -148,7 +148,7 @@ impl Default for ThresholdArgs {
 }
 
 impl ThresholdArgs {
-    pub fn thresholds(&self) -> Result<Thresholds, String> {
+    pub(crate) fn thresholds(&self) -> Result<Thresholds, String> {
         let minutes = |name: &str, value: f64| {
             if value.is_finite() && value > 0.0 {
                 Ok(signals::minutes(value))
@@ -175,26 +175,26 @@ impl ThresholdArgs {
 
 /// Which spaces: the filters of `status` and of bulk actions.
 #[derive(Debug, Clone, Default, Args)]
-pub struct FilterArgs {
+pub(crate) struct FilterArgs {
     /// Only this tenant (also the scope: nothing outside it is shown or touched).
     #[arg(long, value_parser = tenant_scope)]
-    pub tenant: Option<String>,
+    pub(crate) tenant: Option<String>,
     /// Only these run states (repeatable).
     #[arg(long)]
-    pub state: Vec<RunState>,
+    pub(crate) state: Vec<RunState>,
     /// Only these checkpoints (repeatable).
     #[arg(long)]
-    pub checkpoint: Vec<Checkpoint>,
+    pub(crate) checkpoint: Vec<Checkpoint>,
     /// Only spaces needing attention (`any`, the default); or only one attention class.
     #[arg(long, num_args = 0..=1, default_missing_value = "any")]
-    pub attention: Option<AttentionFilter>,
+    pub(crate) attention: Option<AttentionFilter>,
     #[command(flatten)]
-    pub thresholds: ThresholdArgs,
+    pub(crate) thresholds: ThresholdArgs,
 }
 
 impl FilterArgs {
     /// The filters as the domain's report takes them.
-    pub fn report_filter(&self) -> ReportFilter {
+    pub(crate) fn report_filter(&self) -> ReportFilter {
         ReportFilter {
             states: self.state.clone(),
             checkpoints: self.checkpoint.clone(),
@@ -203,61 +203,61 @@ impl FilterArgs {
     }
 
     /// Whether any filter besides the tenant scope was given.
-    pub fn selects(&self) -> bool {
+    pub(crate) fn selects(&self) -> bool {
         !self.state.is_empty() || !self.checkpoint.is_empty() || self.attention.is_some()
     }
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct StatusArgs {
+pub(crate) struct StatusArgs {
     #[command(flatten)]
-    pub connect: ConnectArgs,
+    pub(crate) connect: ConnectArgs,
     #[command(flatten)]
-    pub read: ReadArgs,
+    pub(crate) read: ReadArgs,
     #[command(flatten)]
-    pub filter: FilterArgs,
+    pub(crate) filter: FilterArgs,
     /// Machine-readable output (schema `bootstrap-console.status/v1`, see the README).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// More columns: full ids, worker, lease, error message.
     #[arg(long)]
-    pub wide: bool,
+    pub(crate) wide: bool,
     #[command(flatten)]
-    pub gate: GateArgs,
+    pub(crate) gate: GateArgs,
 }
 
 /// `check`: the ledger's invariants, over the scope.
 #[derive(Debug, Clone, Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     #[command(flatten)]
-    pub connect: ConnectArgs,
+    pub(crate) connect: ConnectArgs,
     #[command(flatten)]
-    pub read: ReadArgs,
+    pub(crate) read: ReadArgs,
     /// Only this tenant.
     #[arg(long, value_parser = tenant_scope)]
-    pub tenant: Option<String>,
+    pub(crate) tenant: Option<String>,
     /// Machine-readable output (schema `bootstrap-console.check/v1`, see the README).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Bootstraps per statement of the item checks (each reads only their items).
     #[arg(long, default_value_t = crate::domain::health::BATCH, value_parser = clap::value_parser!(i64).range(1..=100_000))]
-    pub batch: i64,
+    pub(crate) batch: i64,
 }
 
 /// `status --until`: wait for the rollout instead of reporting it once.
 #[derive(Debug, Clone, Args)]
-pub struct GateArgs {
+pub(crate) struct GateArgs {
     /// Wait until every space in scope has reached this checkpoint (exit 0); stop at once with
     /// exit 1 when a space fails, is canceled or is blocked by an orphan-suspect lease.
     #[arg(long, value_name = "CHECKPOINT", conflicts_with_all = ["json", "wide", "state", "checkpoint", "attention"])]
-    pub until: Option<Checkpoint>,
+    pub(crate) until: Option<Checkpoint>,
     /// Give up after this long (`90s`, `30m`, `2h`, `1h30m`): exit 9.
     #[arg(long, value_name = "DURATION", requires = "until", value_parser = crate::domain::duration::parse)]
-    pub timeout: Option<Duration>,
+    pub(crate) timeout: Option<Duration>,
     /// Keep waiting through failures, cancels and orphan-blocked spaces (until done or the
     /// timeout).
     #[arg(long, requires = "until")]
-    pub keep_going: bool,
+    pub(crate) keep_going: bool,
     /// Seconds between readings while waiting.
     #[arg(
         long = "every",
@@ -266,7 +266,7 @@ pub struct GateArgs {
         requires = "until",
         value_parser = every_seconds
     )]
-    pub every: f64,
+    pub(crate) every: f64,
 }
 
 /// Seconds between the gate's readings: 0.5 to 3600.
@@ -292,96 +292,96 @@ fn tenant_scope(value: &str) -> Result<String, String> {
 
 /// Why, and whether to ask: shared by every command that writes.
 #[derive(Debug, Clone, Args)]
-pub struct ConfirmArgs {
+pub(crate) struct ConfirmArgs {
     /// Why: recorded in the audit log with the action (at most 500 characters).
     #[arg(
         long,
         required_unless_present = "reason_file",
         conflicts_with = "reason_file"
     )]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// Read the reason from this file (`-` for standard input; the typed confirmation then
     /// reads the terminal itself, or --yes is needed).
     #[arg(long, value_name = "PATH")]
-    pub reason_file: Option<std::path::PathBuf>,
+    pub(crate) reason_file: Option<std::path::PathBuf>,
     /// Do not ask for confirmation (scripts).
     #[arg(long, short = 'y')]
-    pub yes: bool,
+    pub(crate) yes: bool,
     /// Show the plan and write nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Re-drive an earlier request by its id (printed by every run): what it applied is
     /// reported as already applied, never applied twice.
     #[arg(long, value_name = "UUID")]
-    pub request_id: Option<uuid::Uuid>,
+    pub(crate) request_id: Option<uuid::Uuid>,
     /// Stop waiting for an action's answer after this many seconds; its outcome is then
     /// looked up by request id.
     #[arg(long, default_value_t = 15.0)]
-    pub apply_deadline_secs: f64,
+    pub(crate) apply_deadline_secs: f64,
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct ActionArgs {
+pub(crate) struct ActionArgs {
     #[command(flatten)]
-    pub connect: ConnectArgs,
+    pub(crate) connect: ConnectArgs,
     /// Space or bootstrap ids; or none, and select spaces with the filters instead.
-    pub ids: Vec<String>,
+    pub(crate) ids: Vec<String>,
     #[command(flatten)]
-    pub filter: FilterArgs,
+    pub(crate) filter: FilterArgs,
     #[command(flatten)]
-    pub confirm: ConfirmArgs,
+    pub(crate) confirm: ConfirmArgs,
     /// The most spaces one command may act on.
     #[arg(long, default_value_t = 100)]
-    pub limit: usize,
+    pub(crate) limit: usize,
     /// Act only if the bootstrap is still at this row version (with exactly one id).
     #[arg(long)]
-    pub row_version: Option<i32>,
+    pub(crate) row_version: Option<i32>,
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct LeaseRemoveArgs {
+pub(crate) struct LeaseRemoveArgs {
     #[command(flatten)]
-    pub connect: ConnectArgs,
+    pub(crate) connect: ConnectArgs,
     /// The lease id.
-    pub lease_id: String,
+    pub(crate) lease_id: String,
     /// Restrict to this tenant.
     #[arg(long, value_parser = tenant_scope)]
-    pub tenant: Option<String>,
+    pub(crate) tenant: Option<String>,
     #[command(flatten)]
-    pub confirm: ConfirmArgs,
+    pub(crate) confirm: ConfirmArgs,
     /// Remove even a lease that is not an orphan suspect (younger than the orphan threshold,
     /// or kept live by its heartbeat); the confirmation is then its whole id.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     #[command(flatten)]
-    pub thresholds: ThresholdArgs,
+    pub(crate) thresholds: ThresholdArgs,
 }
 
 /// How the live console looks, for `watch` and `demo`.
 #[derive(Debug, Clone, Args)]
-pub struct DisplayArgs {
+pub(crate) struct DisplayArgs {
     /// Draw with ASCII only, for terminals without Unicode line drawing.
     #[arg(long)]
-    pub ascii: bool,
+    pub(crate) ascii: bool,
     /// Seconds between polls (change it at runtime with + and -).
     #[arg(long, default_value_t = 2.0)]
-    pub interval: f64,
+    pub(crate) interval: f64,
     /// How far behind the database clock a writer may stamp a change (its clock lag plus its
     /// transaction's duration) and still have it shown at the next poll; later stamps show
     /// within one resync cycle.
     #[arg(long, default_value_t = 5.0)]
-    pub delta_slack_secs: f64,
+    pub(crate) delta_slack_secs: f64,
     /// The most spaces one bulk action may touch.
     #[arg(long, default_value_t = 100)]
-    pub bulk_cap: usize,
+    pub(crate) bulk_cap: usize,
     /// Stop waiting for an action's answer after this many seconds (Esc stops sooner); its
     /// outcome is then looked up by request id.
     #[arg(long, default_value_t = 15.0)]
-    pub apply_deadline_secs: f64,
+    pub(crate) apply_deadline_secs: f64,
 }
 
 /// A deadline in seconds, as given on the command line.
-pub fn deadline(seconds: f64) -> Result<Duration, String> {
+pub(crate) fn deadline(seconds: f64) -> Result<Duration, String> {
     if seconds.is_finite() && (0.1..=3600.0).contains(&seconds) {
         Ok(Duration::from_secs_f64(seconds))
     } else {
@@ -393,52 +393,52 @@ pub fn deadline(seconds: f64) -> Result<Duration, String> {
 
 /// `watch`: where to look, what may be touched, how it looks.
 #[derive(Debug, Clone, Args)]
-pub struct WatchArgs {
+pub(crate) struct WatchArgs {
     #[command(flatten)]
-    pub connect: ConnectArgs,
+    pub(crate) connect: ConnectArgs,
     #[command(flatten)]
-    pub read: ReadArgs,
+    pub(crate) read: ReadArgs,
     /// Show and act on this tenant only.
     #[arg(long, value_parser = tenant_scope)]
-    pub tenant: Option<String>,
+    pub(crate) tenant: Option<String>,
     /// Disable every action.
     #[arg(long)]
-    pub read_only: bool,
+    pub(crate) read_only: bool,
     /// Environment label drawn prominently in the header, e.g. `prod` or `staging`.
     #[arg(long)]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     #[command(flatten)]
-    pub display: DisplayArgs,
+    pub(crate) display: DisplayArgs,
     #[command(flatten)]
-    pub thresholds: ThresholdArgs,
+    pub(crate) thresholds: ThresholdArgs,
 }
 
 /// Where to connect: `--database-url`, else `DATABASE_URL`, else the `PG*` variables.
 #[derive(Debug, Clone, Args)]
-pub struct ConnectArgs {
+pub(crate) struct ConnectArgs {
     /// PostgreSQL URL, e.g. postgres://user@host:5432/platform?sslmode=verify-full
     #[arg(long, env = "DATABASE_URL", hide_env_values = true)]
-    pub database_url: Option<String>,
+    pub(crate) database_url: Option<String>,
 }
 
 impl ConnectArgs {
-    pub fn target(&self) -> Result<Target, ConnectError> {
+    pub(crate) fn target(&self) -> Result<Target, ConnectError> {
         Target::from_url_or_env(self.database_url.as_deref())
     }
 }
 
 /// Where polls read when not where actions write: a hot standby.
 #[derive(Debug, Clone, Args)]
-pub struct ReadArgs {
+pub(crate) struct ReadArgs {
     /// A hot standby of the database for every poll and report (plans and actions still go to
     /// --database-url, the primary), e.g. postgres://observer@replica:5432/platform
     #[arg(long, env = "BOOTSTRAP_CONSOLE_READ_URL", hide_env_values = true)]
-    pub read_url: Option<String>,
+    pub(crate) read_url: Option<String>,
 }
 
 impl ReadArgs {
     /// The standby to read, if one is named (an empty value names none).
-    pub fn target(&self) -> Result<Option<Target>, ConnectError> {
+    pub(crate) fn target(&self) -> Result<Option<Target>, ConnectError> {
         match self.read_url.as_deref().map(str::trim) {
             Some(url) if !url.is_empty() => Target::from_url_or_env(Some(url)).map(Some),
             _ => Ok(None),
@@ -448,73 +448,73 @@ impl ReadArgs {
 
 /// `demo`: a simulated rollout on a private PostgreSQL.
 #[derive(Debug, Clone, Args)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     #[command(flatten)]
-    pub rollout: RolloutArgs,
+    pub(crate) rollout: RolloutArgs,
     /// Start a streaming hot standby too, and watch through it (actions still go to the
     /// primary): the header shows how far it lags.
     #[arg(long)]
-    pub replica: bool,
+    pub(crate) replica: bool,
 }
 
 /// The size of a seeded rollout and the faults of the simulated platform.
 #[derive(Debug, Clone, Args)]
-pub struct RolloutArgs {
+pub(crate) struct RolloutArgs {
     /// Seed of every random choice: the same seed gives the same data and the same faults.
     #[arg(long, default_value_t = 2026)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     #[arg(long, default_value_t = 6)]
-    pub tenants: u32,
+    pub(crate) tenants: u32,
     /// Knowledge spaces per tenant.
     #[arg(long, default_value_t = 20)]
-    pub spaces: u32,
+    pub(crate) spaces: u32,
     /// Simulated bootstrap workers.
     #[arg(long, default_value_t = 4)]
-    pub workers: u32,
+    pub(crate) workers: u32,
     /// Probability that one document rebuild fails (failing its job).
     #[arg(long, default_value_t = 0.0015)]
-    pub item_failure_rate: f64,
+    pub(crate) item_failure_rate: f64,
     /// Probability that a worker crashes while holding a job (its lease then expires).
     #[arg(long, default_value_t = 0.04)]
-    pub worker_crash_rate: f64,
+    pub(crate) worker_crash_rate: f64,
     /// Probability that a document is very slow (its worker's heartbeat runs late).
     #[arg(long, default_value_t = 0.004)]
-    pub slow_rate: f64,
+    pub(crate) slow_rate: f64,
     /// Share of unmigrated spaces whose document writer holds a lease at the start.
     #[arg(long, default_value_t = 0.12)]
-    pub writer_share: f64,
+    pub(crate) writer_share: f64,
     /// Share of those writers that crashed long ago (orphan leases).
     #[arg(long, default_value_t = 0.35)]
-    pub orphan_share: f64,
+    pub(crate) orphan_share: f64,
     /// Probability that a live writer crashes instead of releasing its lease.
     #[arg(long, default_value_t = 0.25)]
-    pub writer_crash_rate: f64,
+    pub(crate) writer_crash_rate: f64,
     /// Multiplies every simulated duration (0.5 runs twice as fast).
     #[arg(long, default_value_t = 1.0)]
-    pub time_scale: f64,
+    pub(crate) time_scale: f64,
     /// Worker lease length in seconds (before time scaling).
     #[arg(long, default_value_t = 12)]
-    pub lease_ttl_secs: u64,
+    pub(crate) lease_ttl_secs: u64,
     /// Rebuild time of one document in milliseconds (before time scaling).
     #[arg(long, default_value_t = 60)]
-    pub document_ms: u64,
+    pub(crate) document_ms: u64,
     /// Turn every fault off.
     #[arg(long)]
-    pub no_faults: bool,
+    pub(crate) no_faults: bool,
     /// Seconds between the text summaries printed when the output is not a terminal.
     #[arg(long, default_value_t = 2)]
-    pub report_every: u64,
+    pub(crate) report_every: u64,
     /// Print text summaries even on a terminal, instead of opening the live console.
     #[arg(long)]
-    pub text: bool,
+    pub(crate) text: bool,
     #[command(flatten)]
-    pub display: DisplayArgs,
+    pub(crate) display: DisplayArgs,
     #[command(flatten)]
-    pub thresholds: ThresholdArgs,
+    pub(crate) thresholds: ThresholdArgs,
 }
 
 impl RolloutArgs {
-    pub fn seed_config(&self) -> SeedConfig {
+    pub(crate) fn seed_config(&self) -> SeedConfig {
         SeedConfig {
             seed: self.seed,
             tenants: self.tenants,
@@ -529,7 +529,7 @@ impl RolloutArgs {
         }
     }
 
-    pub fn run_config(&self) -> RunConfig {
+    pub(crate) fn run_config(&self) -> RunConfig {
         let config = RunConfig {
             seed: self.seed,
             workers: self.workers,
@@ -551,32 +551,32 @@ impl RolloutArgs {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct FixtureArgs {
+pub(crate) struct FixtureArgs {
     #[command(flatten)]
-    pub connect: ConnectArgs,
+    pub(crate) connect: ConnectArgs,
     /// Knowledge spaces (one bootstrap each).
     #[arg(long, default_value_t = 100_000)]
-    pub spaces: u32,
+    pub(crate) spaces: u32,
     #[arg(long, default_value_t = 1_000)]
-    pub tenants: u32,
+    pub(crate) tenants: u32,
     /// Frozen items of each captured space.
     #[arg(long, default_value_t = 50)]
-    pub items_per_space: u32,
+    pub(crate) items_per_space: u32,
     /// The same seed gives the same ids.
     #[arg(long, default_value_t = 7)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Time-ordered space ids (UUIDv7, a millisecond apart), which share their first digits
     /// as the platform's real ids do.
     #[arg(long)]
-    pub v7_ids: bool,
+    pub(crate) v7_ids: bool,
     /// Create the platform stand-in tables first if the database has none (rehearsal
     /// databases only; never on a real platform database).
     #[arg(long)]
-    pub create_standin: bool,
+    pub(crate) create_standin: bool,
 }
 
 impl FixtureArgs {
-    pub fn config(&self) -> FixtureConfig {
+    pub(crate) fn config(&self) -> FixtureConfig {
         FixtureConfig {
             spaces: self.spaces,
             tenants: self.tenants,
@@ -588,22 +588,22 @@ impl FixtureArgs {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct SimulateArgs {
+pub(crate) struct SimulateArgs {
     #[command(flatten)]
-    pub connect: ConnectArgs,
+    pub(crate) connect: ConnectArgs,
     #[command(flatten)]
-    pub rollout: RolloutArgs,
+    pub(crate) rollout: RolloutArgs,
     /// Do not seed: run workers and writers on the ledger the database already holds.
     #[arg(long)]
-    pub no_seed: bool,
+    pub(crate) no_seed: bool,
     /// Seed more spaces even though the database already holds a ledger.
     #[arg(long, conflicts_with = "no_seed")]
-    pub seed_anyway: bool,
+    pub(crate) seed_anyway: bool,
     /// Create the platform stand-in tables first if the database has none (rehearsal
     /// databases only; never on a real platform database).
     #[arg(long)]
-    pub create_standin: bool,
+    pub(crate) create_standin: bool,
     /// Stop after this many seconds (default: run until Ctrl-C).
     #[arg(long)]
-    pub duration_secs: Option<u64>,
+    pub(crate) duration_secs: Option<u64>,
 }

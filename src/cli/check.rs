@@ -12,7 +12,7 @@ use crate::domain::health::{self, LedgerCheck};
 use crate::domain::signals::Thresholds;
 use crate::domain::text;
 
-pub const SCHEMA: &str = "bootstrap-console.check/v1";
+pub(crate) const SCHEMA: &str = "bootstrap-console.check/v1";
 
 pub(super) async fn check(args: &CheckArgs) -> Result<ExitCode, Failure> {
     let session = super::status::open_to_read(

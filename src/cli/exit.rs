@@ -1,24 +1,24 @@
 //! The exit codes of every command, in one table (the README's "Exit codes" repeats it).
 
 /// Done (for `status`: nothing shown needs attention).
-pub const DONE: u8 = 0;
+pub(crate) const DONE: u8 = 0;
 /// `status`: something shown needs attention.
-pub const NEEDS_ATTENTION: u8 = 1;
+pub(crate) const NEEDS_ATTENTION: u8 = 1;
 /// A usage error: a bad flag, id, URL or reason; no terminal to confirm on; too many spaces.
-pub const USAGE: u8 = 2;
+pub(crate) const USAGE: u8 = 2;
 /// An action was refused (its decision no longer holds, or it never applied), or not
 /// confirmed.
-pub const REFUSED: u8 = 3;
+pub(crate) const REFUSED: u8 = 3;
 /// The database is unreachable, refused the login, or failed a statement.
-pub const UNREACHABLE: u8 = 4;
+pub(crate) const UNREACHABLE: u8 = 4;
 /// The schema is missing: no ledger tables, or the console schema could not be applied.
-pub const SCHEMA: u8 = 5;
+pub(crate) const SCHEMA: u8 = 5;
 /// An action's outcome is unknown: the deadline passed or the connection was lost, and the
 /// lookup could not tell whether it committed (the row was still locked).
-pub const OUTCOME_UNKNOWN: u8 = 6;
+pub(crate) const OUTCOME_UNKNOWN: u8 = 6;
 /// `--tenant` matches no bootstrap: a typo, or a tenant with nothing to migrate.
-pub const NOTHING_IN_SCOPE: u8 = 7;
+pub(crate) const NOTHING_IN_SCOPE: u8 = 7;
 /// The role lacks a privilege the command needs; the message names the grant.
-pub const MISSING_PRIVILEGE: u8 = 8;
+pub(crate) const MISSING_PRIVILEGE: u8 = 8;
 /// `status --until`: the timeout passed before every space in scope reached the checkpoint.
-pub const TIMED_OUT: u8 = 9;
+pub(crate) const TIMED_OUT: u8 = 9;

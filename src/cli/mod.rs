@@ -17,8 +17,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-pub use args::{
-    AuditCommand, Cli, ConnectArgs, DisplayArgs, LeaseCommand, RolloutArgs, Subcommand, WatchArgs,
+pub use args::Cli;
+pub(crate) use args::{
+    AuditCommand, ConnectArgs, DisplayArgs, LeaseCommand, RolloutArgs, Subcommand, WatchArgs,
 };
 
 use crate::domain::actions::BootstrapKind;

@@ -31,7 +31,7 @@ use crate::domain::session::{OpenError, Session, SessionOptions};
 use crate::domain::signals::Attention;
 use crate::domain::text;
 
-pub const SCHEMA: &str = "bootstrap-console.status/v1";
+pub(crate) const SCHEMA: &str = "bootstrap-console.status/v1";
 
 pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
     let thresholds = args

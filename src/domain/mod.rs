@@ -122,22 +122,22 @@
 //! (cells) at once.
 
 pub mod actions;
-pub mod actor;
+pub(crate) mod actor;
 pub mod audit_chain;
 pub mod board;
-pub mod duration;
+pub(crate) mod duration;
 pub mod fleet;
-pub mod gate;
+pub(crate) mod gate;
 pub mod health;
 pub mod ids;
 pub mod leases;
 pub mod model;
-pub mod outliers;
+pub(crate) mod outliers;
 pub mod pace;
-pub mod progress;
+pub(crate) mod progress;
 pub mod refusal;
 pub mod report;
-pub mod scope;
+pub(crate) mod scope;
 pub mod session;
 pub mod signals;
 pub mod text;

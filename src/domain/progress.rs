@@ -74,14 +74,6 @@ impl Series {
         let first = self.samples.front()?;
         first.rate_to(*self.samples.back()?)
     }
-
-    pub fn len(&self) -> usize {
-        self.samples.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.samples.is_empty()
-    }
 }
 
 #[cfg(test)]
@@ -130,7 +122,7 @@ mod tests {
         let window = Duration::minutes(5);
         for second in 0..3_600 {
             series.observe(at(second), second, window);
-            assert!(series.len() <= SAMPLES);
+            assert!(series.samples.len() <= SAMPLES);
         }
         // One document a second, measured over (about) the window.
         let rate = series.rate_per_minute().expect("rate");

@@ -14,7 +14,7 @@ const DUTY: f64 = 0.1;
 const SMOOTHING: f64 = 0.3;
 
 #[derive(Debug, Clone)]
-pub struct Cadence {
+pub(crate) struct Cadence {
     interval: Duration,
     last_start: Option<Instant>,
     /// The measured start-to-start time of the last two polls.
@@ -42,27 +42,27 @@ impl Cadence {
         }
     }
 
-    pub fn interval(&self) -> Duration {
+    pub(crate) fn interval(&self) -> Duration {
         self.interval
     }
 
     /// A new interval; the period measured under the old one no longer says anything.
-    pub fn set_interval(&mut self, interval: Duration) {
+    pub(crate) fn set_interval(&mut self, interval: Duration) {
         self.interval = interval.clamp(MIN_INTERVAL, MAX_INTERVAL);
         self.period = None;
     }
 
-    pub fn period(&self) -> Option<Duration> {
+    pub(crate) fn period(&self) -> Option<Duration> {
         self.period
     }
 
     /// The poll time to show (see `poll_time_shown`).
-    pub fn shown_poll_time(&self) -> Option<Duration> {
+    pub(crate) fn shown_poll_time(&self) -> Option<Duration> {
         self.poll_time_shown
     }
 
     /// A poll starts now.
-    pub fn started(&mut self, at: Instant) {
+    pub(crate) fn started(&mut self, at: Instant) {
         if let Some(last) = self.last_start {
             self.period = Some(at.saturating_duration_since(last));
         }
@@ -71,7 +71,7 @@ impl Cadence {
 
     /// The poll that started last ended, after `took`. A first load (`steady` false) is not a
     /// measure of what polls cost.
-    pub fn finished(&mut self, took: Duration, ok: bool, steady: bool, at: Instant) {
+    pub(crate) fn finished(&mut self, took: Duration, ok: bool, steady: bool, at: Instant) {
         if ok {
             self.failures = 0;
             self.failed_at = None;
@@ -97,7 +97,7 @@ impl Cadence {
     }
 
     /// The time between poll starts: the interval, or more when polls are expensive.
-    pub fn spacing(&self) -> Duration {
+    pub(crate) fn spacing(&self) -> Duration {
         let polite = self.poll_time.map_or(Duration::ZERO, |t| t.div_f64(DUTY));
         self.interval
             .max(polite)
@@ -105,12 +105,12 @@ impl Cadence {
     }
 
     /// Polls are spaced out beyond the interval.
-    pub fn slowed(&self) -> bool {
+    pub(crate) fn slowed(&self) -> bool {
         self.spacing() > self.interval
     }
 
     /// When the next poll starts.
-    pub fn next_start(&self, now: Instant) -> Instant {
+    pub(crate) fn next_start(&self, now: Instant) -> Instant {
         if let Some(failed_at) = self.failed_at {
             let backoff = Duration::from_secs(1) * 2u32.saturating_pow(self.failures.min(6) - 1);
             return failed_at + backoff.min(MAX_BACKOFF);

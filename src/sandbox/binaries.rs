@@ -37,7 +37,7 @@ impl ServerBinaries {
     }
 
     /// Uses `dir` if it holds the server binaries.
-    pub fn in_dir(dir: &Path) -> Option<Self> {
+    pub(crate) fn in_dir(dir: &Path) -> Option<Self> {
         let complete = ["initdb", "postgres"]
             .iter()
             .all(|name| dir.join(name).is_file());
@@ -46,21 +46,17 @@ impl ServerBinaries {
         })
     }
 
-    pub fn bindir(&self) -> &Path {
-        &self.bindir
-    }
-
-    pub fn initdb(&self) -> PathBuf {
+    pub(crate) fn initdb(&self) -> PathBuf {
         self.bindir.join("initdb")
     }
 
-    pub fn postgres(&self) -> PathBuf {
+    pub(crate) fn postgres(&self) -> PathBuf {
         self.bindir.join("postgres")
     }
 
     /// For a streaming standby's first copy: from the same server package as `postgres`
     /// (beside it, or beside what a link to it points at), else from `PATH`.
-    pub fn pg_basebackup(&self) -> PathBuf {
+    pub(crate) fn pg_basebackup(&self) -> PathBuf {
         let name = "pg_basebackup";
         let beside_target = std::fs::canonicalize(self.postgres())
             .ok()

@@ -71,7 +71,7 @@ impl PrivateCluster {
     }
 
     /// Creates, starts and waits for a cluster using `binaries`.
-    pub fn start_with(binaries: &ServerBinaries) -> Result<Self, SandboxError> {
+    pub(crate) fn start_with(binaries: &ServerBinaries) -> Result<Self, SandboxError> {
         Self::start_configured(binaries, &[])
     }
 
@@ -83,7 +83,7 @@ impl PrivateCluster {
     }
 
     /// What starting a standby of this cluster takes, to be done off an async thread.
-    pub fn standby_recipe(&self) -> StandbyRecipe {
+    pub(crate) fn standby_recipe(&self) -> StandbyRecipe {
         StandbyRecipe {
             primary_socket: self.socket_dir.clone(),
             binaries: self.binaries.clone(),

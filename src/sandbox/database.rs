@@ -78,7 +78,7 @@ impl SandboxDatabase {
     }
 
     /// The standby, once started.
-    pub fn standby(&self) -> Option<&PrivateCluster> {
+    pub(crate) fn standby(&self) -> Option<&PrivateCluster> {
         self.standby.as_ref()
     }
 
@@ -96,12 +96,12 @@ impl SandboxDatabase {
         self.standby.as_ref().map(|s| s.url(SANDBOX_DATABASE))
     }
 
-    pub fn cluster(&self) -> &PrivateCluster {
+    pub(crate) fn cluster(&self) -> &PrivateCluster {
         &self.cluster
     }
 
     /// The sandbox database as a connection target.
-    pub fn target(&self) -> Target {
+    pub(crate) fn target(&self) -> Target {
         Target::from_options(self.cluster.connect_options(SANDBOX_DATABASE))
     }
 

@@ -4,16 +4,16 @@
 //! transactions, plus the table layout found at connect. Writes happen only inside
 //! [`write::WriteTx`], which the domain's actions open explicitly.
 
-pub mod audit_chain;
-pub mod capabilities;
-pub mod conflict;
+pub(crate) mod audit_chain;
+pub(crate) mod capabilities;
+pub(crate) mod conflict;
 pub mod connect;
-pub mod conninfo;
+pub(crate) mod conninfo;
 pub mod fleet;
-pub mod grants;
-pub mod health;
-pub mod hosts;
-pub mod lookup;
+pub(crate) mod grants;
+pub(crate) mod health;
+pub(crate) mod hosts;
+pub(crate) mod lookup;
 pub mod read;
 pub mod replica;
 pub mod report;

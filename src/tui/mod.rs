@@ -12,10 +12,10 @@
 
 pub mod app;
 pub mod keys;
-pub mod layout;
-pub mod palette;
+pub(crate) mod layout;
+pub(crate) mod palette;
 pub mod terminal;
-pub mod theme;
+pub(crate) mod theme;
 pub mod update;
 pub mod view;
 

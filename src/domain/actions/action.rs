@@ -28,7 +28,7 @@ pub enum Kind {
 
 impl Kind {
     /// The ledger tables this action writes (the grants it needs follow).
-    pub fn writes(self) -> crate::store::capabilities::Writes {
+    pub(crate) fn writes(self) -> crate::store::capabilities::Writes {
         use crate::store::capabilities::Writes;
         match self {
             Self::Retry => Writes::RETRY,
@@ -38,7 +38,7 @@ impl Kind {
     }
 
     /// As written in the audit table (its CHECK constraint lists these).
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Self::Retry => "retry",
             Self::Cancel => "cancel",
@@ -47,7 +47,7 @@ impl Kind {
     }
 
     /// As said to the operator: "retry", "cancel", "remove lease".
-    pub fn verb(self) -> &'static str {
+    pub(crate) fn verb(self) -> &'static str {
         match self {
             Self::Retry => "retry",
             Self::Cancel => "cancel",
@@ -71,12 +71,12 @@ impl BootstrapKind {
         }
     }
 
-    pub fn verb(self) -> &'static str {
+    pub(crate) fn verb(self) -> &'static str {
         self.kind().verb()
     }
 
     /// This kind's action on the bootstrap as seen, as part of `request`.
-    pub fn action(self, seen: SeenBootstrap, request: RequestId) -> Action {
+    pub(crate) fn action(self, seen: SeenBootstrap, request: RequestId) -> Action {
         match self {
             Self::Retry => Action::retry(seen, request),
             Self::Cancel => Action::cancel(seen, request),
@@ -176,7 +176,7 @@ impl BootstrapAction {
     }
 
     /// The exact row version a script demands (`--row-version`), if any.
-    pub fn exact_row_version(&self) -> Option<i32> {
+    pub(crate) fn exact_row_version(&self) -> Option<i32> {
         self.exact_row_version
     }
 }
@@ -221,7 +221,7 @@ impl RequestId {
         self.id
     }
 
-    pub fn is_fresh(self) -> bool {
+    pub(crate) fn is_fresh(self) -> bool {
         self.fresh
     }
 
@@ -288,7 +288,7 @@ impl Action {
 
     /// The same request, decided again on what is there now (the operator confirmed the new
     /// plan). Keeps the request id: the request was not applied.
-    pub fn reseen(&self, now: SeenBootstrap) -> Self {
+    pub(crate) fn reseen(&self, now: SeenBootstrap) -> Self {
         let mut again = self.clone();
         if let Self::Bootstrap(action) = &mut again {
             action.seen = now;
@@ -334,7 +334,7 @@ impl Action {
     }
 
     /// The id a command names the subject by: the bootstrap's, or the lease's.
-    pub fn subject_id(&self) -> Uuid {
+    pub(crate) fn subject_id(&self) -> Uuid {
         match self {
             Self::Bootstrap(action) => action.seen.id,
             Self::Lease(removal) => removal.seen.id,
@@ -342,7 +342,7 @@ impl Action {
     }
 
     /// The ids a sentence about this action prints: the subject's and its space's.
-    pub fn shown_ids(&self) -> [Uuid; 2] {
+    pub(crate) fn shown_ids(&self) -> [Uuid; 2] {
         match self {
             Self::Bootstrap(action) => [action.seen.id, action.seen.space],
             Self::Lease(removal) => [removal.seen.id, removal.seen.knowledge_space_id],
@@ -351,7 +351,7 @@ impl Action {
 
     /// How the operator names the subject: "space 0190a1b2" or "lease 7c41d0e9", each id in
     /// the form that tells it from the others in scope.
-    pub fn target(&self, names: &IdNames) -> String {
+    pub(crate) fn target(&self, names: &IdNames) -> String {
         match self {
             Self::Bootstrap(action) => format!("space {}", names.short(&action.seen.space)),
             Self::Lease(removal) => format!("lease {}", names.short(&removal.seen.id)),

@@ -31,7 +31,7 @@ pub enum Confirmation {
 
 impl Confirmation {
     /// The confirmation `plans` (those that would apply) need.
-    pub fn for_plans(plans: &[&Plan], names: &IdNames) -> Self {
+    pub(crate) fn for_plans(plans: &[&Plan], names: &IdNames) -> Self {
         match plans {
             [plan] => match &plan.action {
                 Action::Lease(removal) if plan.forced => Self::WholeLeaseId(removal.seen().id),
@@ -43,7 +43,7 @@ impl Confirmation {
     }
 
     /// What is typed, as the TUI's dialog names it: "y", "the count (3)", …
-    pub fn what_to_type(&self) -> String {
+    pub(crate) fn what_to_type(&self) -> String {
         match self {
             Self::One => "y".into(),
             Self::Count(n) => format!("the count ({n})"),
@@ -53,7 +53,7 @@ impl Confirmation {
     }
 
     /// The CLI's question on a terminal.
-    pub fn prompt(&self, verb: &str) -> String {
+    pub(crate) fn prompt(&self, verb: &str) -> String {
         match self {
             Self::One => format!("type yes to {verb}: "),
             Self::Count(n) => format!("type the number of spaces ({n}) to {verb} them: "),
@@ -66,7 +66,7 @@ impl Confirmation {
     }
 
     /// Whether `typed` confirms.
-    pub fn accepts(&self, typed: &str) -> bool {
+    pub(crate) fn accepts(&self, typed: &str) -> bool {
         let typed = typed.trim();
         match self {
             Self::One => typed.eq_ignore_ascii_case("y") || typed.eq_ignore_ascii_case("yes"),

@@ -94,7 +94,7 @@ impl Plan {
     /// The same request, resting from now on on the state this plan read on the primary (when
     /// what the operator looked at was a standby's copy, older by the lag), and the plan
     /// without what "moved" only because of that lag.
-    pub fn rebased(&mut self) -> Action {
+    pub(crate) fn rebased(&mut self) -> Action {
         if let (Some(now), false) = (&self.now, self.decision_changed()) {
             self.meanwhile = None;
             self.action = self.action.reseen(now.clone());
@@ -133,13 +133,13 @@ pub struct Applied {
     pub audit_id: i64,
     /// The audit chain's head with this action's record: logged, so that records removed
     /// from the chain's end can be told later (`audit verify --expect-head`).
-    pub chain_head: crate::domain::audit_chain::ChainHead,
-    pub tenant_id: String,
-    pub knowledge_space_id: Uuid,
+    pub(crate) chain_head: crate::domain::audit_chain::ChainHead,
+    pub(crate) tenant_id: String,
+    pub(crate) knowledge_space_id: Uuid,
     pub before: serde_json::Value,
     /// `None` for a deleted lease.
     pub after: Option<serde_json::Value>,
-    pub changes: Vec<Change>,
+    pub(crate) changes: Vec<Change>,
     /// What moved since the operator looked, when something did.
     pub meanwhile: Option<String>,
 }

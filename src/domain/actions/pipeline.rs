@@ -33,7 +33,7 @@ pub struct Planned {
 
 impl Planned {
     /// The plans that would write: allowed, and not applied before.
-    pub fn to_apply(&self) -> Vec<&Plan> {
+    pub(crate) fn to_apply(&self) -> Vec<&Plan> {
         self.plans
             .iter()
             .filter(|p| p.verdict.is_ok() && p.applied_before.is_none())
@@ -49,17 +49,17 @@ impl Planned {
 /// What became of a request's actions, counted as the operator is told them.
 #[derive(Debug, Clone, Default)]
 pub struct Tally {
-    pub applied: usize,
-    pub refused: usize,
+    pub(crate) applied: usize,
+    pub(crate) refused: usize,
     /// The database failed them, certainly without writing.
-    pub failed: usize,
+    pub(crate) failed: usize,
     /// Their outcome is unknown (no answer, and the lookup could not tell).
-    pub unknown: Vec<Action>,
+    pub(crate) unknown: Vec<Action>,
     /// The audit records this request wrote or found written (a standby's polls wait for
     /// them before the board shows what was done).
-    pub audit_ids: Vec<i64>,
+    pub(crate) audit_ids: Vec<i64>,
     /// The audit chain's head after the last action applied (printed, to be kept).
-    pub chain_head: Option<ChainHead>,
+    pub(crate) chain_head: Option<ChainHead>,
 }
 
 impl Tally {

@@ -7,14 +7,14 @@ use crate::domain::board::Name;
 
 /// An interner: every distinct string is allocated once and shared by `Arc`.
 #[derive(Debug, Default)]
-pub struct Names {
+pub(crate) struct Names {
     names: HashSet<Name>,
     /// The size after the last sweep; the next sweep happens when the set has doubled.
     swept_at: usize,
 }
 
 impl Names {
-    pub fn get(&mut self, text: &str) -> Name {
+    pub(crate) fn get(&mut self, text: &str) -> Name {
         if let Some(name) = self.names.get(text) {
             return name.clone();
         }

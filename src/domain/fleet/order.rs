@@ -15,7 +15,7 @@ use crate::domain::signals::Attention;
 
 /// The ordered rows and the query that ordered them.
 #[derive(Debug, Clone)]
-pub struct Order {
+pub(crate) struct Order {
     query: BoardQuery,
     /// [`BoardQuery::needle`], built once per query.
     needle: Needle,
@@ -41,18 +41,18 @@ impl Order {
         }
     }
 
-    pub fn query(&self) -> &BoardQuery {
+    pub(crate) fn query(&self) -> &BoardQuery {
         &self.query
     }
 
     /// What the UI shows: the filtered rows (or all of them) with the query.
-    pub fn view(&self) -> BoardView {
+    pub(crate) fn view(&self) -> BoardView {
         let seq = self.shown.as_ref().unwrap_or(&self.all);
         BoardView::new(self.query.clone(), seq.rows.clone())
     }
 
     /// Replaces every row (a first load or a change of sort key).
-    pub fn rebuild<'a>(&mut self, rows: impl Iterator<Item = &'a Arc<BoardRow>>) {
+    pub(crate) fn rebuild<'a>(&mut self, rows: impl Iterator<Item = &'a Arc<BoardRow>>) {
         let sort = self.query.sort;
         let mut sorted: Vec<Arc<BoardRow>> = rows.cloned().collect();
         sorted.sort_unstable_by(|a, b| sort.compare(a, b));
@@ -64,7 +64,7 @@ impl Order {
     }
 
     /// Takes a new query; only what it changes is recomputed.
-    pub fn set_query<'a>(
+    pub(crate) fn set_query<'a>(
         &mut self,
         query: BoardQuery,
         rows: impl Iterator<Item = &'a Arc<BoardRow>>,
@@ -97,7 +97,7 @@ impl Order {
         self.shown = Some(source.filter(&self.query, &self.needle));
     }
 
-    pub fn insert(&mut self, row: &Arc<BoardRow>) {
+    pub(crate) fn insert(&mut self, row: &Arc<BoardRow>) {
         let sort = self.query.sort;
         let key = FilterKey::of(row);
         if let Some(shown) = &mut self.shown
@@ -108,7 +108,7 @@ impl Order {
         self.all.insert(row, key, sort);
     }
 
-    pub fn remove(&mut self, row: &BoardRow) {
+    pub(crate) fn remove(&mut self, row: &BoardRow) {
         let sort = self.query.sort;
         self.all.remove(row, sort);
         if let Some(shown) = &mut self.shown {

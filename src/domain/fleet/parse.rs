@@ -29,7 +29,7 @@ fn unknown(record: &BoardRecord, column: &str, value: &str) -> RowError {
 }
 
 /// The row's columns, interned; lease, progress and signals are the model's to fill in.
-pub fn board_row(record: BoardRecord, names: &mut Names) -> Result<BoardRow, RowError> {
+pub(crate) fn board_row(record: BoardRecord, names: &mut Names) -> Result<BoardRow, RowError> {
     let checkpoint = Checkpoint::parse(&record.checkpoint)
         .ok_or_else(|| unknown(&record, "checkpoint", &record.checkpoint))?;
     let run_state = RunState::parse(&record.run_state)

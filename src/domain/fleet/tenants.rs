@@ -27,15 +27,15 @@ pub struct TenantRow {
 }
 
 impl TenantRow {
-    pub fn count(&self, attention: Attention) -> u32 {
+    pub(crate) fn count(&self, attention: Attention) -> u32 {
         self.by_attention[attention.index()]
     }
 
-    pub fn needing_attention(&self) -> u32 {
+    pub(crate) fn needing_attention(&self) -> u32 {
         board::needing_attention(&self.by_attention)
     }
 
-    pub fn readable_share(&self) -> f64 {
+    pub(crate) fn readable_share(&self) -> f64 {
         board::readable_share(self.readable, self.spaces)
     }
 
@@ -69,7 +69,7 @@ struct Tally {
 
 /// Every tenant's tally.
 #[derive(Debug, Default)]
-pub struct Tenants {
+pub(crate) struct Tenants {
     tallies: HashMap<Name, Tally>,
     sorted: Arc<Vec<TenantRow>>,
     dirty: bool,
@@ -77,7 +77,7 @@ pub struct Tenants {
 
 impl Tenants {
     /// Counts a row in (`add`) or out of its tenant's tally.
-    pub fn count_row(&mut self, row: &BoardRow, add: bool, thresholds: &Thresholds) {
+    pub(crate) fn count_row(&mut self, row: &BoardRow, add: bool, thresholds: &Thresholds) {
         self.dirty = true;
         let tally = self
             .tallies
@@ -129,7 +129,7 @@ impl Tenants {
     }
 
     /// Every tenant, attention first (re-sorted only when something changed).
-    pub fn rows(&mut self) -> Arc<Vec<TenantRow>> {
+    pub(crate) fn rows(&mut self) -> Arc<Vec<TenantRow>> {
         if self.dirty {
             let mut rows: Vec<TenantRow> = self.tallies.values().map(|t| t.row.clone()).collect();
             rows.sort_by(|a, b| attention_first(a).cmp(&attention_first(b)));

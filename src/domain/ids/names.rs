@@ -158,7 +158,7 @@ impl IdNames {
     /// A width that holds the form of every id in scope: exactly the widest for names built
     /// at once; after [`Self::with`] at most a suffix mark wider (an added id may shorten an
     /// old id's form, from a long prefix to a suffix, which is not looked for).
-    pub fn widest(&self) -> usize {
+    pub(crate) fn widest(&self) -> usize {
         self.widest
     }
 

@@ -5,14 +5,14 @@
 
 /// SplitMix64: small, fast, and good enough for simulated faults and data sizes.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
     pub fn new(seed: u64) -> Self {
         Self(seed)
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -21,22 +21,22 @@ impl Rng {
     }
 
     /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
+    pub(crate) fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// Uniform in `low..=high`.
-    pub fn between(&mut self, low: u64, high: u64) -> u64 {
+    pub(crate) fn between(&mut self, low: u64, high: u64) -> u64 {
         low + self.next_u64() % (high - low + 1)
     }
 
-    pub fn chance(&mut self, probability: f64) -> bool {
+    pub(crate) fn chance(&mut self, probability: f64) -> bool {
         self.unit() < probability
     }
 }
 
 /// A decision keyed by the seed and any number of parts.
-pub fn roll(seed: u64, parts: &[u64]) -> Rng {
+pub(crate) fn roll(seed: u64, parts: &[u64]) -> Rng {
     let mut mixed = Rng::new(seed);
     let mut state = mixed.next_u64();
     for part in parts {
@@ -46,7 +46,7 @@ pub fn roll(seed: u64, parts: &[u64]) -> Rng {
 }
 
 /// A stable 64-bit key for a UUID or a name.
-pub fn key_of(bytes: &[u8]) -> u64 {
+pub(crate) fn key_of(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| {
         (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
     })

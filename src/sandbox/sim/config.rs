@@ -98,7 +98,7 @@ impl RunConfig {
         }
     }
 
-    pub fn scaled(&self, duration: Duration) -> Duration {
+    pub(crate) fn scaled(&self, duration: Duration) -> Duration {
         duration.mul_f64(self.time_scale.max(0.0))
     }
 }

@@ -46,12 +46,12 @@ const FAILURES: &[(&str, &str)] = &[
 pub(super) type Attempts = Arc<Mutex<HashMap<Uuid, u64>>>;
 
 pub(super) struct Worker {
-    pub pool: PgPool,
-    pub config: RunConfig,
-    pub stats: Arc<Stats>,
-    pub attempts: Attempts,
-    pub shutdown: watch::Receiver<bool>,
-    pub index: u32,
+    pub(crate) pool: PgPool,
+    pub(crate) config: RunConfig,
+    pub(crate) stats: Arc<Stats>,
+    pub(crate) attempts: Attempts,
+    pub(crate) shutdown: watch::Receiver<bool>,
+    pub(crate) index: u32,
 }
 
 /// How handling one job ended.
@@ -88,7 +88,7 @@ impl Failing {
 }
 
 impl Worker {
-    pub async fn run(mut self) {
+    pub(crate) async fn run(mut self) {
         let mut incarnation = 0u32;
         let mut claims = 0u64;
         let mut failing = Failing::default();

@@ -37,8 +37,8 @@ pub enum Stage {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Dialog {
     /// Matches results to the dialog that asked for them.
-    pub id: u64,
-    pub title: String,
+    pub(crate) id: u64,
+    pub(crate) title: String,
     /// The operator's request; each action carries an id derived from it.
     pub request: RequestId,
     pub actions: Vec<Action>,
@@ -46,20 +46,20 @@ pub struct Dialog {
     pub stage: Stage,
     /// Which request for plans is the latest: answers to older ones are dropped (a plan
     /// taken with Ctrl-Y or forced with Ctrl-F must not be overwritten by a stale answer).
-    pub round: u64,
+    pub(crate) round: u64,
     /// When plans were last asked for, while an answer is awaited.
-    pub replanning_since: Option<Instant>,
+    pub(crate) replanning_since: Option<Instant>,
     /// Why the latest re-plan failed; the last plans stay shown (the apply decides again
     /// anyway).
     pub replan_error: Option<String>,
     /// When the plans shown were asked for.
-    pub planned_at: Option<Instant>,
+    pub(crate) planned_at: Option<Instant>,
     pub reason: String,
     /// What the operator typed to confirm (see [`Dialog::confirmation`]).
-    pub confirm: String,
+    pub(crate) confirm: String,
     pub field: Field,
     /// How ids were shown when the dialog opened: the lease id to type is the one shown.
-    pub names: Arc<IdNames>,
+    pub(crate) names: Arc<IdNames>,
     /// Set when the request exceeds the bulk cap: the dialog only explains.
     pub blocked: Option<String>,
 }
@@ -70,7 +70,7 @@ impl Dialog {
     }
 
     /// Actions whose plan says they would apply.
-    pub fn applicable(&self) -> Vec<Action> {
+    pub(crate) fn applicable(&self) -> Vec<Action> {
         self.plans
             .iter()
             .filter(|p| p.verdict.is_ok())
@@ -85,7 +85,7 @@ impl Dialog {
 
     /// A lease removal refused because the lease is not an orphan suspect (Ctrl-F forces),
     /// not forced yet.
-    pub fn forceable(&self) -> bool {
+    pub(crate) fn forceable(&self) -> bool {
         let forced = self.actions.iter().any(Action::is_forced);
         !forced
             && self
@@ -95,12 +95,12 @@ impl Dialog {
     }
 
     /// Takes the plans' new decisions: every changed action is decided on what is there now.
-    pub fn take_new_plan(&mut self) {
+    pub(crate) fn take_new_plan(&mut self) {
         self.actions = self.plans.iter().map(Plan::replanned_action).collect();
     }
 
     /// Turns the lease removal into a forced one, whose confirmation is the whole lease id.
-    pub fn force(&mut self) {
+    pub(crate) fn force(&mut self) {
         for action in &mut self.actions {
             let lease = match action {
                 Action::Lease(removal) => Some(removal.seen().clone()),

@@ -59,7 +59,7 @@ fn columns(width: u16) -> Columns {
     }
 }
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let (Some(fleet), Some(now)) = (app.fleet(), app.db_now()) else {
         let text = if app.status.polling.loading {
             " loading the ledger…"

@@ -17,7 +17,7 @@ use crate::tui::app::{App, Dialog, Overlay, Stage, View};
 use crate::tui::keys::{self, Command, Scope};
 use crate::tui::theme::Theme;
 
-pub fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub(crate) fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let h = &app.header;
     let mut spans = Vec::new();
     if area.width >= 120 {
@@ -211,7 +211,7 @@ fn pace_line(app: &App, s: &crate::domain::board::Summary, width: usize) -> Stri
     )
 }
 
-pub fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub(crate) fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let [left, right] =
         Layout::horizontal([Constraint::Min(28), Constraint::Length(52)]).areas(area);
     let Some(fleet) = app.fleet() else {
@@ -387,7 +387,7 @@ fn glyphs(ascii: bool) -> Glyphs {
     }
 }
 
-pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub(crate) fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let g = glyphs(app.display.ascii);
     let current = match app.view {
         View::Board | View::Detail(_) => 0,
@@ -468,7 +468,7 @@ pub fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }
 
-pub fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub(crate) fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // A sentence longer than the line ends in an ellipsis, not mid-word with no sign.
     let fit = |text: String| text::fit(&text, usize::from(area.width));
     let line = if let (Some(failing), Some(error)) =
@@ -601,7 +601,7 @@ fn view_hints(app: &App, enter: &str) -> Vec<(String, &'static str)> {
         .collect()
 }
 
-pub fn hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub(crate) fn hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let g = glyphs(app.display.ascii);
     let keys = match &app.overlay {
         Overlay::Dialog(dialog) => dialog_hints(dialog, g.enter),

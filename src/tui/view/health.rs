@@ -13,7 +13,7 @@ use crate::domain::text;
 use crate::tui::app::App;
 use crate::tui::theme::Theme;
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let [top, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
     let health = &app.health_view;
     match (&health.running, &health.checked) {

@@ -36,7 +36,7 @@ pub(super) fn cursor_style(list: &ListState, index: usize, theme: &Theme) -> Sty
     }
 }
 
-pub fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub(crate) fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let extra = app.extra_for(&Focus::Leases);
     let Some(Extra::Leases(board)) = extra else {
         return super::placeholder(frame, area, extra, "the leases", theme);
@@ -150,7 +150,7 @@ fn short_outcome(outcome: &str) -> String {
     }
 }
 
-pub fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub(crate) fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // The chain's verification on the first line, the records below.
     let [top, area] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
     frame.render_widget(Paragraph::new(chain_line(app, theme)), top);

@@ -189,7 +189,7 @@ fn footer<'a>(dialog: &Dialog, theme: &Theme) -> Line<'a> {
     Line::from(span)
 }
 
-pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: &Theme) {
+pub(crate) fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: &Theme) {
     let width = area.width.saturating_sub(8).clamp(60, 110);
     let height = area.height.saturating_sub(4);
     let rect = centered(area, width, height);
@@ -293,7 +293,7 @@ pub fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, theme: 
     );
 }
 
-pub fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub(crate) fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // The keys in the glyphs this terminal gets.
     let shown = |b: &Binding| match (app.display.ascii, b.shown) {
         (true, "⏎") => "Enter",

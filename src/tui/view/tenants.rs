@@ -22,7 +22,7 @@ const CLASSES: [(Attention, &str); 5] = [
     (Attention::HeartbeatLate, "late"),
 ];
 
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
+pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let (Some(fleet), Some(now)) = (app.fleet(), app.db_now()) else {
         frame.render_widget(Paragraph::new(" loading…").style(theme.dim()), area);
         return;
