@@ -22,7 +22,7 @@ impl FormatTime for StampWithPid {
 
 /// `$BOOTSTRAP_CONSOLE_LOG_DIR`, else `$XDG_STATE_HOME/bootstrap-console`, else
 /// `~/.local/state/bootstrap-console`, else the temp directory.
-pub fn log_dir() -> PathBuf {
+pub(crate) fn log_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("BOOTSTRAP_CONSOLE_LOG_DIR").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }

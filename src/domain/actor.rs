@@ -12,7 +12,7 @@ pub struct Actor {
 
 impl Actor {
     /// The current OS user, host name and ssh client.
-    pub fn from_environment() -> Self {
+    pub(crate) fn from_environment() -> Self {
         let user = std::env::var("USER")
             .ok()
             .filter(|u| !u.is_empty())

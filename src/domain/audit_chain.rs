@@ -59,7 +59,7 @@ use crate::store::audit_chain as store;
 pub use crate::store::audit_chain::{ChainHead, Link};
 
 impl ChainHead {
-    pub fn hex(&self) -> String {
+    pub(crate) fn hex(&self) -> String {
         hex(&self.hash)
     }
 
@@ -254,7 +254,7 @@ pub struct Verification {
 
 impl Verification {
     /// Sound so far, and guarded.
-    pub fn intact(&self) -> bool {
+    pub(crate) fn intact(&self) -> bool {
         self.broken.is_none() && self.unprotected.is_empty()
     }
 }
@@ -272,7 +272,7 @@ pub struct Start {
 
 /// What a link says about the chain before it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Judgement {
+pub(crate) enum Judgement {
     Sound,
     Changed,
     /// Its stored predecessor hash is not the hash of the record before it.
@@ -282,7 +282,7 @@ pub enum Judgement {
 }
 
 /// Judges `link` against the record before it in chain order (`None` for the first).
-pub fn judge(previous: Option<&Link>, link: &Link) -> Judgement {
+pub(crate) fn judge(previous: Option<&Link>, link: &Link) -> Judgement {
     if link.recomputed != link.hash {
         return Judgement::Changed;
     }
@@ -302,7 +302,7 @@ pub fn judge(previous: Option<&Link>, link: &Link) -> Judgement {
 
 /// Walks the chain in pages, where polls read, from its start or from `start.from`.
 /// `progress` is told how many records were read so far.
-pub async fn verify(
+pub(crate) async fn verify(
     session: &Session,
     start: &Start,
     mut progress: impl FnMut(u64),
@@ -516,7 +516,7 @@ async fn unlinked(session: &Session, walk: &Walk, link: &Link) -> Result<Break, 
 }
 
 /// Lower-case hexadecimal, as `verify --expect-head` takes it.
-pub fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -526,17 +526,17 @@ fn prefix(hex: &str) -> &str {
 }
 
 /// The first 12 digits of a hash, for a line with little room.
-pub fn short(hex: &str) -> &str {
+pub(crate) fn short(hex: &str) -> &str {
     &hex[..hex.len().min(12)]
 }
 
 /// The fewest leading hex digits of a head that `verify --expect-head` takes: 64 bits, too
 /// many to forge a record whose hash begins with them.
-pub const HEAD_PREFIX: usize = 16;
+pub(crate) const HEAD_PREFIX: usize = 16;
 
 /// Whether `text` is a head as `verify --expect-head` takes it: a sha256 in hexadecimal, whole
 /// or its first [`HEAD_PREFIX`] digits or more.
-pub fn is_head_hex(text: &str) -> bool {
+pub(crate) fn is_head_hex(text: &str) -> bool {
     (HEAD_PREFIX..=64).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 

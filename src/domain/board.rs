@@ -17,7 +17,7 @@ use super::progress::Sample;
 use super::signals::{self, Attention, Facts, Signals, Thresholds};
 
 /// Text many rows share (tenant names, worker ids, error codes), stored once.
-pub type Name = Arc<str>;
+pub(crate) type Name = Arc<str>;
 
 /// The worker lease of a running job, as the board needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,7 +56,7 @@ pub struct BoardRow {
 
 impl BoardRow {
     /// What the signals are judged from.
-    pub fn facts(&self) -> Facts {
+    pub(crate) fn facts(&self) -> Facts {
         Facts {
             run_state: self.run_state,
             checkpoint: self.checkpoint,
@@ -67,7 +67,7 @@ impl BoardRow {
     }
 
     /// 0.0–1.0; a job with nothing to do is at 0 until it succeeds.
-    pub fn fraction(&self) -> f64 {
+    pub(crate) fn fraction(&self) -> f64 {
         if self.total > 0 {
             f64::from(self.completed) / f64::from(self.total)
         } else {
@@ -75,7 +75,7 @@ impl BoardRow {
         }
     }
 
-    pub fn idle_for(&self, now: DateTime<Utc>) -> Duration {
+    pub(crate) fn idle_for(&self, now: DateTime<Utc>) -> Duration {
         now - self.updated_at
     }
 
@@ -85,7 +85,7 @@ impl BoardRow {
     }
 
     /// Time since the worker's last heartbeat; running jobs only.
-    pub fn heartbeat_age(&self, now: DateTime<Utc>) -> Option<Duration> {
+    pub(crate) fn heartbeat_age(&self, now: DateTime<Utc>) -> Option<Duration> {
         self.worker.as_ref().map(|w| now - w.heartbeat_at)
     }
 
@@ -95,7 +95,7 @@ impl BoardRow {
     }
 
     /// Documents per minute from the anchor sample to `now` (it decays while a job is quiet).
-    pub fn rate_per_minute(&self, now: DateTime<Utc>) -> Option<f64> {
+    pub(crate) fn rate_per_minute(&self, now: DateTime<Utc>) -> Option<f64> {
         let anchor = self.progress_anchor?;
         anchor.rate_to(Sample {
             at: now,
@@ -104,7 +104,7 @@ impl BoardRow {
     }
 
     /// Time to finish at the current rate; only a job being worked on is heading anywhere.
-    pub fn eta(&self, now: DateTime<Utc>) -> Option<Duration> {
+    pub(crate) fn eta(&self, now: DateTime<Utc>) -> Option<Duration> {
         if self.run_state != RunState::Running {
             return None;
         }
@@ -115,7 +115,7 @@ impl BoardRow {
     }
 
     /// Since when the row has been in its attention class (see [`signals::attention_since`]).
-    pub fn attention_since(&self, thresholds: &Thresholds) -> Option<DateTime<Utc>> {
+    pub(crate) fn attention_since(&self, thresholds: &Thresholds) -> Option<DateTime<Utc>> {
         signals::attention_since(
             &self.facts(),
             self.signals.attention,
@@ -127,7 +127,7 @@ impl BoardRow {
     /// What the `/` filter searches: tenant, space id (and bootstrap id when it differs) as 32
     /// hex digits, worker and error code, lower-case, each field ended by a character nobody
     /// types (so an id's start and end can be searched for).
-    pub fn search_text(&self) -> String {
+    pub(crate) fn search_text(&self) -> String {
         let mut text = String::with_capacity(96);
         text.push_str(&self.tenant.to_lowercase());
         text.push('\u{1}');
@@ -174,7 +174,7 @@ pub struct Summary {
 
 impl Summary {
     /// Readable share, 0.0–1.0 (1.0 for an empty rollout: nothing is down).
-    pub fn readable_share(&self) -> f64 {
+    pub(crate) fn readable_share(&self) -> f64 {
         readable_share(self.readable, self.spaces)
     }
 
@@ -188,19 +188,19 @@ impl Summary {
     }
 
     /// Jobs in `run_state`, at any checkpoint.
-    pub fn in_run_state(&self, run_state: RunState) -> u32 {
+    pub(crate) fn in_run_state(&self, run_state: RunState) -> u32 {
         self.matrix.iter().map(|row| row[run_state.index()]).sum()
     }
 
     /// Running jobs whose snapshot is captured: the ones whose documents the ETA counts.
-    pub fn running_captured(&self) -> u32 {
+    pub(crate) fn running_captured(&self) -> u32 {
         self.in_run_state(RunState::Running)
             - self.in_state(Checkpoint::PendingSnapshot, RunState::Running)
     }
 
     /// Spaces that will not finish on their own (failed, canceled, blocked by a lease): the
     /// ETA does not cover them.
-    pub fn awaiting_action(&self) -> u32 {
+    pub(crate) fn awaiting_action(&self) -> u32 {
         [Attention::Failed, Attention::Canceled, Attention::Blocked]
             .into_iter()
             .map(|a| self.count(a))
@@ -212,7 +212,7 @@ impl Summary {
     }
 
     /// Counts a row in (`add`) or out of the summary.
-    pub fn count_row(&mut self, row: &BoardRow, add: bool) {
+    pub(crate) fn count_row(&mut self, row: &BoardRow, add: bool) {
         let step = |n: &mut u32| {
             if add {
                 *n += 1
@@ -240,7 +240,7 @@ impl Summary {
     }
 
     /// Sets the rollout rate, and the ETA that follows from it.
-    pub fn set_rate(&mut self, documents_per_minute: Option<f64>) {
+    pub(crate) fn set_rate(&mut self, documents_per_minute: Option<f64>) {
         self.documents_per_minute = documents_per_minute;
         self.eta = documents_per_minute
             .filter(|rate| *rate > 0.0)
@@ -259,7 +259,7 @@ pub fn needing_attention(by_attention: &[u32; 9]) -> u32 {
 }
 
 /// The share of `spaces` that is readable, 0.0–1.0 (1.0 for none: nothing is down).
-pub fn readable_share(readable: u32, spaces: u32) -> f64 {
+pub(crate) fn readable_share(readable: u32, spaces: u32) -> f64 {
     if spaces == 0 {
         1.0
     } else {
@@ -279,7 +279,7 @@ pub enum SortKey {
 impl SortKey {
     pub const ALL: [SortKey; 4] = [Self::Attention, Self::Tenant, Self::Progress, Self::Idle];
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Self::Attention => "attention",
             Self::Tenant => "tenant",
@@ -290,7 +290,7 @@ impl SortKey {
 
     /// The order of two rows under this key. Every order ends in the bootstrap id, so no two
     /// rows ever compare equal and a row's place is well defined.
-    pub fn compare(self, a: &BoardRow, b: &BoardRow) -> Ordering {
+    pub(crate) fn compare(self, a: &BoardRow, b: &BoardRow) -> Ordering {
         match self {
             Self::Attention => attention_order(a, b),
             Self::Tenant => a
@@ -332,7 +332,7 @@ impl Quick {
         all
     }
 
-    pub fn label(self) -> String {
+    pub(crate) fn label(self) -> String {
         match self {
             Quick::All => "all".into(),
             Quick::NeedsAttention => "needs attention".into(),
@@ -341,7 +341,7 @@ impl Quick {
     }
 
     /// Whether a row of this attention class passes.
-    pub fn admits(self, attention: Attention) -> bool {
+    pub(crate) fn admits(self, attention: Attention) -> bool {
         match self {
             Quick::All => true,
             Quick::NeedsAttention => attention.needs_attention(),
@@ -376,18 +376,18 @@ impl Default for BoardQuery {
 
 impl BoardQuery {
     /// Whether any filter is set (otherwise every row is shown).
-    pub fn filters(&self) -> bool {
+    pub(crate) fn filters(&self) -> bool {
         self.quick != Quick::All || !self.text.is_empty() || self.tenant.is_some()
     }
 
     /// The text filter, ready to search with (build it once per query, not per row).
-    pub fn needle(&self) -> Needle {
+    pub(crate) fn needle(&self) -> Needle {
         Needle::new(&self.text)
     }
 
     /// Whether `self` shows a subset of what `before` showed, in the same order: then the new
     /// rows can be found among the old ones instead of among all rows.
-    pub fn narrows(&self, before: &BoardQuery) -> bool {
+    pub(crate) fn narrows(&self, before: &BoardQuery) -> bool {
         // Text read as an id (a marked suffix, a hyphenated prefix) matches differently from
         // the plain text it grew from: `.` matches nothing, `..7d30` an id's end.
         let plain = |text: &str| !text.contains(super::ids::SUFFIX_MARK) && !text.contains('-');
@@ -405,7 +405,7 @@ impl BoardQuery {
 
 /// A case-insensitive substring to find in rows' search text, with its searcher built once.
 #[derive(Debug, Clone)]
-pub struct Needle {
+pub(crate) struct Needle {
     finder: Option<memchr::memmem::Finder<'static>>,
     /// What was typed read as an id as the console shows them — its first digits (hyphens
     /// aside), or `..` and its last ones — searched at an id's start or end.
@@ -414,7 +414,7 @@ pub struct Needle {
 
 impl Needle {
     /// Whether the needle occurs in `haystack` (an empty needle is everywhere).
-    pub fn finds(&self, haystack: &[u8]) -> bool {
+    pub(crate) fn finds(&self, haystack: &[u8]) -> bool {
         let Some(finder) = &self.finder else {
             return true;
         };
@@ -491,7 +491,7 @@ impl BoardView {
     }
 
     /// Where `row` (as currently known) is shown, if it is.
-    pub fn position_of(&self, row: &BoardRow) -> Option<usize> {
+    pub(crate) fn position_of(&self, row: &BoardRow) -> Option<usize> {
         let sort = self.query.sort;
         let index = self
             .rows

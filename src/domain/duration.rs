@@ -4,19 +4,19 @@
 //! columns), all on one ladder of units, and reads what an operator typed with [`parse`].
 
 /// `9s`, `4m12s`, `3h05m`, `2d04h`; a negative age reads as `-9s`.
-pub fn human(duration: chrono::Duration) -> String {
+pub(crate) fn human(duration: chrono::Duration) -> String {
     let seconds = duration.num_seconds();
     let sign = if seconds < 0 { "-" } else { "" };
     format!("{sign}{}", ladder(seconds.unsigned_abs()))
 }
 
 /// [`human`] of a `std` duration.
-pub fn human_std(duration: std::time::Duration) -> String {
+pub(crate) fn human_std(duration: std::time::Duration) -> String {
     ladder(duration.as_secs())
 }
 
 /// Like [`human`], without seconds once past ten minutes: `12m` instead of `12m05s`.
-pub fn compact(duration: chrono::Duration) -> String {
+pub(crate) fn compact(duration: chrono::Duration) -> String {
     let seconds = duration.num_seconds();
     match seconds.unsigned_abs() {
         600..=3599 => format!(
@@ -30,7 +30,7 @@ pub fn compact(duration: chrono::Duration) -> String {
 
 /// A measured time, as precise as it deserves: `3.2ms`, `85ms`, `1.5s`, `2.0s`; from ten
 /// seconds on as [`human`] writes it.
-pub fn precise(duration: std::time::Duration) -> String {
+pub(crate) fn precise(duration: std::time::Duration) -> String {
     let millis = duration.as_secs_f64() * 1000.0;
     if millis < 10.0 {
         format!("{millis:.1}ms")
@@ -57,7 +57,7 @@ fn ladder(s: u64) -> String {
 const LONGEST_SECONDS: f64 = 366.0 * 86_400.0;
 
 /// A duration as people write it: `90s`, `30m`, `2h`, `1h30m`, `1.5s`, or plain seconds.
-pub fn parse(text: &str) -> Result<std::time::Duration, String> {
+pub(crate) fn parse(text: &str) -> Result<std::time::Duration, String> {
     let bad = || format!("{text:?} is not a duration (write 90s, 30m, 2h or 1h30m)");
     let within = |seconds: f64| {
         (seconds.is_finite() && seconds > 0.0 && seconds <= LONGEST_SECONDS)

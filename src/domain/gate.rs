@@ -12,27 +12,27 @@ use super::model::{Checkpoint, RunState};
 
 /// Where the rollout stands against the gate, at one poll.
 #[derive(Debug, Clone, PartialEq)]
-pub struct GateReading {
-    pub until: Checkpoint,
+pub(crate) struct GateReading {
+    pub(crate) until: Checkpoint,
     /// Spaces at `until` or past it.
-    pub reached: u32,
+    pub(crate) reached: u32,
     pub spaces: u32,
     /// Failed and canceled spaces short of the checkpoint.
-    pub failed: u32,
-    pub canceled: u32,
+    pub(crate) failed: u32,
+    pub(crate) canceled: u32,
     /// Rows the console cannot read (a state or combination the protocol forbids): in scope,
     /// never reached, and a reason to stop.
     pub unreadable: u32,
     /// Spaces held at `pending_snapshot` by a mutation lease suspected orphaned: no writer
     /// will release them. A routine writer's lease is not counted.
-    pub orphan_blocked: Vec<Uuid>,
+    pub(crate) orphan_blocked: Vec<Uuid>,
     /// Documents still to rebuild in captured spaces.
-    pub documents_remaining: i64,
+    pub(crate) documents_remaining: i64,
 }
 
 /// What the gate decides at one poll.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum GateVerdict {
+pub(crate) enum GateVerdict {
     /// Every space in scope has reached the checkpoint.
     Done,
     /// Waiting will not get there: a space failed, was canceled or is blocked by an orphan.
@@ -87,7 +87,7 @@ impl GateReading {
     /// checkpoint by waiting (failed, canceled or orphan-blocked short of it, or unreadable)
     /// stops the gate, whether or not the others are there yet: the same ledger gives the same
     /// answer whenever it is read.
-    pub fn verdict(&self, keep_going: bool) -> GateVerdict {
+    pub(crate) fn verdict(&self, keep_going: bool) -> GateVerdict {
         if !keep_going && let Some(why) = self.stop_reasons() {
             return GateVerdict::Stuck(why);
         }
@@ -123,7 +123,7 @@ impl GateReading {
     }
 
     /// How far along, 0.0–1.0 (1.0 for an empty scope: nothing to wait for).
-    pub fn fraction(&self) -> f64 {
+    pub(crate) fn fraction(&self) -> f64 {
         if self.spaces == 0 {
             1.0
         } else {
@@ -133,7 +133,7 @@ impl GateReading {
 
     /// The counts first, for a line that may be cut at 80 columns: `1234/100000 · failed 0 ·
     /// canceled 0 · orphan 0 · published`.
-    pub fn short_line(&self) -> String {
+    pub(crate) fn short_line(&self) -> String {
         format!(
             "{}/{} · failed {} · canceled {} · orphan {} · {}",
             self.reached,
@@ -147,7 +147,7 @@ impl GateReading {
 
     /// `published 1234/100000 (1.2%) · failed 0 · canceled 0 · orphan-blocked 0 · 5120 docs
     /// to rebuild` (the failed and canceled short of the checkpoint).
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         format!(
             "{} {}/{} ({:.1}%) · failed {} · canceled {} · orphan-blocked {} · {} docs to rebuild",
             self.until.as_str(),

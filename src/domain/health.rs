@@ -31,9 +31,9 @@ use crate::store::StoreError;
 use crate::store::health::{self as sql, Abandoned, HeadMismatch, ItemCounts};
 
 /// Bootstraps per batch of the item checks: a statement reads their items only.
-pub const BATCH: i64 = 1000;
+pub(crate) const BATCH: i64 = 1000;
 /// How many lease windows past its expiry a running job counts as abandoned.
-pub const ABANDONED_WINDOWS: i32 = 3;
+pub(crate) const ABANDONED_WINDOWS: i32 = 3;
 
 /// What a finding is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -144,7 +144,7 @@ pub struct LedgerCheck {
 
 /// Runs every check over the session's scope, reading where polls read. `progress` hears
 /// (bootstraps checked, bootstraps in scope) after each batch.
-pub async fn check(
+pub(crate) async fn check(
     session: &Session,
     batch: i64,
     mut progress: impl FnMut(i64, i64),

@@ -15,14 +15,14 @@ use crate::store::read::{LeaseLine, LeaseRows};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeasedJob {
     pub bootstrap_id: Uuid,
-    pub run_state: RunState,
-    pub checkpoint: Checkpoint,
+    pub(crate) run_state: RunState,
+    pub(crate) checkpoint: Checkpoint,
 }
 
 impl LeasedJob {
     /// A job waiting for its snapshot cannot take it while a writer holds the space (domain
     /// contract §2).
-    pub fn is_blocked(&self) -> bool {
+    pub(crate) fn is_blocked(&self) -> bool {
         self.checkpoint == Checkpoint::PendingSnapshot && self.run_state != RunState::Succeeded
     }
 }
@@ -31,9 +31,9 @@ impl LeasedJob {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeaseEvidence {
     pub lease: MutationLease,
-    pub job: Option<LeasedJob>,
+    pub(crate) job: Option<LeasedJob>,
     pub db_now: DateTime<Utc>,
-    pub thresholds: Thresholds,
+    pub(crate) thresholds: Thresholds,
 }
 
 impl LeaseEvidence {
@@ -51,19 +51,19 @@ impl LeaseEvidence {
         }
     }
 
-    pub fn held_for(&self) -> Duration {
+    pub(crate) fn held_for(&self) -> Duration {
         self.db_now - self.lease.acquired_at
     }
 
     /// Where the lease table has heartbeat columns: the writer renewed it and it has not
     /// expired yet.
-    pub fn live_until(&self) -> Option<DateTime<Utc>> {
+    pub(crate) fn live_until(&self) -> Option<DateTime<Utc>> {
         self.lease.expires_at.filter(|at| *at > self.db_now)
     }
 
     /// Domain contract §2 and §3: older than the orphan threshold and not kept live by a
     /// heartbeat.
-    pub fn orphan_suspect(&self) -> bool {
+    pub(crate) fn orphan_suspect(&self) -> bool {
         signals::lease_is_orphan_suspect(
             self.lease.acquired_at,
             self.lease.expires_at,
@@ -94,7 +94,7 @@ impl LeaseEvidence {
     }
 
     /// The lines a removal plan shows before its changes.
-    pub fn lines(&self, names: &IdNames) -> Vec<String> {
+    pub(crate) fn lines(&self, names: &IdNames) -> Vec<String> {
         let verdict = if self.orphan_suspect() {
             "orphan suspect"
         } else {

@@ -122,7 +122,7 @@
 //! (cells) at once.
 
 pub mod actions;
-pub(crate) mod actor;
+pub mod actor;
 pub mod audit_chain;
 pub mod board;
 pub(crate) mod duration;

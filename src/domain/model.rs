@@ -25,7 +25,7 @@ macro_rules! text_enum {
             }
 
             /// Parses the stored value; `None` for anything else.
-            pub fn parse(text: &str) -> Option<Self> {
+            pub(crate) fn parse(text: &str) -> Option<Self> {
                 match text { $($text => Some($name::$variant),)+ _ => None }
             }
 
@@ -80,17 +80,13 @@ text_enum!(
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{table} row {id}: {problem}")]
 pub struct RowError {
-    pub table: &'static str,
-    pub id: String,
-    pub problem: String,
+    pub(crate) table: &'static str,
+    pub(crate) id: String,
+    pub(crate) problem: String,
 }
 
 impl RowError {
-    pub(crate) fn new(
-        table: &'static str,
-        id: impl fmt::Display,
-        problem: impl Into<String>,
-    ) -> Self {
+    pub fn new(table: &'static str, id: impl fmt::Display, problem: impl Into<String>) -> Self {
         Self {
             table,
             id: id.to_string(),
@@ -121,18 +117,18 @@ fn parse_enum<T>(
 /// The worker lease of a running bootstrap.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkerLease {
-    pub worker_id: String,
-    pub token: Uuid,
-    pub expires_at: DateTime<Utc>,
-    pub heartbeat_at: DateTime<Utc>,
+    pub(crate) worker_id: String,
+    pub(crate) token: Uuid,
+    pub(crate) expires_at: DateTime<Utc>,
+    pub(crate) heartbeat_at: DateTime<Utc>,
 }
 
 /// What a succeeded, non-empty bootstrap published.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Publication {
-    pub publication_id: Uuid,
-    pub fingerprint: String,
-    pub head_revision: i32,
+    pub(crate) publication_id: Uuid,
+    pub(crate) fingerprint: String,
+    pub(crate) head_revision: i32,
 }
 
 /// One bootstrap job: the query-readiness latch of one space.
@@ -251,7 +247,7 @@ pub struct MutationLease {
 }
 
 /// The operations a document writer may hold a lease for.
-pub const KNOWN_OPERATIONS: &[&str] = &[
+pub(crate) const KNOWN_OPERATIONS: &[&str] = &[
     "upload",
     "bulk-upload",
     "bulk-delete",
@@ -272,11 +268,6 @@ impl MutationLease {
             acquired_at: self.acquired_at,
         }
     }
-
-    /// Whether `operation` is one the platform defines (others are shown, flagged).
-    pub fn operation_is_known(&self) -> bool {
-        KNOWN_OPERATIONS.contains(&self.operation.as_str())
-    }
 }
 
 impl From<LeaseRow> for MutationLease {
@@ -296,10 +287,10 @@ impl From<LeaseRow> for MutationLease {
 /// Exactly which lease the operator saw: removal deletes this lease and no other.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseIdentity {
-    pub id: Uuid,
-    pub tenant_id: String,
-    pub knowledge_space_id: Uuid,
-    pub acquired_at: DateTime<Utc>,
+    pub(crate) id: Uuid,
+    pub(crate) tenant_id: String,
+    pub(crate) knowledge_space_id: Uuid,
+    pub(crate) acquired_at: DateTime<Utc>,
 }
 
 /// One frozen document of a bootstrap.

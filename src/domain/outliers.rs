@@ -18,35 +18,35 @@ use super::model::{Checkpoint, RunState};
 use super::progress::Sample;
 
 /// Flagged below this share of the median rate at the same checkpoint.
-pub const SLOW_SHARE: f64 = 0.1;
+pub(crate) const SLOW_SHARE: f64 = 0.1;
 /// Fewer peers than this at a checkpoint make no distribution to compare with.
-pub const MIN_PEERS: usize = 5;
+pub(crate) const MIN_PEERS: usize = 5;
 /// A rate needs at least this much history behind it.
-pub const MIN_HISTORY: Duration = Duration::seconds(60);
+pub(crate) const MIN_HISTORY: Duration = Duration::seconds(60);
 /// Progress comes in whole documents: a job is compared only over a history in which its
 /// peers' median pace would have done at least this many, so one long document is not a stall.
-pub const MIN_EXPECTED_DOCUMENTS: f64 = 5.0;
+pub(crate) const MIN_EXPECTED_DOCUMENTS: f64 = 5.0;
 
 /// A running space far slower than its peers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outlier {
-    pub id: Uuid,
-    pub tenant: Name,
-    pub space: Uuid,
-    pub checkpoint: Checkpoint,
+    pub(crate) id: Uuid,
+    pub(crate) tenant: Name,
+    pub(crate) space: Uuid,
+    pub(crate) checkpoint: Checkpoint,
     /// Its documents per minute over its history.
-    pub rate: f64,
+    pub(crate) rate: f64,
     /// The median of its peers' (itself included).
-    pub median: f64,
+    pub(crate) median: f64,
     /// Running jobs with enough history at the same checkpoint.
-    pub peers: usize,
-    pub completed: i32,
-    pub total: i32,
+    pub(crate) peers: usize,
+    pub(crate) completed: i32,
+    pub(crate) total: i32,
 }
 
 /// The running rows far below the median rate of their checkpoint, slowest (relative to the
 /// median) first.
-pub fn stall_outliers<'a>(
+pub(crate) fn stall_outliers<'a>(
     rows: impl IntoIterator<Item = &'a BoardRow>,
     now: DateTime<Utc>,
 ) -> Vec<Outlier> {

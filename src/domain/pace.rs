@@ -12,19 +12,19 @@
 use chrono::{DateTime, Duration, Utc};
 
 /// The most points kept.
-pub const POINTS: usize = 64;
+pub(crate) const POINTS: usize = 64;
 /// The spacing of points at the start of a session.
-pub const FIRST_BUCKET: Duration = Duration::seconds(10);
+pub(crate) const FIRST_BUCKET: Duration = Duration::seconds(10);
 /// Readings in the session's first minute are left out: a rate over a few seconds is noise
 /// that would set the chart's scale.
-pub const WARM_UP: Duration = Duration::seconds(60);
+pub(crate) const WARM_UP: Duration = Duration::seconds(60);
 
 /// One point of the pace history.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PacePoint {
-    pub at: DateTime<Utc>,
+pub(crate) struct PacePoint {
+    pub(crate) at: DateTime<Utc>,
     /// 0.0–1.0, the latest in the bucket.
-    pub readable_share: f64,
+    pub(crate) readable_share: f64,
     /// Documents completed, and minutes elapsed, over the polls in the bucket.
     documents: f64,
     minutes: f64,
@@ -32,7 +32,7 @@ pub struct PacePoint {
 
 impl PacePoint {
     /// Documents per minute over the point's bucket: a dip inside it still counts.
-    pub fn documents_per_minute(&self) -> f64 {
+    pub(crate) fn documents_per_minute(&self) -> f64 {
         if self.minutes > 0.0 {
             self.documents / self.minutes
         } else {
@@ -114,25 +114,20 @@ impl Pace {
         self.bucket = self.bucket * 2;
     }
 
-    pub fn points(&self) -> &[PacePoint] {
+    pub(crate) fn points(&self) -> &[PacePoint] {
         &self.points
-    }
-
-    /// The spacing of points now.
-    pub fn bucket(&self) -> Duration {
-        self.bucket
     }
 
     /// Documents per minute over the whole session in `width` columns (fewer while the
     /// session has fewer points), scaled to their maximum.
-    pub fn rate_sparkline(&self, width: usize, ascii: bool) -> String {
+    pub(crate) fn rate_sparkline(&self, width: usize, ascii: bool) -> String {
         let values = self.resampled(width, PacePoint::documents_per_minute);
         let top = values.iter().copied().fold(0.0, f64::max);
         sparkline(&values, top, ascii)
     }
 
     /// The readable share over the whole session in `width` columns, on a fixed 0–100 % scale.
-    pub fn readable_sparkline(&self, width: usize, ascii: bool) -> String {
+    pub(crate) fn readable_sparkline(&self, width: usize, ascii: bool) -> String {
         let values = self.resampled(width, |p| p.readable_share);
         sparkline(&values, 1.0, ascii)
     }
@@ -227,7 +222,7 @@ mod tests {
             at(60),
             "the session's start is still in view"
         );
-        assert!(pace.bucket() >= Duration::minutes(10), "{}", pace.bucket());
+        assert!(pace.bucket >= Duration::minutes(10), "{}", pace.bucket);
         // 3 documents every 2 s, whatever the coarsening.
         for point in pace.points() {
             assert!((point.documents_per_minute() - 90.0).abs() < 1e-6);

@@ -11,20 +11,20 @@ use std::collections::VecDeque;
 use chrono::{DateTime, Duration, Utc};
 
 /// The most samples one series keeps.
-pub const SAMPLES: usize = 8;
+pub(crate) const SAMPLES: usize = 8;
 /// A rate needs samples at least this far apart.
 const MIN_SPAN: Duration = Duration::seconds(1);
 
 /// A progress sample: at this instant, this many documents were done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sample {
-    pub at: DateTime<Utc>,
-    pub completed: i64,
+    pub(crate) at: DateTime<Utc>,
+    pub(crate) completed: i64,
 }
 
 impl Sample {
     /// Documents per minute from this sample to `later`; `None` over less than a second.
-    pub fn rate_to(&self, later: Sample) -> Option<f64> {
+    pub(crate) fn rate_to(&self, later: Sample) -> Option<f64> {
         let span = later.at - self.at;
         if span < MIN_SPAN {
             return None;
@@ -35,14 +35,14 @@ impl Sample {
 
 /// At most [`SAMPLES`] samples spanning about the rate window.
 #[derive(Debug, Clone, Default)]
-pub struct Series {
+pub(crate) struct Series {
     samples: VecDeque<Sample>,
 }
 
 impl Series {
     /// Records `completed` at `now`. Samples closer together than a share of the window are
     /// merged (the newest value wins), and samples older than the window leave.
-    pub fn observe(&mut self, now: DateTime<Utc>, completed: i64, window: Duration) {
+    pub(crate) fn observe(&mut self, now: DateTime<Utc>, completed: i64, window: Duration) {
         let sample = Sample { at: now, completed };
         if let Some(last) = self.samples.back() {
             // A count that went down (a reset) or a clock that went back starts a new history.
@@ -65,12 +65,12 @@ impl Series {
     }
 
     /// The oldest sample kept.
-    pub fn first(&self) -> Option<Sample> {
+    pub(crate) fn first(&self) -> Option<Sample> {
         self.samples.front().copied()
     }
 
     /// Documents per minute between the oldest and the newest sample.
-    pub fn rate_per_minute(&self) -> Option<f64> {
+    pub(crate) fn rate_per_minute(&self) -> Option<f64> {
         let first = self.samples.front()?;
         first.rate_to(*self.samples.back()?)
     }

@@ -97,7 +97,7 @@ pub enum Refusal {
 impl Refusal {
     /// Whether the refusal says the job moved on since the operator looked, so that a new
     /// decision on what is there now may be made (the dialog offers to plan from it).
-    pub fn decision_changed(&self) -> bool {
+    pub(crate) fn decision_changed(&self) -> bool {
         matches!(
             self,
             Self::Stale { .. }

@@ -6,7 +6,7 @@ use super::text;
 
 /// What a tenant scope matches.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ScopeMatch {
+pub(crate) enum ScopeMatch {
     /// The tenant has bootstraps.
     Bootstraps,
     /// The tenant has knowledge spaces but no bootstrap: nothing of it to migrate.
@@ -22,7 +22,7 @@ pub enum ScopeMatch {
 
 impl ScopeMatch {
     /// The sentence for a scope that matches nothing; `None` when it matches bootstraps.
-    pub fn sentence(&self, tenant: &str) -> Option<String> {
+    pub(crate) fn sentence(&self, tenant: &str) -> Option<String> {
         let tenant = text::clean(tenant, 64);
         match self {
             Self::Bootstraps => None,
@@ -51,7 +51,7 @@ impl ScopeMatch {
 
 /// Up to three of `known` that `typed` may have meant: the same name in another case, names
 /// that start with it, then names within two edits, closest first.
-pub fn near_names(typed: &str, known: &[String]) -> Vec<String> {
+pub(crate) fn near_names(typed: &str, known: &[String]) -> Vec<String> {
     let typed_lower = typed.to_lowercase();
     let mut scored: Vec<(usize, &String)> = known
         .iter()

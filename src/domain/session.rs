@@ -76,7 +76,7 @@ impl Access {
         }
     }
 
-    pub fn is_read_only(&self) -> bool {
+    pub(crate) fn is_read_only(&self) -> bool {
         matches!(self, Self::ReadOnly { .. })
     }
 }
@@ -206,7 +206,7 @@ impl Session {
 
     /// The database polls and reports read: the standby named by `--read-url`, else the same
     /// as [`Self::store`].
-    pub fn reader(&self) -> &Store {
+    pub(crate) fn reader(&self) -> &Store {
         match &self.reader {
             Some(reader) if !reader.down.load(Ordering::Relaxed) => &reader.store,
             _ => &self.store,
@@ -226,7 +226,11 @@ impl Session {
 
     /// `read` of where polls read, read again while recovery conflicts cancel it (see
     /// [`crate::store::conflict`]).
-    pub async fn retried<T, E, Fut>(&self, what: &str, read: impl FnMut() -> Fut) -> Result<T, E>
+    pub(crate) async fn retried<T, E, Fut>(
+        &self,
+        what: &str,
+        read: impl FnMut() -> Fut,
+    ) -> Result<T, E>
     where
         E: MaybeConflict,
         Fut: std::future::Future<Output = Result<T, E>>,
@@ -236,21 +240,21 @@ impl Session {
     }
 
     /// Whether the standby stopped answering, so that polls read the primary.
-    pub fn reader_is_down(&self) -> bool {
+    pub(crate) fn reader_is_down(&self) -> bool {
         self.reader
             .as_ref()
             .is_some_and(|r| r.down.load(Ordering::Relaxed))
     }
 
     /// Polls read the primary while the standby is `down`, the standby again once it is not.
-    pub fn set_reader_down(&self, down: bool) {
+    pub(crate) fn set_reader_down(&self, down: bool) {
         if let Some(reader) = &self.reader {
             reader.down.store(down, Ordering::Relaxed);
         }
     }
 
     /// Whether the standby answers now (within 2 s), whatever polls read meanwhile.
-    pub async fn reader_answers(&self) -> bool {
+    pub(crate) async fn reader_answers(&self) -> bool {
         let Some(reader) = &self.reader else {
             return false;
         };
@@ -264,7 +268,7 @@ impl Session {
 
     /// How far the standby has replayed, asked of it whatever polls read now (`None` when it
     /// does not answer within 2 s, or there is none).
-    pub async fn standby_replayed(&self) -> Option<Lsn> {
+    pub(crate) async fn standby_replayed(&self) -> Option<Lsn> {
         let reader = self.reader.as_ref()?;
         let pool = reader.store.pool();
         let asked = replica::replay_position(&pool);
@@ -276,13 +280,13 @@ impl Session {
 
     /// Whether the primary did not answer when its WAL position was last asked for (a
     /// failover, perhaps).
-    pub fn primary_silent(&self) -> bool {
+    pub(crate) fn primary_silent(&self) -> bool {
         self.primary_silent.load(Ordering::Relaxed)
     }
 
     /// After a failover, the primary among the hosts `--database-url` lists: plans and actions
     /// go there from now on. `Some` names it when it moved.
-    pub async fn find_primary(&self) -> Option<Target> {
+    pub(crate) async fn find_primary(&self) -> Option<Target> {
         let moved = self.store.find_primary().await;
         if let Some(host) = &moved {
             self.primary_silent.store(false, Ordering::Relaxed);
@@ -292,7 +296,7 @@ impl Session {
     }
 
     /// Whether polls read a database of their own (`--read-url`).
-    pub fn has_reader(&self) -> bool {
+    pub(crate) fn has_reader(&self) -> bool {
         self.reader.is_some()
     }
 
@@ -324,7 +328,7 @@ impl Session {
 
     /// Why this console may not act, or which actions it may not take and why, in one
     /// sentence (said at connect, not first when a key is refused).
-    pub fn write_limits(&self) -> Option<String> {
+    pub(crate) fn write_limits(&self) -> Option<String> {
         if let Some(reason) = self.access().read_only_reason() {
             return Some(format!("read-only: {reason}"));
         }
@@ -350,7 +354,7 @@ impl Session {
     }
 
     /// What is wrong with the read target, as one sentence: it is a primary, not a standby.
-    pub fn reader_warning(&self) -> Option<String> {
+    pub(crate) fn reader_warning(&self) -> Option<String> {
         let reader = self.reader.as_ref()?;
         (!reader.standby).then(|| {
             format!(
@@ -400,7 +404,7 @@ impl Session {
     }
 
     /// Whether the standby polls read was found promoted since the console started.
-    pub fn reader_promoted(&self) -> bool {
+    pub(crate) fn reader_promoted(&self) -> bool {
         self.reader
             .as_ref()
             .is_some_and(|r| r.promoted.load(Ordering::Relaxed))
@@ -408,7 +412,7 @@ impl Session {
 
     /// What a poll of the standby found: whether it is a primary now. `true` when that
     /// changed (it is said, and logged).
-    pub fn note_reader_role(&self, primary_now: bool) -> bool {
+    pub(crate) fn note_reader_role(&self, primary_now: bool) -> bool {
         let Some(reader) = self.reader.as_ref().filter(|r| r.standby) else {
             return false;
         };
@@ -424,21 +428,21 @@ impl Session {
 
     /// Whether the console is read-only only because its database is a standby, which a
     /// promotion (or a failover to a listed host) would lift: see [`Self::recheck_access`].
-    pub fn awaits_promotion(&self) -> bool {
+    pub(crate) fn awaits_promotion(&self) -> bool {
         // The stored access, not the split-brain overlay: a promotion cannot lift that one.
         self.follows_recovery && self.stored_access().is_read_only()
     }
 
     /// Whether acting depends only on the database being a primary: worth re-checking when
     /// the primary looks demoted, or while a promotion is awaited.
-    pub fn follows_recovery(&self) -> bool {
+    pub(crate) fn follows_recovery(&self) -> bool {
         self.follows_recovery
     }
 
     /// After a promotion, a failover or a demotion: whether the database actions go to is a
     /// primary now, and so whether actions are allowed (`true` when that just changed). The
     /// grants were read at start; a standby has its primary's catalog.
-    pub async fn recheck_access(&self) -> bool {
+    pub(crate) async fn recheck_access(&self) -> bool {
         if !self.follows_recovery {
             return false;
         }
@@ -457,7 +461,7 @@ impl Session {
 
     /// An action found the database in recovery (SQLSTATE 25006): read-only from now on,
     /// until a promotion.
-    pub fn became_standby(&self) {
+    pub(crate) fn became_standby(&self) {
         if self.follows_recovery {
             self.set_access(standby_access());
         }
@@ -486,7 +490,7 @@ impl Session {
         true
     }
 
-    pub fn tenant_scope(&self) -> Option<&str> {
+    pub(crate) fn tenant_scope(&self) -> Option<&str> {
         self.tenant.as_deref()
     }
 
@@ -494,7 +498,7 @@ impl Session {
         &self.actor
     }
 
-    pub fn thresholds(&self) -> &Thresholds {
+    pub(crate) fn thresholds(&self) -> &Thresholds {
         &self.thresholds
     }
 
@@ -506,7 +510,7 @@ impl Session {
     }
 
     /// Takes `names` as how ids in scope are shown (the console's model builds them).
-    pub fn set_names(&self, names: Arc<IdNames>) {
+    pub(crate) fn set_names(&self, names: Arc<IdNames>) {
         match self.names.write() {
             Ok(mut current) => *current = names,
             Err(poisoned) => *poisoned.into_inner() = names,
@@ -531,7 +535,7 @@ impl Session {
     /// reading as little as that takes: their neighbours in the primary keys — unless a tenant
     /// scope is small enough to read whole through its index, or some id needs a suffix,
     /// which only the whole scope can tell apart.
-    pub async fn read_names_around(&self, ids: &[Uuid]) -> Result<Arc<IdNames>, StoreError> {
+    pub(crate) async fn read_names_around(&self, ids: &[Uuid]) -> Result<Arc<IdNames>, StoreError> {
         if self.tenant_scope().is_some() {
             return self.read_names().await;
         }
@@ -552,7 +556,7 @@ impl Session {
     }
 
     /// Notes that `request` was applied by this process.
-    pub fn remember_applied(&self, request: Uuid) {
+    pub(crate) fn remember_applied(&self, request: Uuid) {
         const KEPT: usize = 256;
         let mut applied = self.applied.lock().unwrap_or_else(|e| e.into_inner());
         applied.push_back(request);
@@ -562,19 +566,13 @@ impl Session {
     }
 
     /// Whether `request` was applied by this process.
-    pub fn applied_here(&self, request: &Uuid) -> bool {
+    pub(crate) fn applied_here(&self, request: &Uuid) -> bool {
         let applied = self.applied.lock().unwrap_or_else(|e| e.into_inner());
         applied.contains(request)
     }
 
-    /// Replaces the actor recorded in audit records (tests, and tools acting for someone).
-    pub fn with_actor(mut self, actor: Actor) -> Self {
-        self.actor = actor;
-        self
-    }
-
     /// A row of `tenant` may be acted on only inside the scope.
-    pub fn check_scope(&self, tenant: &str, space: Uuid) -> Result<(), Refusal> {
+    pub(crate) fn check_scope(&self, tenant: &str, space: Uuid) -> Result<(), Refusal> {
         match &self.tenant {
             Some(scope) if scope != tenant => Err(Refusal::OutsideScope {
                 space: self.names().shown(&space),
@@ -592,7 +590,9 @@ impl Session {
     }
 
     /// [`Self::database_now`] with the standby's replication state (`None` on a primary).
-    pub async fn read_clock(&self) -> Result<(DateTime<Utc>, Option<Replication>), StoreError> {
+    pub(crate) async fn read_clock(
+        &self,
+    ) -> Result<(DateTime<Utc>, Option<Replication>), StoreError> {
         let primary = self.primary_view().await;
         let pool = self.reader().pool();
         let clock = self
@@ -664,7 +664,7 @@ impl Session {
     /// Where the primary's WAL ends now; `None` when it does not answer within 2 s (the
     /// standby's lag is then unknown, which the header says). Each reading is kept a while:
     /// once the standby has replayed it, its data is known complete up to that instant.
-    pub async fn primary_position(&self) -> Option<Lsn> {
+    pub(crate) async fn primary_position(&self) -> Option<Lsn> {
         const KEPT: usize = 120;
         let pool = self.store.pool();
         let asked = replica::primary_position(&pool);
@@ -771,7 +771,7 @@ impl Session {
     /// The one id of `table` in scope that `arg` names (a prefix through the primary key; a
     /// suffix by reading the id column): `Ok(None)` when none does; `Err` lists (some of) the
     /// ids it could mean when several do — never ids outside the scope.
-    pub async fn id_named(
+    pub(crate) async fn id_named(
         &self,
         table: read::IdTable,
         arg: &IdArg,
@@ -796,7 +796,7 @@ impl Session {
     }
 
     /// What the tenant scope matches (`None` without a scope).
-    pub async fn scope_match(&self) -> Result<Option<ScopeMatch>, StoreError> {
+    pub(crate) async fn scope_match(&self) -> Result<Option<ScopeMatch>, StoreError> {
         let Some(tenant) = self.tenant_scope() else {
             return Ok(None);
         };
@@ -829,7 +829,7 @@ impl Session {
     }
 
     /// The mutation lease with this id, whatever its tenant (the actions enforce the scope).
-    pub async fn find_lease(&self, id: Uuid) -> Result<Option<MutationLease>, StoreError> {
+    pub(crate) async fn find_lease(&self, id: Uuid) -> Result<Option<MutationLease>, StoreError> {
         let row = read::lease(&self.store.pool(), self.store.layout(), id).await?;
         Ok(row.map(MutationLease::from))
     }

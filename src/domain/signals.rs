@@ -65,7 +65,7 @@ impl Attention {
     ];
 
     /// A short label, the same on screen and in `--json`.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Self::Failed => "failed",
             Self::Blocked => "blocked",
@@ -84,10 +84,6 @@ impl Attention {
         self < Self::Running
     }
 
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|a| a.label() == text)
-    }
-
     /// Position in [`Self::ALL`].
     pub fn index(self) -> usize {
         self as usize
@@ -97,11 +93,11 @@ impl Attention {
 /// What the signals of one bootstrap are judged from.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Facts {
-    pub run_state: RunState,
-    pub checkpoint: Checkpoint,
-    pub updated_at: DateTime<Utc>,
+    pub(crate) run_state: RunState,
+    pub(crate) checkpoint: Checkpoint,
+    pub(crate) updated_at: DateTime<Utc>,
     /// The worker lease of a running job: (expires at, last heartbeat).
-    pub worker: Option<(DateTime<Utc>, DateTime<Utc>)>,
+    pub(crate) worker: Option<(DateTime<Utc>, DateTime<Utc>)>,
     /// The space's mutation lease, if it has one: (acquired at, heartbeat expiry where the
     /// lease table has heartbeats).
     pub lease: Option<(DateTime<Utc>, Option<DateTime<Utc>>)>,
@@ -124,7 +120,7 @@ pub struct Signals {
 
 impl Signals {
     /// Before a row is judged (the model always judges it before placing it).
-    pub const UNJUDGED: Signals = Signals {
+    pub(crate) const UNJUDGED: Signals = Signals {
         readable: false,
         failed: false,
         blocked_by_lease: false,
@@ -161,7 +157,7 @@ fn instants_of(facts: &Facts, t: &Thresholds) -> Instants {
 
 /// When a worker lease enters its last `heartbeat_late_fraction` of the lease window; `None`
 /// for a lease without a window (renewed at or after its own expiry).
-pub fn late_at(
+pub(crate) fn late_at(
     expires_at: DateTime<Utc>,
     heartbeat_at: DateTime<Utc>,
     t: &Thresholds,
@@ -189,7 +185,7 @@ fn orphan_at(
 
 /// Whether a mutation lease looks abandoned: the one rule the board, the detail, `status`
 /// and lease removal share.
-pub fn lease_is_orphan_suspect(
+pub(crate) fn lease_is_orphan_suspect(
     acquired_at: DateTime<Utc>,
     expires_at: Option<DateTime<Utc>>,
     now: DateTime<Utc>,
@@ -244,7 +240,7 @@ pub fn assess(facts: &Facts, now: DateTime<Utc>, thresholds: &Thresholds) -> Sig
 
 /// The first instant after `now` at which [`assess`] would say something else, if the row and
 /// its lease stay as they are; `None` when time alone changes nothing any more.
-pub fn next_change(
+pub(crate) fn next_change(
     facts: &Facts,
     now: DateTime<Utc>,
     thresholds: &Thresholds,
@@ -259,7 +255,7 @@ pub fn next_change(
 
 /// Since when a row has been in its attention class, as far as the ledger tells: the ledger
 /// records no time of entering a state, so this is the instant the class's own rule points at.
-pub fn attention_since(
+pub(crate) fn attention_since(
     facts: &Facts,
     attention: Attention,
     completed_at: Option<DateTime<Utc>>,
@@ -277,7 +273,7 @@ pub fn attention_since(
 }
 
 /// A fractional number of minutes as a duration (saturating at one year).
-pub fn minutes(value: f64) -> Duration {
+pub(crate) fn minutes(value: f64) -> Duration {
     let millis = (value * 60_000.0).clamp(0.0, 365.0 * 24.0 * 3_600_000.0);
     Duration::milliseconds(millis as i64)
 }

@@ -23,7 +23,7 @@ thread_local! {
 /// Runs `draw` with text cleaned for an ASCII-only terminal when `ascii` is set (on this
 /// thread: drawing one frame is synchronous). The previous mode comes back however `draw`
 /// ends, a panic included.
-pub fn in_ascii<T>(ascii: bool, draw: impl FnOnce() -> T) -> T {
+pub(crate) fn in_ascii<T>(ascii: bool, draw: impl FnOnce() -> T) -> T {
     struct Restore(bool);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -35,7 +35,7 @@ pub fn in_ascii<T>(ascii: bool, draw: impl FnOnce() -> T) -> T {
 }
 
 /// The ASCII form of a glyph the console draws (arrows, dashes, the marks of this module).
-pub fn ascii_glyph(ch: char) -> Option<&'static str> {
+pub(crate) fn ascii_glyph(ch: char) -> Option<&'static str> {
     Some(match ch {
         '…' => "~",
         '·' | '•' => ".",
@@ -53,7 +53,7 @@ pub fn ascii_glyph(ch: char) -> Option<&'static str> {
 
 /// `text` (already cleaned) in ASCII for a terminal that shows nothing else: the console's
 /// glyphs in their ASCII forms, any other character escaped (`\u{6f22}`); lines kept.
-pub fn to_ascii(text: &str) -> String {
+pub(crate) fn to_ascii(text: &str) -> String {
     if text.is_ascii() {
         return text.to_string();
     }
@@ -88,9 +88,9 @@ fn escaped(ch: char) -> String {
 }
 
 /// Shown where an escape sequence was removed.
-pub const ESCAPE_MARK: char = '␛';
+pub(crate) const ESCAPE_MARK: char = '␛';
 /// Appended when a value was cut short.
-pub const ELLIPSIS: char = '…';
+pub(crate) const ELLIPSIS: char = '…';
 
 /// One line of display-safe text, at most `max_chars` characters (including the ellipsis).
 pub fn clean(text: &str, max_chars: usize) -> String {
@@ -106,7 +106,7 @@ pub fn clean(text: &str, max_chars: usize) -> String {
 }
 
 /// Display-safe lines: at most `max_lines`, each at most `max_chars` characters.
-pub fn clean_lines(text: &str, max_lines: usize, max_chars: usize) -> Vec<String> {
+pub(crate) fn clean_lines(text: &str, max_lines: usize, max_chars: usize) -> Vec<String> {
     let ascii = ASCII.with(Cell::get);
     let mut lines = Vec::new();
     let mut current = String::new();
@@ -131,7 +131,7 @@ pub fn clean_lines(text: &str, max_lines: usize, max_chars: usize) -> Vec<String
 /// [`clean`] text in a column of exactly `width` terminal cells: cut with an ellipsis where
 /// it is wider, padded with spaces where narrower — by display width, so wide (CJK) and
 /// combining characters keep a table's columns aligned.
-pub fn fit(text: &str, width: usize) -> String {
+pub(crate) fn fit(text: &str, width: usize) -> String {
     use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
     let cleaned = clean(text, width.max(1) * 4);
     let mut out = String::new();
@@ -159,7 +159,7 @@ pub fn fit(text: &str, width: usize) -> String {
 
 /// [`fit`], cutting from the middle when the text is too wide (`ten…-712`): names that
 /// differ at the end — tenants numbered in series — stay told apart.
-pub fn fit_middle(text: &str, width: usize) -> String {
+pub(crate) fn fit_middle(text: &str, width: usize) -> String {
     use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
     let cleaned = clean(text, 1000);
     if cleaned.width() <= width || width < 5 {
@@ -190,7 +190,7 @@ pub fn fit_middle(text: &str, width: usize) -> String {
 }
 
 /// A short, quoted-safe excerpt for error messages (`Debug` formatting escapes the rest).
-pub fn clip(text: &str, max_chars: usize) -> String {
+pub(crate) fn clip(text: &str, max_chars: usize) -> String {
     bound(text.chars().take(max_chars + 1).collect(), max_chars)
 }
 
@@ -298,7 +298,7 @@ impl Iterator for Pieces<'_> {
 }
 
 /// A character that does not show as itself: a control, bidirectional or invisible one.
-pub fn is_hidden(ch: char) -> bool {
+pub(crate) fn is_hidden(ch: char) -> bool {
     ch.is_control() || is_bidi_control(ch) || is_invisible_format(ch)
 }
 

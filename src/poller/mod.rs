@@ -52,7 +52,7 @@ use crate::store::sync::SyncSettings;
 
 pub use cadence::{MAX_INTERVAL, MIN_INTERVAL};
 
-pub const AUDIT_SHOWN: i64 = 200;
+pub(crate) const AUDIT_SHOWN: i64 = 200;
 
 /// What, besides the board, the UI is looking at (so only that is fetched).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,7 +136,7 @@ pub struct PollStatus {
 
 impl PollStatus {
     /// The database clock now, estimated from the last snapshot and the local monotonic clock.
-    pub fn db_now_at(&self, local: Instant) -> Option<chrono::DateTime<chrono::Utc>> {
+    pub(crate) fn db_now_at(&self, local: Instant) -> Option<chrono::DateTime<chrono::Utc>> {
         let fleet = self.fleet.as_ref()?;
         // A standby behind its primary: the data is as of its instant, which does not move.
         if self
@@ -167,7 +167,7 @@ pub enum Instruction {
 }
 
 /// How long a poll waits for the standby to replay an action's commit.
-pub const REPLAY_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const REPLAY_WAIT: Duration = Duration::from_secs(10);
 
 /// How the poller works.
 #[derive(Debug, Clone, Copy)]

@@ -60,7 +60,7 @@ pub struct FixtureReport {
     pub items: i64,
     pub leases: i64,
     pub database_bytes: i64,
-    pub took: Duration,
+    pub(crate) took: Duration,
 }
 
 /// The planned spaces: id, tenant, state and progress, all derived from the seed (`$1`), the

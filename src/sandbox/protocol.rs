@@ -14,14 +14,14 @@ use uuid::Uuid;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claim {
     pub bootstrap_id: Uuid,
-    pub tenant_id: String,
-    pub knowledge_space_id: Uuid,
-    pub worker_id: String,
-    pub lease_token: Uuid,
-    pub row_version: i32,
-    pub checkpoint: String,
+    pub(crate) tenant_id: String,
+    pub(crate) knowledge_space_id: Uuid,
+    pub(crate) worker_id: String,
+    pub(crate) lease_token: Uuid,
+    pub(crate) row_version: i32,
+    pub(crate) checkpoint: String,
     /// The job was running under another worker whose lease had expired.
-    pub reclaimed: bool,
+    pub(crate) reclaimed: bool,
 }
 
 /// Why a worker step did not happen.
@@ -79,7 +79,7 @@ pub async fn claim(
 
 /// The fence every worker write carries, as a WHERE clause over `b` with `$1` = id,
 /// `$2` = row_version seen, `$3` = lease token.
-pub const FENCE: &str = "b.id = $1 AND b.run_state = 'running' AND b.row_version = $2 \
+pub(crate) const FENCE: &str = "b.id = $1 AND b.run_state = 'running' AND b.row_version = $2 \
     AND b.lease_token = $3 AND b.lease_expires_at > now()";
 
 /// Extends the lease; fails with `LostLease` once the job is no longer this worker's.
@@ -142,7 +142,7 @@ async fn write_job(
 
 /// What snapshot capture found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Capture {
+pub(crate) enum Capture {
     /// The document set is frozen into this many items.
     Captured(i32),
     /// A document writer holds the space's mutation lease; the job stays at pending_snapshot.
@@ -153,7 +153,10 @@ pub enum Capture {
 
 /// Freezes the space's documents into items, under the space row lock (domain contract §1,
 /// capture).
-pub async fn capture_snapshot(pool: &PgPool, claim: &mut Claim) -> Result<Capture, StepError> {
+pub(crate) async fn capture_snapshot(
+    pool: &PgPool,
+    claim: &mut Claim,
+) -> Result<Capture, StepError> {
     let mut tx = pool.begin().await?;
     // The same row lock document writers take on admission closes the check-then-write race.
     sqlx::query("SELECT id FROM knowledge_spaces WHERE tenant_id = $1 AND id = $2 FOR UPDATE")
@@ -208,8 +211,8 @@ pub async fn capture_snapshot(pool: &PgPool, claim: &mut Claim) -> Result<Captur
 /// The next document to rebuild: the lowest ordinal not yet succeeded.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct NextItem {
-    pub document_asset_id: Uuid,
-    pub ordinal: i32,
+    pub(crate) document_asset_id: Uuid,
+    pub(crate) ordinal: i32,
     pub status: String,
 }
 
@@ -272,7 +275,7 @@ pub async fn complete_item(
 }
 
 /// Moves to `verifying` once every item succeeded; `false` if some have not.
-pub async fn verify(pool: &PgPool, claim: &mut Claim) -> Result<bool, StepError> {
+pub(crate) async fn verify(pool: &PgPool, claim: &mut Claim) -> Result<bool, StepError> {
     let mut tx = pool.begin().await?;
     lock_fenced(&mut tx, claim).await?;
     let ready: bool = sqlx::query_scalar(
@@ -295,7 +298,7 @@ pub async fn verify(pool: &PgPool, claim: &mut Claim) -> Result<bool, StepError>
 
 /// How completion ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Completion {
+pub(crate) enum Completion {
     /// Published (a head with revision > 0 for a non-empty snapshot) and succeeded.
     Published,
     /// The documents changed since capture; the job failed with `snapshot_drift`.
@@ -303,7 +306,7 @@ pub enum Completion {
 }
 
 /// Re-checks the frozen snapshot, publishes and completes (domain contract §1, complete).
-pub async fn complete(pool: &PgPool, claim: &mut Claim) -> Result<Completion, StepError> {
+pub(crate) async fn complete(pool: &PgPool, claim: &mut Claim) -> Result<Completion, StepError> {
     let mut tx = pool.begin().await?;
     lock_fenced(&mut tx, claim).await?;
     let drifted: bool = sqlx::query_scalar(
@@ -443,7 +446,7 @@ pub async fn fail(
 }
 
 /// Gives the job back cleanly: `running → queued`, lease cleared.
-pub async fn release(pool: &PgPool, claim: &mut Claim) -> Result<(), StepError> {
+pub(crate) async fn release(pool: &PgPool, claim: &mut Claim) -> Result<(), StepError> {
     let mut tx = pool.begin().await?;
     lock_fenced(&mut tx, claim).await?;
     write_job(
@@ -458,7 +461,7 @@ pub async fn release(pool: &PgPool, claim: &mut Claim) -> Result<(), StepError> 
 }
 
 /// Heartbeat on a pooled connection (see [`heartbeat`]).
-pub async fn heartbeat_pooled(
+pub(crate) async fn heartbeat_pooled(
     pool: &PgPool,
     claim: &mut Claim,
     lease_ttl: std::time::Duration,

@@ -12,11 +12,11 @@ use super::StoreError;
 /// One record's place in the chain, with its hash as stored and as recomputed now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Link {
-    pub id: i64,
-    pub seq: i64,
-    pub prev_hash: Option<Vec<u8>>,
-    pub hash: Vec<u8>,
-    pub recomputed: Vec<u8>,
+    pub(crate) id: i64,
+    pub(crate) seq: i64,
+    pub(crate) prev_hash: Option<Vec<u8>>,
+    pub(crate) hash: Vec<u8>,
+    pub(crate) recomputed: Vec<u8>,
 }
 
 /// A record of the chain: its id, its place and its hash (the last one is the chain's head).
@@ -36,7 +36,7 @@ const RECOMPUTED: &str = "pg_catalog.sha256(pg_catalog.convert_to(pg_catalog.jso
     r.row_before, r.row_after, r.outcome)::text, 'UTF8'))";
 
 /// How many records one statement reads: memory stays flat however long the log is.
-pub const PAGE: i64 = 2_000;
+pub(crate) const PAGE: i64 = 2_000;
 
 #[derive(sqlx::FromRow)]
 struct LinkRow {
@@ -60,7 +60,7 @@ impl From<LinkRow> for Link {
 }
 
 /// The next page of the chain from position `from` (included), in chain order.
-pub async fn links_from(pool: &PgPool, from: i64) -> Result<Vec<Link>, StoreError> {
+pub(crate) async fn links_from(pool: &PgPool, from: i64) -> Result<Vec<Link>, StoreError> {
     let sql = format!(
         "SELECT r.id, r.chain_seq, r.prev_hash, r.hash, {RECOMPUTED} AS recomputed \
          FROM bootstrap_console.audit_log r WHERE r.chain_seq >= $1 \
@@ -76,7 +76,7 @@ pub async fn links_from(pool: &PgPool, from: i64) -> Result<Vec<Link>, StoreErro
 
 /// The record whose hash is `hash`, if one is — its id, position and predecessor's hash:
 /// where a record's predecessor went.
-pub async fn record_with_hash(
+pub(crate) async fn record_with_hash(
     pool: &PgPool,
     hash: &[u8],
 ) -> Result<Option<(i64, i64, Option<Vec<u8>>)>, StoreError> {
@@ -91,7 +91,7 @@ pub async fn record_with_hash(
 
 /// The head the database keeps (`audit_chain_head`), when this role may read it: the last
 /// record must be it, or records were removed from the end.
-pub async fn kept_head(pool: &PgPool) -> Result<Option<(i64, Option<Vec<u8>>)>, StoreError> {
+pub(crate) async fn kept_head(pool: &PgPool) -> Result<Option<(i64, Option<Vec<u8>>)>, StoreError> {
     // Asked first: a statement naming a table this role may not read fails whole.
     let readable: bool = sqlx::query_scalar(
         "SELECT pg_catalog.has_table_privilege('bootstrap_console.audit_chain_head', 'SELECT')",
@@ -112,7 +112,7 @@ pub async fn kept_head(pool: &PgPool) -> Result<Option<(i64, Option<Vec<u8>>)>, 
 /// that verifies says little about a table whose guards are off. The refusal triggers must fire
 /// in every session (ALWAYS: a plain `ENABLE TRIGGER` lets replication sessions skip them), and
 /// no role but the owner may lock or move the chain's head.
-pub async fn missing_protections(pool: &PgPool) -> Result<Vec<String>, StoreError> {
+pub(crate) async fn missing_protections(pool: &PgPool) -> Result<Vec<String>, StoreError> {
     Ok(sqlx::query_scalar(
         "WITH t AS (SELECT c.oid, c.relkind, c.relrowsecurity FROM pg_catalog.pg_class c \
                      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \

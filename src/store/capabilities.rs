@@ -103,27 +103,27 @@ FROM u";
 
 /// Which ledger tables an action writes (every action also appends to the audit log).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Writes {
-    pub bootstraps: bool,
+pub(crate) struct Writes {
+    pub(crate) bootstraps: bool,
     pub items: bool,
     pub leases: bool,
 }
 
 impl Writes {
     /// Retry: the job and its items.
-    pub const RETRY: Self = Self {
+    pub(crate) const RETRY: Self = Self {
         bootstraps: true,
         items: true,
         leases: false,
     };
     /// Cancel: the job.
-    pub const CANCEL: Self = Self {
+    pub(crate) const CANCEL: Self = Self {
         bootstraps: true,
         items: false,
         leases: false,
     };
     /// Removing a lease.
-    pub const REMOVE_LEASE: Self = Self {
+    pub(crate) const REMOVE_LEASE: Self = Self {
         bootstraps: false,
         items: false,
         leases: true,
@@ -133,10 +133,10 @@ impl Writes {
         items: true,
         leases: true,
     };
-    pub const EACH: [Self; 3] = [Self::RETRY, Self::CANCEL, Self::REMOVE_LEASE];
+    pub(crate) const EACH: [Self; 3] = [Self::RETRY, Self::CANCEL, Self::REMOVE_LEASE];
 
     /// The actions that write these tables, as the console names them.
-    pub fn actions(self) -> &'static str {
+    pub(crate) fn actions(self) -> &'static str {
         match self {
             Self::RETRY => "retry",
             Self::CANCEL => "cancel",
@@ -147,10 +147,10 @@ impl Writes {
 }
 
 /// Why nothing can be written to a standby.
-pub const STANDBY: &str = "the database is a read-only standby (in recovery)";
+pub(crate) const STANDBY: &str = "the database is a read-only standby (in recovery)";
 
 impl Capabilities {
-    pub async fn detect(pool: &PgPool) -> Result<Self, StoreError> {
+    pub(crate) async fn detect(pool: &PgPool) -> Result<Self, StoreError> {
         Ok(sqlx::query_as::<_, Self>(CAPABILITIES_SQL)
             .bind(&BOOTSTRAP_UPDATED_COLUMNS[..])
             .bind(&ITEM_UPDATED_COLUMNS[..])
@@ -160,7 +160,7 @@ impl Capabilities {
     }
 
     /// The ledger tables that are missing, by name.
-    pub fn missing_ledger_tables(&self) -> Vec<&'static str> {
+    pub(crate) fn missing_ledger_tables(&self) -> Vec<&'static str> {
         [
             (self.has_bootstraps, "legacy_space_publication_bootstraps"),
             (self.has_items, "legacy_space_publication_bootstrap_items"),
@@ -173,7 +173,7 @@ impl Capabilities {
     }
 
     /// The ledger tables this role may not read, as grants to ask for.
-    pub fn missing_read_grants(&self) -> Vec<String> {
+    pub(crate) fn missing_read_grants(&self) -> Vec<String> {
         [
             (
                 self.can_read_bootstraps,
@@ -195,7 +195,7 @@ impl Capabilities {
     }
 
     /// Why the audit records cannot be shown, if they cannot.
-    pub fn audit_unavailable(&self) -> Option<String> {
+    pub(crate) fn audit_unavailable(&self) -> Option<String> {
         if !self.has_audit_table {
             Some("no audit table: run `bootstrap-console migrate` to enable actions".into())
         } else if !self.console_schema_usage {
@@ -215,13 +215,13 @@ impl Capabilities {
 
     /// The grants every action needs that this role lacks (on a primary), one by one, each
     /// as it would be granted.
-    pub fn missing_write_grants(&self) -> Vec<String> {
+    pub(crate) fn missing_write_grants(&self) -> Vec<String> {
         self.missing_grants_for(Writes::ALL)
     }
 
     /// The grants an action writing `writes` needs that this role lacks: the tables it
     /// changes, and the audit log every action appends to and reads.
-    pub fn missing_grants_for(&self, writes: Writes) -> Vec<String> {
+    pub(crate) fn missing_grants_for(&self, writes: Writes) -> Vec<String> {
         let audit = self.has_audit_table && self.console_schema_usage;
         let columns = |verb: &str, missing: &[String], all: usize, table: &str| {
             if missing.is_empty() {
@@ -279,7 +279,7 @@ impl Capabilities {
 
     /// The actions this role may not take for want of a grant, each with its sentence (empty
     /// when it may take them all).
-    pub fn blocked_writes(&self) -> Vec<(Writes, String)> {
+    pub(crate) fn blocked_writes(&self) -> Vec<(Writes, String)> {
         Writes::EACH
             .into_iter()
             .filter_map(|writes| {
@@ -291,7 +291,7 @@ impl Capabilities {
 
     /// Why this role cannot act at all, if it cannot: a standby, or no action's grants. An
     /// action that alone lacks a grant leaves the others allowed ([`Self::blocked_writes`]).
-    pub fn write_blocker(&self) -> Option<String> {
+    pub(crate) fn write_blocker(&self) -> Option<String> {
         if self.in_recovery {
             return Some(STANDBY.into());
         }

@@ -30,7 +30,7 @@ const LONGEST_WAIT: Duration = Duration::from_millis(320);
 const ANSWER_WITHIN: Duration = Duration::from_secs(2);
 
 /// An error that may be a recovery conflict.
-pub trait MaybeConflict {
+pub(crate) trait MaybeConflict {
     /// The standby cancelled the statement (SQLSTATE 40001 or 40P01).
     fn is_recovery_conflict(&self) -> bool;
     /// The server ended the session (how a conflict between statements shows).
@@ -54,7 +54,7 @@ impl MaybeConflict for StoreError {
 
 /// When to read again after a conflict: soon at first, then less often, within [`RETRY_FOR`]
 /// of the first one.
-pub struct ConflictRetry<'a> {
+pub(crate) struct ConflictRetry<'a> {
     /// The standby read, when it is one: only there does an ended session count as a conflict.
     standby: Option<&'a PgPool>,
     first_conflict: Option<Instant>,
@@ -75,7 +75,7 @@ impl<'a> ConflictRetry<'a> {
     /// Whether to read again after `error`, having waited: after a recovery conflict while
     /// there is time left — a session the standby ended counting as one when the standby still
     /// answers within [`ANSWER_WITHIN`].
-    pub async fn again(&mut self, error: &impl MaybeConflict, what: &str) -> bool {
+    pub(crate) async fn again(&mut self, error: &impl MaybeConflict, what: &str) -> bool {
         let ended = self.standby.filter(|_| error.is_session_ended());
         if let Some(standby) = ended {
             let asked = sqlx::query("SELECT 1").execute(standby);
@@ -107,7 +107,7 @@ impl<'a> ConflictRetry<'a> {
 
 /// `read`, read again while recovery conflicts cancel it (see [`ConflictRetry`]); `standby`
 /// is the pool read when it is a standby's.
-pub async fn retried<T, E, Fut>(
+pub(crate) async fn retried<T, E, Fut>(
     what: &str,
     standby: Option<&PgPool>,
     mut read: impl FnMut() -> Fut,

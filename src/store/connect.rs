@@ -29,10 +29,10 @@ use std::time::Duration;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
 
-pub const APPLICATION_NAME: &str = "bootstrap-console";
+pub(crate) const APPLICATION_NAME: &str = "bootstrap-console";
 /// The simulated platform's sessions, told apart from the console's in `pg_stat_activity`.
-pub const SIMULATOR_APPLICATION_NAME: &str = "bootstrap-console-simulator";
-pub const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const SIMULATOR_APPLICATION_NAME: &str = "bootstrap-console-simulator";
+pub(crate) const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const LOCK_TIMEOUT: Duration = Duration::from_secs(5);
 const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
@@ -101,7 +101,7 @@ impl Target {
     }
 
     /// Each host listed, as a target of its own (itself alone for a single host).
-    pub fn hosts(&self) -> Vec<Target> {
+    pub(crate) fn hosts(&self) -> Vec<Target> {
         self.hosts
             .iter()
             .map(|options| Self {
@@ -112,7 +112,7 @@ impl Target {
     }
 
     /// Whether several hosts were listed (a failover is possible).
-    pub fn has_alternates(&self) -> bool {
+    pub(crate) fn has_alternates(&self) -> bool {
         self.hosts.len() > 1
     }
 
@@ -170,7 +170,7 @@ impl Target {
     }
 
     /// Whether this host is a standby (in recovery), asked over one connection.
-    pub async fn in_recovery(&self) -> Result<bool, ConnectError> {
+    pub(crate) async fn in_recovery(&self) -> Result<bool, ConnectError> {
         let mut conn = self
             .connect_with(self.session_options(DEFAULT_STATEMENT_TIMEOUT, true))
             .await?;
@@ -197,7 +197,7 @@ impl Target {
     }
 
     /// A small pool of observer sessions (see `session_options`).
-    pub async fn observer_pool(&self, max_connections: u32) -> Result<PgPool, ConnectError> {
+    pub(crate) async fn observer_pool(&self, max_connections: u32) -> Result<PgPool, ConnectError> {
         let options = self.session_options(DEFAULT_STATEMENT_TIMEOUT, true);
         self.probe(options.clone()).await?;
         PgPoolOptions::new()
@@ -262,7 +262,7 @@ pub enum ConnectError {
 
 impl ConnectError {
     /// The same failure, said of the standby named by `--read-url`.
-    pub fn for_read_url(self) -> Self {
+    pub(crate) fn for_read_url(self) -> Self {
         let named = |target: String| format!("{target} (the standby named by --read-url)");
         match self {
             Self::Unreachable { target, reason } => Self::Unreachable {
@@ -284,7 +284,7 @@ impl ConnectError {
     }
 
     /// Nothing answered there (as opposed to a refused login or a missing database).
-    pub fn is_unreachable(&self) -> bool {
+    pub(crate) fn is_unreachable(&self) -> bool {
         matches!(self, Self::Unreachable { .. })
     }
 

@@ -44,7 +44,7 @@ const URL_PARAMETERS: &[&str] = &[
 /// Refuses what sqlx would ignore or misread in a URL's query: an unknown parameter (it would
 /// be dropped with a log line quoting its value), `hostaddr` (see [`to_url`]), and a port
 /// that is not a number.
-pub fn check_url_parameters(url: &str) -> Result<(), String> {
+pub(crate) fn check_url_parameters(url: &str) -> Result<(), String> {
     let query = url.split_once('?').map_or("", |(_, query)| query);
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -111,7 +111,7 @@ const HOSTADDR: &str =
 
 /// Whether `text` is a keyword/value connection string rather than a URL (libpq tells them
 /// apart by the URL's scheme).
-pub fn is_keyword_value(text: &str) -> bool {
+pub(crate) fn is_keyword_value(text: &str) -> bool {
     let text = text.trim_start();
     !text.starts_with("postgres://") && !text.starts_with("postgresql://") && text.contains('=')
 }
@@ -119,7 +119,7 @@ pub fn is_keyword_value(text: &str) -> bool {
 /// The URL that says what the keyword/value string `text` says. `target_session_attrs` is
 /// taken when it asks for what the console does anyway — act on the primary among the hosts
 /// (`read-write`, `primary`, `any`) — and refused otherwise.
-pub fn to_url(text: &str) -> Result<String, String> {
+pub(crate) fn to_url(text: &str) -> Result<String, String> {
     let mut query = Vec::new();
     for (key, value) in pairs(text)? {
         if key == "hostaddr" {
@@ -152,7 +152,7 @@ pub fn to_url(text: &str) -> Result<String, String> {
 }
 
 /// The password a keyword/value string carries, to keep it out of error messages.
-pub fn password(text: &str) -> Option<String> {
+pub(crate) fn password(text: &str) -> Option<String> {
     pairs(text)
         .ok()?
         .into_iter()
@@ -162,7 +162,7 @@ pub fn password(text: &str) -> Option<String> {
 
 /// A URL for `PGHOST`/`PGPORT` when they list several hosts (`PGHOST=a,b`); `None` for one
 /// host, which sqlx reads from the environment itself. The other `PG*` variables still apply.
-pub fn pghost_list_url(var: impl Fn(&str) -> Option<String>) -> Option<String> {
+pub(crate) fn pghost_list_url(var: impl Fn(&str) -> Option<String>) -> Option<String> {
     let hosts = var("PGHOST").filter(|h| h.contains(','));
     let ports = var("PGPORT").filter(|p| p.contains(','));
     if hosts.is_none() && ports.is_none() {
@@ -245,12 +245,12 @@ const ESCAPED: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
     .remove(b'/');
 
 /// Percent-encodes everything but unreserved characters.
-pub fn encode(value: &str) -> String {
+pub(crate) fn encode(value: &str) -> String {
     percent_encoding::utf8_percent_encode(value, ESCAPED).to_string()
 }
 
 /// Decodes `%XX` escapes (as in a URL's user info); anything else is kept as it is.
-pub fn decode(text: &str) -> String {
+pub(crate) fn decode(text: &str) -> String {
     percent_encoding::percent_decode_str(text)
         .decode_utf8_lossy()
         .into_owned()

@@ -28,11 +28,11 @@ use super::{Layout, StoreError};
 const PAGE: &str = "(b.ctid::text::point)[0]::bigint";
 
 /// How much of the last error message a board row carries.
-pub const BOARD_MESSAGE_CHARS: usize = 240;
+pub(crate) const BOARD_MESSAGE_CHARS: usize = 240;
 
 /// Which of the board's columns a statement reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Columns {
+pub(crate) enum Columns {
     /// For the sync: messages clipped, with each row's version and page.
     Sync,
     /// For a report: whole messages; no version or page (read as 0).
@@ -40,7 +40,7 @@ pub enum Columns {
 }
 
 /// The board's columns of `b`.
-pub fn board_columns(columns: Columns) -> String {
+pub(crate) fn board_columns(columns: Columns) -> String {
     let (message, version, page) = match columns {
         Columns::Sync => (
             format!("left(b.last_error_message, {BOARD_MESSAGE_CHARS})"),
@@ -146,22 +146,22 @@ pub fn leases_sql(layout: &Layout) -> String {
 /// The database clock, the table size and, on a standby, how far it has replayed.
 pub struct Clock {
     pub now: DateTime<Utc>,
-    pub pages: i64,
+    pub(crate) pages: i64,
     /// `Some` on a standby: how far it has replayed, and when the last commit replayed was
     /// made on the primary.
-    pub replay: Option<(Option<Lsn>, Option<DateTime<Utc>>)>,
+    pub(crate) replay: Option<(Option<Lsn>, Option<DateTime<Utc>>)>,
 }
 
 impl Clock {
     /// The replication state, judged against what is known of the primary (`None` on a
     /// primary).
-    pub fn replication(&self, primary: &Primary) -> Option<Replication> {
+    pub(crate) fn replication(&self, primary: &Primary) -> Option<Replication> {
         self.replay
             .map(|(replayed, at)| Replication::new(self.now, replayed, at, primary))
     }
 }
 
-pub async fn clock(conn: &mut PgConnection) -> Result<Clock, StoreError> {
+pub(crate) async fn clock(conn: &mut PgConnection) -> Result<Clock, StoreError> {
     let row = sqlx::query(CLOCK_SQL).fetch_one(conn).await?;
     let now = row.try_get("db_now")?;
     let replay = if row.try_get("in_recovery")? {
@@ -181,7 +181,7 @@ pub async fn clock(conn: &mut PgConnection) -> Result<Clock, StoreError> {
 }
 
 /// Rows in pages `[from, to)`; `to = None` reads to the end of the table.
-pub async fn pages(
+pub(crate) async fn pages(
     conn: &mut PgConnection,
     tenant: Option<&str>,
     from: i64,
@@ -195,14 +195,17 @@ pub async fn pages(
         .await?)
 }
 
-pub async fn tenant(conn: &mut PgConnection, tenant: &str) -> Result<Vec<BoardRecord>, StoreError> {
+pub(crate) async fn tenant(
+    conn: &mut PgConnection,
+    tenant: &str,
+) -> Result<Vec<BoardRecord>, StoreError> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(tenant_sql()))
         .bind(tenant)
         .fetch_all(conn)
         .await?)
 }
 
-pub async fn changed_since(
+pub(crate) async fn changed_since(
     conn: &mut PgConnection,
     layout: &Layout,
     tenant: Option<&str>,
@@ -216,9 +219,9 @@ pub async fn changed_since(
 }
 
 /// One row of a resync slice: the id, the row version and the page it is on.
-pub type Version = (Uuid, i64, i64);
+pub(crate) type Version = (Uuid, i64, i64);
 
-pub async fn versions(
+pub(crate) async fn versions(
     conn: &mut PgConnection,
     tenant: Option<&str>,
     from: i64,
@@ -232,7 +235,7 @@ pub async fn versions(
         .await?)
 }
 
-pub async fn by_ids(
+pub(crate) async fn by_ids(
     conn: &mut PgConnection,
     tenant: Option<&str>,
     ids: &[Uuid],

@@ -33,7 +33,7 @@ const CHAIN_HEAD: &str = "\"bootstrap_console\".\"audit_chain_head\"";
 
 /// What the role is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Duty {
+pub(crate) enum Duty {
     /// `watch`, `status`, `check`, `audit verify`: reads only.
     Observer,
     /// An observer that also retries, cancels and removes orphaned leases.
@@ -42,13 +42,13 @@ pub enum Duty {
 
 /// What to print the grants for.
 #[derive(Debug, Clone)]
-pub struct GrantsFor<'a> {
-    pub role: &'a str,
-    pub duty: Duty,
+pub(crate) struct GrantsFor<'a> {
+    pub(crate) role: &'a str,
+    pub(crate) duty: Duty,
     /// The schema of the ledger tables.
-    pub schema: &'a str,
+    pub(crate) schema: &'a str,
     /// The database, for `GRANT CONNECT` (only where CONNECT was taken from PUBLIC).
-    pub database: Option<&'a str>,
+    pub(crate) database: Option<&'a str>,
 }
 
 /// `"name"`, with quotes inside doubled.
@@ -62,7 +62,7 @@ fn literal(text: &str) -> String {
 }
 
 /// The whole script.
-pub fn script(to: &GrantsFor<'_>) -> String {
+pub(crate) fn script(to: &GrantsFor<'_>) -> String {
     let role = ident(to.role);
     let role_text = literal(to.role);
     let schema = ident(to.schema);

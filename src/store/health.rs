@@ -24,7 +24,7 @@ use super::StoreError;
 
 /// The last id of the batch of `size` bootstraps after `after` (`None`: from the start), or
 /// `None` when fewer remain (the batch then runs to the end).
-pub async fn batch_end(
+pub(crate) async fn batch_end(
     pool: &PgPool,
     tenant: Option<&str>,
     after: Option<Uuid>,
@@ -43,7 +43,10 @@ pub async fn batch_end(
 }
 
 /// How many bootstraps are in scope (for the progress bar).
-pub async fn bootstraps_in_scope(pool: &PgPool, tenant: Option<&str>) -> Result<i64, StoreError> {
+pub(crate) async fn bootstraps_in_scope(
+    pool: &PgPool,
+    tenant: Option<&str>,
+) -> Result<i64, StoreError> {
     Ok(sqlx::query_scalar(
         "SELECT count(*) FROM legacy_space_publication_bootstraps \
          WHERE $1::text IS NULL OR tenant_id = $1",
@@ -55,24 +58,24 @@ pub async fn bootstraps_in_scope(pool: &PgPool, tenant: Option<&str>) -> Result<
 
 /// A bootstrap whose counts disagree with its items.
 #[derive(Debug, Clone, sqlx::FromRow)]
-pub struct ItemCounts {
-    pub id: Uuid,
-    pub tenant_id: String,
-    pub knowledge_space_id: Uuid,
-    pub checkpoint: String,
-    pub run_state: String,
-    pub total_documents: i32,
-    pub completed_documents: i32,
+pub(crate) struct ItemCounts {
+    pub(crate) id: Uuid,
+    pub(crate) tenant_id: String,
+    pub(crate) knowledge_space_id: Uuid,
+    pub(crate) checkpoint: String,
+    pub(crate) run_state: String,
+    pub(crate) total_documents: i32,
+    pub(crate) completed_documents: i32,
     pub items: i64,
-    pub succeeded: i64,
-    pub running: i64,
+    pub(crate) succeeded: i64,
+    pub(crate) running: i64,
 }
 
 /// The bootstraps in `(after, until]` whose counts disagree with their items: a captured
 /// snapshot with another number of items than `total_documents`, `completed_documents` other
 /// than the succeeded items, a succeeded job with items not succeeded, or more than one item
 /// running at once.
-pub async fn item_disagreements(
+pub(crate) async fn item_disagreements(
     pool: &PgPool,
     tenant: Option<&str>,
     after: Option<Uuid>,
@@ -105,12 +108,12 @@ pub async fn item_disagreements(
 /// What the database offers for the head checks: a readable head table, and whether it has
 /// a `revision` column (without it, only missing heads can be told).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
-pub struct HeadTable {
-    pub readable: bool,
-    pub revision: bool,
+pub(crate) struct HeadTable {
+    pub(crate) readable: bool,
+    pub(crate) revision: bool,
 }
 
-pub async fn head_table(pool: &PgPool) -> Result<HeadTable, StoreError> {
+pub(crate) async fn head_table(pool: &PgPool) -> Result<HeadTable, StoreError> {
     Ok(sqlx::query_as(
         "SELECT coalesce(has_table_privilege(t.oid, 'SELECT'), false) AS readable, \
                 EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = t.oid \
@@ -123,19 +126,19 @@ pub async fn head_table(pool: &PgPool) -> Result<HeadTable, StoreError> {
 
 /// A succeeded job with documents whose space's head is missing or behind.
 #[derive(Debug, Clone, sqlx::FromRow)]
-pub struct HeadMismatch {
-    pub id: Uuid,
-    pub tenant_id: String,
-    pub knowledge_space_id: Uuid,
-    pub total_documents: i32,
-    pub published_head_revision: Option<i32>,
-    pub head_revision: Option<i32>,
-    pub has_head: bool,
+pub(crate) struct HeadMismatch {
+    pub(crate) id: Uuid,
+    pub(crate) tenant_id: String,
+    pub(crate) knowledge_space_id: Uuid,
+    pub(crate) total_documents: i32,
+    pub(crate) published_head_revision: Option<i32>,
+    pub(crate) head_revision: Option<i32>,
+    pub(crate) has_head: bool,
 }
 
 /// Succeeded jobs with documents whose space has no publication head, or a head older than
 /// the revision the job published (heads move forward with later writes: newer is fine).
-pub async fn head_mismatches(
+pub(crate) async fn head_mismatches(
     pool: &PgPool,
     heads: HeadTable,
     tenant: Option<&str>,
@@ -173,13 +176,13 @@ pub async fn head_mismatches(
 
 /// A running job whose worker lease expired long ago and that no worker reclaimed.
 #[derive(Debug, Clone, sqlx::FromRow)]
-pub struct Abandoned {
-    pub id: Uuid,
-    pub tenant_id: String,
-    pub knowledge_space_id: Uuid,
-    pub worker_id: Option<String>,
-    pub heartbeat_at: Option<DateTime<Utc>>,
-    pub lease_expires_at: Option<DateTime<Utc>>,
+pub(crate) struct Abandoned {
+    pub(crate) id: Uuid,
+    pub(crate) tenant_id: String,
+    pub(crate) knowledge_space_id: Uuid,
+    pub(crate) worker_id: Option<String>,
+    pub(crate) heartbeat_at: Option<DateTime<Utc>>,
+    pub(crate) lease_expires_at: Option<DateTime<Utc>>,
     pub db_now: DateTime<Utc>,
 }
 
@@ -188,7 +191,7 @@ pub struct Abandoned {
 /// index, however large the ledger.
 /// `now` is the instant the data is judged at: on a lagging standby, as of its data, not its
 /// clock (see `Session::database_now`).
-pub async fn abandoned(
+pub(crate) async fn abandoned(
     pool: &PgPool,
     tenant: Option<&str>,
     windows: i32,

@@ -6,7 +6,7 @@
 //! which is how Unix socket directories are usually listed.
 
 /// One URL per host of `url`, in the order given (the URL itself when it names one host).
-pub fn single_host_urls(url: &str) -> Result<Vec<String>, String> {
+pub(crate) fn single_host_urls(url: &str) -> Result<Vec<String>, String> {
     let Some((scheme, rest)) = url.split_once("://") else {
         return Ok(vec![url.to_string()]);
     };

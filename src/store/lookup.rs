@@ -16,7 +16,7 @@ use super::{StoreError, is_lock_timeout};
 /// An open lookup: its own connection. Each check of the server's activity is a statement of
 /// its own (activity is read once per transaction); the row lock is held in a transaction
 /// that is always rolled back.
-pub struct LookupTx {
+pub(crate) struct LookupTx {
     conn: PgConnection,
     /// Whether the row lock's transaction was begun (and must be rolled back).
     locking: bool,
@@ -33,7 +33,7 @@ impl LookupTx {
     /// Asks the abandoned transaction's backend to end — only while it is still in that very
     /// transaction, never a later one the connection went on to serve. Whatever it had not
     /// committed rolls back; it cannot commit later behind the operator's back.
-    pub async fn end_transaction(&mut self, backend: Backend) -> Result<(), StoreError> {
+    pub(crate) async fn end_transaction(&mut self, backend: Backend) -> Result<(), StoreError> {
         sqlx::query(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
              WHERE pid = $1 AND xact_start = $2",
@@ -48,7 +48,7 @@ impl LookupTx {
     /// Whether `backend` is still inside the abandoned transaction, after waiting up to `wait`
     /// for it to end. A backend whose activity is not tracked (`track_activities` off) cannot
     /// be told apart from one still in it: it counts as open.
-    pub async fn still_open(
+    pub(crate) async fn still_open(
         &mut self,
         backend: Backend,
         wait: Duration,
@@ -73,7 +73,7 @@ impl LookupTx {
     /// Takes the row lock the request took, waiting at most `wait`, and keeps it until
     /// [`Self::close`]; `false` when another transaction still holds it. A row that no longer
     /// exists needs no lock.
-    pub async fn lock(
+    pub(crate) async fn lock(
         &mut self,
         subject: AuditSubject,
         wait: Duration,
@@ -106,7 +106,10 @@ impl LookupTx {
     }
 
     /// The audit record of the request, if it was applied (asked with the lock held).
-    pub async fn audit_of_action(&mut self, action_id: Uuid) -> Result<Option<i64>, StoreError> {
+    pub(crate) async fn audit_of_action(
+        &mut self,
+        action_id: Uuid,
+    ) -> Result<Option<i64>, StoreError> {
         super::read::audit_of_action(&mut self.conn, action_id).await
     }
 

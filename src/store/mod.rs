@@ -5,7 +5,7 @@
 //! [`write::WriteTx`], which the domain's actions open explicitly.
 
 pub(crate) mod audit_chain;
-pub(crate) mod capabilities;
+pub mod capabilities;
 pub(crate) mod conflict;
 pub mod connect;
 pub(crate) mod conninfo;
@@ -93,16 +93,16 @@ fn describe(error: &sqlx::Error) -> String {
 }
 
 /// SQLSTATE of a lock wait that ran out (`lock_timeout`).
-pub const LOCK_NOT_AVAILABLE: &str = "55P03";
+pub(crate) const LOCK_NOT_AVAILABLE: &str = "55P03";
 
 /// Whether `error` is a lock wait that ran out.
-pub fn is_lock_timeout(error: &sqlx::Error) -> bool {
+pub(crate) fn is_lock_timeout(error: &sqlx::Error) -> bool {
     matches!(error, sqlx::Error::Database(e) if e.code().as_deref() == Some(LOCK_NOT_AVAILABLE))
 }
 
 impl StoreError {
     /// The SQLSTATE, when the database itself refused.
-    pub fn sqlstate(&self) -> Option<String> {
+    pub(crate) fn sqlstate(&self) -> Option<String> {
         match self {
             Self::Database(sqlx::Error::Database(e)) => e.code().map(|c| c.to_string()),
             Self::NotGranted(_) => Some("42501".into()),
@@ -144,7 +144,9 @@ impl Store {
 
     /// [`Self::connect`] for where polls read (`--read-url`): of several listed hosts, the
     /// first standby is used (a primary only when none is one).
-    pub async fn connect_reader(target: &Target) -> Result<(Self, Capabilities), ConnectError> {
+    pub(crate) async fn connect_reader(
+        target: &Target,
+    ) -> Result<(Self, Capabilities), ConnectError> {
         Self::connect_to(target, Wanted::Standby).await
     }
 
@@ -189,19 +191,19 @@ impl Store {
 
     /// Why other listed hosts were not used when the one in use is not the kind wanted (see
     /// [`open_host`]).
-    pub fn passed_over(&self) -> Option<&str> {
+    pub(crate) fn passed_over(&self) -> Option<&str> {
         self.passed_over.as_deref()
     }
 
     /// Whether the target lists other hosts to fail over to.
-    pub fn has_alternates(&self) -> bool {
+    pub(crate) fn has_alternates(&self) -> bool {
         self.listed.has_alternates()
     }
 
     /// After a failover: finds the host that is the primary now among those listed and moves
     /// the pool there. `Some` names the new host; `None` when the host in use is still the
     /// primary, or no listed host is one (yet).
-    pub async fn find_primary(&self) -> Option<Target> {
+    pub(crate) async fn find_primary(&self) -> Option<Target> {
         if !self.has_alternates() {
             return None;
         }
@@ -323,6 +325,6 @@ async fn is_primary(host: &Target) -> bool {
 
 /// Closes a pool's connections — closed, not dropped, so the server sees a goodbye and not a
 /// lost client — within 2 s: a pool stuck on a stalled server is abandoned.
-pub async fn close_pool(pool: &PgPool) {
+pub(crate) async fn close_pool(pool: &PgPool) {
     let _ = tokio::time::timeout(std::time::Duration::from_secs(2), pool.close()).await;
 }

@@ -76,7 +76,7 @@ pub struct DetailRows {
     pub bootstrap: BootstrapRow,
     pub lease: Option<LeaseRow>,
     /// (status, count) for every status that has items.
-    pub item_counts: Vec<(String, i64)>,
+    pub(crate) item_counts: Vec<(String, i64)>,
     /// Failed items, lowest ordinal first, at most [`FAILED_ITEMS_SHOWN`].
     pub failed_items: Vec<ItemRow>,
     pub running_item: Option<ItemRow>,
@@ -84,8 +84,8 @@ pub struct DetailRows {
     pub audit: Option<Vec<AuditRow>>,
 }
 
-pub const FAILED_ITEMS_SHOWN: i64 = 100;
-pub const AUDIT_RECORDS_SHOWN: i64 = 20;
+pub(crate) const FAILED_ITEMS_SHOWN: i64 = 100;
+pub(crate) const AUDIT_RECORDS_SHOWN: i64 = 20;
 
 const ITEM_JSON: &str = "json_build_object('bootstrap_id', i.bootstrap_id, \
     'document_asset_id', i.document_asset_id, 'document_version', i.document_version, \
@@ -242,7 +242,7 @@ pub async fn recent_audit(
 }
 
 /// The last applied action of `action` on a space: its audit id, actor, host and request id.
-pub async fn last_applied(
+pub(crate) async fn last_applied(
     pool: &PgPool,
     (tenant, space): (&str, Uuid),
     action: &str,
@@ -261,7 +261,7 @@ pub async fn last_applied(
 }
 
 /// Items of one bootstrap counted by status (for an action's plan).
-pub async fn item_counts(
+pub(crate) async fn item_counts(
     pool: &PgPool,
     bootstrap_id: Uuid,
 ) -> Result<Vec<(String, i64)>, StoreError> {
@@ -288,7 +288,7 @@ pub async fn bootstrap(pool: &PgPool, id: Uuid) -> Result<Option<BootstrapRow>, 
 
 /// Which table's primary key an id prefix is looked up in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IdTable {
+pub(crate) enum IdTable {
     Bootstraps,
     Leases,
 }
@@ -296,7 +296,7 @@ pub enum IdTable {
 /// Up to `limit` ids between `first` and `last`, in order, in `tenant`'s scope when there is
 /// one: a primary-key range, never a scan. With a scope, bootstraps are also found by their
 /// space id (through the tenant's unique index), which is how the board shows them.
-pub async fn ids_in_range(
+pub(crate) async fn ids_in_range(
     pool: &PgPool,
     table: IdTable,
     (first, last): (Uuid, Uuid),
@@ -328,7 +328,7 @@ pub async fn ids_in_range(
 
 /// Up to `limit` ids whose 32-hex form ends with `digits`, in `tenant`'s scope when there is
 /// one (bootstraps by their space id too): the only lookup of ids that cannot use an index.
-pub async fn ids_with_suffix(
+pub(crate) async fn ids_with_suffix(
     pool: &PgPool,
     table: IdTable,
     digits: &str,
@@ -359,7 +359,7 @@ pub async fn ids_with_suffix(
 
 /// The ids next to each of `ids` in the bootstrap and lease tables' primary keys (two index
 /// probes per table and id): all a prefix needs to tell `ids` from the rest.
-pub async fn neighbour_ids(pool: &PgPool, ids: &[Uuid]) -> Result<Vec<Uuid>, StoreError> {
+pub(crate) async fn neighbour_ids(pool: &PgPool, ids: &[Uuid]) -> Result<Vec<Uuid>, StoreError> {
     Ok(sqlx::query_scalar(
         "SELECT n.id FROM unnest($1::uuid[]) AS x(id), LATERAL ( \
            (SELECT id FROM legacy_space_publication_bootstraps WHERE id < x.id \
@@ -378,7 +378,10 @@ pub async fn neighbour_ids(pool: &PgPool, ids: &[Uuid]) -> Result<Vec<Uuid>, Sto
 
 /// Every id the console shows in `tenant`'s scope (all tenants without one): bootstrap ids,
 /// their spaces' ids, lease ids and their spaces' ids — what shown ids must be told apart from.
-pub async fn ids_in_scope(pool: &PgPool, tenant: Option<&str>) -> Result<Vec<Uuid>, StoreError> {
+pub(crate) async fn ids_in_scope(
+    pool: &PgPool,
+    tenant: Option<&str>,
+) -> Result<Vec<Uuid>, StoreError> {
     // Sent as one byte string of 16-byte ids per table: 100,000 ids cost the client a copy,
     // not 100,000 rows to decode. A space id is sent only where it differs from its
     // bootstrap's id (never, for legacy spaces).
@@ -411,7 +414,7 @@ pub async fn ids_in_scope(pool: &PgPool, tenant: Option<&str>) -> Result<Vec<Uui
 
 /// The bootstrap named by `id` as a bootstrap id, else as a space id (commands accept either),
 /// in one round trip.
-pub async fn bootstrap_by_id_or_space(
+pub(crate) async fn bootstrap_by_id_or_space(
     pool: &PgPool,
     id: Uuid,
 ) -> Result<Option<BootstrapRow>, StoreError> {
@@ -445,7 +448,7 @@ pub async fn lease(
 }
 
 /// The lease currently on a space, if any (on the pool, or inside a write transaction).
-pub async fn lease_of_space<'e, E: sqlx::PgExecutor<'e>>(
+pub(crate) async fn lease_of_space<'e, E: sqlx::PgExecutor<'e>>(
     executor: E,
     layout: &Layout,
     tenant: &str,
@@ -464,7 +467,7 @@ pub async fn lease_of_space<'e, E: sqlx::PgExecutor<'e>>(
 }
 
 /// The audit record of an applied request, if this request id was applied before.
-pub async fn audit_of_action<'e, E: sqlx::PgExecutor<'e>>(
+pub(crate) async fn audit_of_action<'e, E: sqlx::PgExecutor<'e>>(
     executor: E,
     action_id: Uuid,
 ) -> Result<Option<i64>, StoreError> {
@@ -478,7 +481,7 @@ pub async fn audit_of_action<'e, E: sqlx::PgExecutor<'e>>(
 
 /// Whether `tenant` has bootstraps, and (when the platform's `knowledge_spaces` table can be
 /// read) knowledge spaces.
-pub async fn tenant_presence(
+pub(crate) async fn tenant_presence(
     pool: &PgPool,
     tenant: &str,
 ) -> Result<(bool, Option<bool>), StoreError> {
@@ -503,7 +506,7 @@ pub async fn tenant_presence(
 }
 
 /// Every tenant that has bootstraps (to suggest what a mistyped scope meant).
-pub async fn bootstrap_tenants(pool: &PgPool) -> Result<Vec<String>, StoreError> {
+pub(crate) async fn bootstrap_tenants(pool: &PgPool) -> Result<Vec<String>, StoreError> {
     Ok(sqlx::query_scalar(
         "SELECT DISTINCT tenant_id FROM legacy_space_publication_bootstraps ORDER BY 1",
     )

@@ -31,7 +31,7 @@ use super::StoreError;
 
 /// How far behind a standby may fall before it is worth saying: the header turns to warning
 /// style and the log says so.
-pub const LAG_WARNING: chrono::Duration = chrono::Duration::seconds(10);
+pub(crate) const LAG_WARNING: chrono::Duration = chrono::Duration::seconds(10);
 
 /// A WAL position (`pg_lsn`), e.g. `16/B374D848`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -62,7 +62,7 @@ fn parse(text: Option<String>) -> Result<Option<Lsn>, StoreError> {
 
 /// Where the primary's WAL ends now (as written: what a standby can be sent), and its clock.
 /// Under synchronous commit, every transaction committed before this call is at or below it.
-pub async fn primary_position(pool: &PgPool) -> Result<(Lsn, DateTime<Utc>), StoreError> {
+pub(crate) async fn primary_position(pool: &PgPool) -> Result<(Lsn, DateTime<Utc>), StoreError> {
     let (text, now): (Option<String>, DateTime<Utc>) =
         sqlx::query_as("SELECT pg_current_wal_lsn()::text, now()")
             .fetch_one(pool)
@@ -72,7 +72,7 @@ pub async fn primary_position(pool: &PgPool) -> Result<(Lsn, DateTime<Utc>), Sto
 }
 
 /// How far a standby has replayed (`None` on a primary, which replays nothing).
-pub async fn replay_position(pool: &PgPool) -> Result<Option<Lsn>, StoreError> {
+pub(crate) async fn replay_position(pool: &PgPool) -> Result<Option<Lsn>, StoreError> {
     // A promoted standby keeps its last replay position: on a primary it means nothing.
     let text: Option<String> = sqlx::query_scalar(
         "SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()::text END",
@@ -87,13 +87,13 @@ pub async fn replay_position(pool: &PgPool) -> Result<Option<Lsn>, StoreError> {
 /// may not read the audit table there).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplayMark {
-    pub audit_ids: Vec<i64>,
-    pub position: Lsn,
+    pub(crate) audit_ids: Vec<i64>,
+    pub(crate) position: Lsn,
 }
 
 /// Whether the standby at `pool` holds `mark`: `None` when it cannot tell by the audit records
 /// (no audit table there, or no grant), and the position is all there is.
-pub async fn holds_audit(pool: &PgPool, audit_ids: &[i64]) -> Option<bool> {
+pub(crate) async fn holds_audit(pool: &PgPool, audit_ids: &[i64]) -> Option<bool> {
     if audit_ids.is_empty() {
         return None;
     }
@@ -173,7 +173,7 @@ impl Replication {
     /// Everything the primary had written before the poll was replayed: the data is as of the
     /// standby's clock (even when the primary has been quiet for long and the last replayed
     /// commit is old).
-    pub fn caught_up(&self) -> bool {
+    pub(crate) fn caught_up(&self) -> bool {
         matches!((self.replayed, self.primary), (Some(replayed), Some(primary)) if replayed >= primary)
     }
 
@@ -182,7 +182,7 @@ impl Replication {
     /// data is known complete to — the last replayed commit, or an earlier reading of the
     /// primary's position already replayed — never later than the standby's clock. `None`
     /// when nothing tells (a standby that has replayed no commit since it started).
-    pub fn as_of(&self) -> Option<DateTime<Utc>> {
+    pub(crate) fn as_of(&self) -> Option<DateTime<Utc>> {
         if self.caught_up() || !self.measured {
             return Some(self.standby_now);
         }
@@ -195,12 +195,12 @@ impl Replication {
     }
 
     /// How far behind the data is (zero when caught up; `None` when unknown).
-    pub fn delay(&self) -> Option<chrono::Duration> {
+    pub(crate) fn delay(&self) -> Option<chrono::Duration> {
         self.as_of().map(|at| self.standby_now - at)
     }
 
     /// WAL bytes the standby had still to replay (`None` when the primary did not answer).
-    pub fn bytes_behind(&self) -> Option<u64> {
+    pub(crate) fn bytes_behind(&self) -> Option<u64> {
         let primary = self.primary?;
         Some(primary.0.saturating_sub(self.replayed.map_or(0, |r| r.0)))
     }

@@ -20,17 +20,17 @@ use super::rows::BoardRecord;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Clock {
     pub now: DateTime<Utc>,
-    pub stuck_after_us: i64,
-    pub heartbeat_late_fraction: f64,
+    pub(crate) stuck_after_us: i64,
+    pub(crate) heartbeat_late_fraction: f64,
 }
 
 /// What narrows a report besides the tenant scope.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Narrowing {
-    pub tenant: Option<String>,
+pub(crate) struct Narrowing {
+    pub(crate) tenant: Option<String>,
     /// Run states as stored (`None`: all).
-    pub run_states: Option<Vec<String>>,
-    pub checkpoints: Option<Vec<String>>,
+    pub(crate) run_states: Option<Vec<String>>,
+    pub(crate) checkpoints: Option<Vec<String>>,
 }
 
 /// Counts and worker-lease columns the domain's parsing accepts. (Unknown states and
@@ -75,7 +75,7 @@ fn class_sql() -> String {
 }
 
 /// The summary: rows counted by (class, checkpoint, run state), with documents remaining.
-pub fn summary_sql() -> String {
+pub(crate) fn summary_sql() -> String {
     format!(
         "SELECT {class} AS class, b.checkpoint, b.run_state, count(*) AS spaces, \
                 sum(b.total_documents - b.completed_documents)::bigint AS remaining, \
@@ -87,10 +87,10 @@ pub fn summary_sql() -> String {
 }
 
 /// The most unreadable rows listed (the summary counts them all).
-pub const UNREADABLE_LISTED: usize = 1000;
+pub(crate) const UNREADABLE_LISTED: usize = 1000;
 
 /// The rows the console cannot read, by id (only asked for when the summary counted some).
-pub fn unreadable_sql() -> String {
+pub(crate) fn unreadable_sql() -> String {
     format!(
         "SELECT b.id, b.tenant_id, b.knowledge_space_id, b.run_state, b.checkpoint, \
                 b.total_documents, b.completed_documents \
@@ -104,12 +104,12 @@ pub fn unreadable_sql() -> String {
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct SummaryGroup {
     /// `None`: rows the console cannot read.
-    pub class: Option<i32>,
-    pub checkpoint: String,
-    pub run_state: String,
+    pub(crate) class: Option<i32>,
+    pub(crate) checkpoint: String,
+    pub(crate) run_state: String,
     pub spaces: i64,
-    pub remaining: i64,
-    pub completed: i64,
+    pub(crate) remaining: i64,
+    pub(crate) completed: i64,
 }
 
 pub async fn summary(
@@ -129,13 +129,13 @@ pub async fn summary(
 /// A row the console cannot read: its id and what it holds.
 #[derive(Debug, Clone, PartialEq, Eq, FromRow)]
 pub struct UnreadableRow {
-    pub id: Uuid,
-    pub tenant_id: String,
-    pub knowledge_space_id: Uuid,
-    pub run_state: String,
-    pub checkpoint: String,
-    pub total_documents: i32,
-    pub completed_documents: i32,
+    pub(crate) id: Uuid,
+    pub(crate) tenant_id: String,
+    pub(crate) knowledge_space_id: Uuid,
+    pub(crate) run_state: String,
+    pub(crate) checkpoint: String,
+    pub(crate) total_documents: i32,
+    pub(crate) completed_documents: i32,
 }
 
 pub async fn unreadable(
@@ -210,10 +210,10 @@ pub fn page_sql(class: usize) -> String {
 }
 
 /// Where the next page of a class starts.
-pub type Keyset = Option<(DateTime<Utc>, Uuid)>;
+pub(crate) type Keyset = Option<(DateTime<Utc>, Uuid)>;
 
 /// One page of class `class` after `after`; the page is full when it has `limit` rows.
-pub async fn page(
+pub(crate) async fn page(
     pool: &PgPool,
     narrowing: &Narrowing,
     clock: &Clock,

@@ -50,14 +50,14 @@ pub struct LeaseRow {
 #[derive(Debug, Clone, sqlx::FromRow, Deserialize)]
 pub struct ItemRow {
     pub bootstrap_id: Uuid,
-    pub document_asset_id: Uuid,
-    pub document_version: i32,
-    pub document_sha256: String,
-    pub ordinal: i32,
-    pub compilation_attempt_id: Option<Uuid>,
+    pub(crate) document_asset_id: Uuid,
+    pub(crate) document_version: i32,
+    pub(crate) document_sha256: String,
+    pub(crate) ordinal: i32,
+    pub(crate) compilation_attempt_id: Option<Uuid>,
     pub status: String,
-    pub last_error: Option<String>,
-    pub updated_at: DateTime<Utc>,
+    pub(crate) last_error: Option<String>,
+    pub(crate) updated_at: DateTime<Utc>,
 }
 
 /// One record of `bootstrap_console.audit_log`.
@@ -86,7 +86,7 @@ pub struct AuditRow {
 impl AuditRow {
     /// Who acted, as shown: the database role when it was recorded, with what the client
     /// reported after it.
-    pub fn who(&self) -> String {
+    pub(crate) fn who(&self) -> String {
         match &self.db_role {
             Some(role) => format!("{role} ({}@{})", self.actor, self.host),
             None => format!("{}@{}", self.actor, self.host),

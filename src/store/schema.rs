@@ -84,9 +84,9 @@ const CONSOLE_MIGRATE_LOCK: &str =
 #[derive(Debug, thiserror::Error)]
 #[error("could not apply schema unit {unit}: {source}")]
 pub struct SchemaError {
-    pub unit: &'static str,
+    pub(crate) unit: &'static str,
     #[source]
-    pub source: sqlx::Error,
+    pub(crate) source: sqlx::Error,
 }
 
 impl SchemaError {
@@ -137,19 +137,19 @@ FROM me";
 
 /// Who runs `migrate`, and what it owns or may do (names as the catalog has them).
 #[derive(Debug, Clone, sqlx::FromRow)]
-pub struct MigrateRights {
+pub(crate) struct MigrateRights {
     pub name: String,
-    pub rolsuper: bool,
-    pub ledger_owner: Option<String>,
-    pub owns_ledger: bool,
-    pub console_owner: Option<String>,
-    pub owns_console: bool,
-    pub may_create_schema: bool,
-    pub database: String,
+    pub(crate) rolsuper: bool,
+    pub(crate) ledger_owner: Option<String>,
+    pub(crate) owns_ledger: bool,
+    pub(crate) console_owner: Option<String>,
+    pub(crate) owns_console: bool,
+    pub(crate) may_create_schema: bool,
+    pub(crate) database: String,
 }
 
 /// Who is running `migrate`, and whether the role may.
-pub async fn migrate_rights(conn: &mut PgConnection) -> Result<MigrateRights, sqlx::Error> {
+pub(crate) async fn migrate_rights(conn: &mut PgConnection) -> Result<MigrateRights, sqlx::Error> {
     sqlx::query_as(MIGRATE_RIGHTS_SQL).fetch_one(conn).await
 }
 
@@ -212,7 +212,10 @@ pub async fn apply_sandbox_schema(conn: &mut PgConnection) -> Result<(), SchemaE
 }
 
 /// Whether a table (resolved through the search path) exists.
-pub async fn relation_exists(conn: &mut PgConnection, name: &str) -> Result<bool, sqlx::Error> {
+pub(crate) async fn relation_exists(
+    conn: &mut PgConnection,
+    name: &str,
+) -> Result<bool, sqlx::Error> {
     sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
         .bind(name)
         .fetch_one(conn)
@@ -220,7 +223,7 @@ pub async fn relation_exists(conn: &mut PgConnection, name: &str) -> Result<bool
 }
 
 /// How many bootstraps the ledger holds (0 when there is no ledger table).
-pub async fn ledger_size(conn: &mut PgConnection) -> Result<i64, sqlx::Error> {
+pub(crate) async fn ledger_size(conn: &mut PgConnection) -> Result<i64, sqlx::Error> {
     if !relation_exists(conn, "legacy_space_publication_bootstraps").await? {
         return Ok(0);
     }

@@ -174,7 +174,7 @@ impl LedgerSync {
     /// is where the primary's WAL ended just before the poll: when the standby has replayed
     /// that far, its data is as of its own clock; otherwise as of its last replayed commit —
     /// the clock signals are judged by and the next delta's watermark starts from.
-    pub async fn poll(
+    pub(crate) async fn poll(
         &mut self,
         pool: &PgPool,
         layout: &Layout,

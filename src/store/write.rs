@@ -18,7 +18,7 @@ use super::{Layout, Store, StoreError};
 
 /// The bootstrap columns an action writes (retry and cancel): the operator role's UPDATE grant
 /// on the bootstrap table is exactly these.
-pub const BOOTSTRAP_UPDATED_COLUMNS: [&str; 10] = [
+pub(crate) const BOOTSTRAP_UPDATED_COLUMNS: [&str; 10] = [
     "run_state",
     "worker_id",
     "lease_token",
@@ -32,7 +32,7 @@ pub const BOOTSTRAP_UPDATED_COLUMNS: [&str; 10] = [
 ];
 
 /// The item columns a retry writes.
-pub const ITEM_UPDATED_COLUMNS: [&str; 4] = [
+pub(crate) const ITEM_UPDATED_COLUMNS: [&str; 4] = [
     "status",
     "compilation_attempt_id",
     "last_error",
@@ -41,7 +41,7 @@ pub const ITEM_UPDATED_COLUMNS: [&str; 4] = [
 
 /// The audit columns a console fills in; the database fills in the rest (the id, the time and
 /// the chain).
-pub const AUDIT_INSERTED_COLUMNS: [&str; 14] = [
+pub(crate) const AUDIT_INSERTED_COLUMNS: [&str; 14] = [
     "actor",
     "host",
     "ssh_client",
@@ -60,9 +60,9 @@ pub const AUDIT_INSERTED_COLUMNS: [&str; 14] = [
 
 /// A row as locked or written, with its JSON image for the audit record.
 #[derive(Debug, Clone)]
-pub struct Locked<T> {
+pub(crate) struct Locked<T> {
     pub row: T,
-    pub json: serde_json::Value,
+    pub(crate) json: serde_json::Value,
 }
 
 impl<T: for<'r> FromRow<'r, PgRow>> Locked<T> {
@@ -76,7 +76,7 @@ impl<T: for<'r> FromRow<'r, PgRow>> Locked<T> {
 
 /// What an audit record is about: a bootstrap (retry, cancel) or a mutation lease.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuditSubject {
+pub(crate) enum AuditSubject {
     Bootstrap(Uuid),
     Lease(Uuid),
 }
@@ -100,22 +100,22 @@ impl AuditOutcome {
 
 /// One audit record to append.
 #[derive(Debug, Clone)]
-pub struct NewAudit<'a> {
+pub(crate) struct NewAudit<'a> {
     pub actor: &'a str,
-    pub host: &'a str,
-    pub ssh_client: Option<&'a str>,
-    pub action: &'a str,
-    pub tenant_id: &'a str,
-    pub knowledge_space_id: Uuid,
-    pub subject: AuditSubject,
+    pub(crate) host: &'a str,
+    pub(crate) ssh_client: Option<&'a str>,
+    pub(crate) action: &'a str,
+    pub(crate) tenant_id: &'a str,
+    pub(crate) knowledge_space_id: Uuid,
+    pub(crate) subject: AuditSubject,
     /// The operator's request, as printed.
-    pub request_id: Uuid,
+    pub(crate) request_id: Uuid,
     /// Unique: the same action of a request applied once is never applied again.
-    pub action_id: Uuid,
-    pub reason: &'a str,
-    pub row_before: Option<&'a serde_json::Value>,
-    pub row_after: Option<&'a serde_json::Value>,
-    pub outcome: AuditOutcome,
+    pub(crate) action_id: Uuid,
+    pub(crate) reason: &'a str,
+    pub(crate) row_before: Option<&'a serde_json::Value>,
+    pub(crate) row_after: Option<&'a serde_json::Value>,
+    pub(crate) outcome: AuditOutcome,
 }
 
 /// The server process of an action's transaction and the moment that transaction began:
@@ -128,7 +128,7 @@ pub struct Backend {
 
 /// Where [`WriteTx::begin`] writes its [`Backend`] as soon as it is known.
 #[derive(Debug, Default)]
-pub struct BackendSlot(Mutex<Option<Backend>>);
+pub(crate) struct BackendSlot(Mutex<Option<Backend>>);
 
 impl BackendSlot {
     pub fn get(&self) -> Option<Backend> {
@@ -141,7 +141,7 @@ impl BackendSlot {
 }
 
 /// An open read-write transaction. Dropping it without `commit` rolls back.
-pub struct WriteTx {
+pub(crate) struct WriteTx {
     tx: Transaction<'static, Postgres>,
     layout: Layout,
 }
@@ -152,7 +152,7 @@ impl WriteTx {
     /// every action moves, and under REPEATABLE READ two overlapping actions would fail on it.
     /// Its server process and start are written to `backend` at once, so that a caller who
     /// stops waiting can still find exactly this transaction.
-    pub async fn begin(store: &Store, backend: &BackendSlot) -> Result<Self, StoreError> {
+    pub(crate) async fn begin(store: &Store, backend: &BackendSlot) -> Result<Self, StoreError> {
         let mut tx = store
             .pool()
             .begin_with("BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE")
@@ -177,7 +177,7 @@ impl WriteTx {
     }
 
     /// Locks one bootstrap row for the rest of the transaction.
-    pub async fn lock_bootstrap(
+    pub(crate) async fn lock_bootstrap(
         &mut self,
         id: Uuid,
     ) -> Result<Option<Locked<BootstrapRow>>, StoreError> {
@@ -193,7 +193,10 @@ impl WriteTx {
     }
 
     /// Retry (domain contract §3), job row: back to `queued` in place, keeping the checkpoint.
-    pub async fn retry_bootstrap(&mut self, id: Uuid) -> Result<Locked<BootstrapRow>, StoreError> {
+    pub(crate) async fn retry_bootstrap(
+        &mut self,
+        id: Uuid,
+    ) -> Result<Locked<BootstrapRow>, StoreError> {
         let sql = format!(
             "UPDATE legacy_space_publication_bootstraps AS b SET \
                run_state = 'queued', worker_id = NULL, lease_token = NULL, \
@@ -211,7 +214,10 @@ impl WriteTx {
     }
 
     /// Retry (domain contract §3), items: failed or running items go back to pending.
-    pub async fn reset_items_for_retry(&mut self, bootstrap_id: Uuid) -> Result<u64, StoreError> {
+    pub(crate) async fn reset_items_for_retry(
+        &mut self,
+        bootstrap_id: Uuid,
+    ) -> Result<u64, StoreError> {
         let done = sqlx::query(
             "UPDATE legacy_space_publication_bootstrap_items SET \
                status = 'pending', compilation_attempt_id = NULL, last_error = NULL, \
@@ -225,7 +231,7 @@ impl WriteTx {
     }
 
     /// Cancel (domain contract §3): `canceled`, lease cleared (which fences out a live worker).
-    pub async fn cancel_bootstrap(
+    pub(crate) async fn cancel_bootstrap(
         &mut self,
         id: Uuid,
         error_code: &str,
@@ -253,7 +259,10 @@ impl WriteTx {
     /// the one its DELETE takes, so the DELETE grant is all it asks for (`FOR UPDATE` would
     /// need UPDATE). The caller decides on the returned row and rolls back if the removal no
     /// longer holds.
-    pub async fn take_lease(&mut self, id: Uuid) -> Result<Option<Locked<LeaseRow>>, StoreError> {
+    pub(crate) async fn take_lease(
+        &mut self,
+        id: Uuid,
+    ) -> Result<Option<Locked<LeaseRow>>, StoreError> {
         let sql = format!(
             "DELETE FROM knowledge_space_mutation_leases l WHERE l.id = $1 \
              RETURNING {}, to_jsonb(l) AS row_json",
@@ -267,7 +276,7 @@ impl WriteTx {
     }
 
     /// The lease now on a space (to tell the operator what replaced the one they saw).
-    pub async fn lease_of_space(
+    pub(crate) async fn lease_of_space(
         &mut self,
         tenant: &str,
         space: Uuid,
@@ -276,7 +285,10 @@ impl WriteTx {
     }
 
     /// The audit record of an applied request, if this request id was applied before.
-    pub async fn audit_of_action(&mut self, action_id: Uuid) -> Result<Option<i64>, StoreError> {
+    pub(crate) async fn audit_of_action(
+        &mut self,
+        action_id: Uuid,
+    ) -> Result<Option<i64>, StoreError> {
         super::read::audit_of_action(&mut *self.tx, action_id).await
     }
 
@@ -284,7 +296,10 @@ impl WriteTx {
     /// database chains it (console schema unit 0004) under the head's row lock, held until
     /// this transaction ends, which is why this is the transaction's last statement: another
     /// console's action waits for it only from here to COMMIT, and at most the lock timeout.
-    pub async fn insert_audit(&mut self, record: &NewAudit<'_>) -> Result<ChainHead, StoreError> {
+    pub(crate) async fn insert_audit(
+        &mut self,
+        record: &NewAudit<'_>,
+    ) -> Result<ChainHead, StoreError> {
         let (bootstrap_id, lease_id) = match record.subject {
             AuditSubject::Bootstrap(id) => (Some(id), None),
             AuditSubject::Lease(id) => (None, Some(id)),
@@ -330,11 +345,11 @@ impl WriteTx {
         }
     }
 
-    pub async fn commit(self) -> Result<(), StoreError> {
+    pub(crate) async fn commit(self) -> Result<(), StoreError> {
         Ok(self.tx.commit().await?)
     }
 
-    pub async fn rollback(self) -> Result<(), StoreError> {
+    pub(crate) async fn rollback(self) -> Result<(), StoreError> {
         Ok(self.tx.rollback().await?)
     }
 }

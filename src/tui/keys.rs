@@ -28,7 +28,7 @@ pub enum Scope {
 
 /// What a key asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Command {
+pub(crate) enum Command {
     Up,
     Down,
     PageUp,
@@ -79,11 +79,11 @@ pub enum Command {
 
 /// One row of the key table.
 pub struct Binding {
-    pub scope: Scope,
-    pub keys: &'static [(KeyCode, KeyModifiers)],
+    pub(crate) scope: Scope,
+    pub(crate) keys: &'static [(KeyCode, KeyModifiers)],
     /// How the keys are written on screen.
     pub shown: &'static str,
-    pub command: Command,
+    pub(crate) command: Command,
     /// At most 32 characters: the help screen has two columns on an 80×24 terminal.
     pub help: &'static str,
     /// Shown in the hint bar at the bottom of the board.
@@ -94,7 +94,7 @@ const NONE: KeyModifiers = KeyModifiers::NONE;
 const CTRL: KeyModifiers = KeyModifiers::CONTROL;
 use Scope::{Anywhere, Applying, Dialog, Filter, Finished, View};
 
-pub const BINDINGS: &[Binding] = &[
+pub(crate) const BINDINGS: &[Binding] = &[
     Binding {
         scope: View,
         keys: &[(KeyCode::Up, NONE), (KeyCode::Char('k'), NONE)],
@@ -470,13 +470,13 @@ pub fn bindings(scope: Scope) -> impl Iterator<Item = &'static Binding> {
 }
 
 /// The binding of `command` in `scope` (how its key is shown and hinted there).
-pub fn binding(scope: Scope, command: Command) -> Option<&'static Binding> {
+pub(crate) fn binding(scope: Scope, command: Command) -> Option<&'static Binding> {
     bindings(scope).find(|b| b.command == command)
 }
 
 /// The command bound to a key in `scope`, if any: a key that works anywhere first. Shift is
 /// ignored for characters: terminals differ in whether they report it for `G` or `?`.
-pub fn command_for(scope: Scope, key: &KeyEvent) -> Option<Command> {
+pub(crate) fn command_for(scope: Scope, key: &KeyEvent) -> Option<Command> {
     bound_in(Scope::Anywhere, key).or_else(|| bound_in(scope, key))
 }
 

@@ -4,27 +4,27 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 
 /// Title bar.
-pub const TITLE: u16 = 1;
+pub(crate) const TITLE: u16 = 1;
 /// Rollout summary and the checkpoint × run-state matrix.
-pub const SUMMARY: u16 = 7;
+pub(crate) const SUMMARY: u16 = 7;
 /// View tabs, filter and sort.
-pub const TABS: u16 = 1;
+pub(crate) const TABS: u16 = 1;
 /// Status line and key hints.
-pub const FOOTER: u16 = 2;
+pub(crate) const FOOTER: u16 = 2;
 /// The column header of a table.
-pub const TABLE_HEADER: u16 = 1;
+pub(crate) const TABLE_HEADER: u16 = 1;
 
 /// The named areas of the screen.
-pub struct Areas {
-    pub title: Rect,
+pub(crate) struct Areas {
+    pub(crate) title: Rect,
     pub summary: Rect,
-    pub tabs: Rect,
-    pub body: Rect,
+    pub(crate) tabs: Rect,
+    pub(crate) body: Rect,
     pub status: Rect,
-    pub hints: Rect,
+    pub(crate) hints: Rect,
 }
 
-pub fn areas(area: Rect) -> Areas {
+pub(crate) fn areas(area: Rect) -> Areas {
     let [title, summary, tabs, body, status, hints] = Layout::vertical([
         Constraint::Length(TITLE),
         Constraint::Length(SUMMARY),
@@ -45,7 +45,7 @@ pub fn areas(area: Rect) -> Areas {
 }
 
 /// How many table rows fit on a terminal of `size` (columns, rows).
-pub fn table_rows(size: (u16, u16)) -> usize {
+pub(crate) fn table_rows(size: (u16, u16)) -> usize {
     let fixed = TITLE + SUMMARY + TABS + FOOTER + TABLE_HEADER;
     usize::from(size.1.saturating_sub(fixed).max(1))
 }

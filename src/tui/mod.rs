@@ -12,7 +12,7 @@
 
 pub mod app;
 pub mod keys;
-pub(crate) mod layout;
+pub mod layout;
 pub(crate) mod palette;
 pub mod terminal;
 pub(crate) mod theme;
@@ -39,19 +39,19 @@ use update::{Effect, Event};
 
 /// How the console is shown.
 #[derive(Debug, Clone)]
-pub struct Options {
-    pub label: Option<String>,
-    pub sandbox: bool,
-    pub ascii: bool,
-    pub color: bool,
-    pub interval: Duration,
-    pub bulk_cap: usize,
+pub(crate) struct Options {
+    pub(crate) label: Option<String>,
+    pub(crate) sandbox: bool,
+    pub(crate) ascii: bool,
+    pub(crate) color: bool,
+    pub(crate) interval: Duration,
+    pub(crate) bulk_cap: usize,
     /// How long an action's answer is waited for before it is looked up by request id.
-    pub apply_deadline: Duration,
+    pub(crate) apply_deadline: Duration,
     /// Set when the tenant scope matches no bootstrap: the sentence that says why.
-    pub scope_note: Option<String>,
+    pub(crate) scope_note: Option<String>,
     /// The signal thresholds the poller assesses with and the views show.
-    pub thresholds: Thresholds,
+    pub(crate) thresholds: Thresholds,
     /// How the poller keeps its copy of the ledger current.
     pub sync: SyncSettings,
 }
@@ -64,21 +64,21 @@ const QUIT_LOOKUP: Duration = Duration::from_secs(8);
 
 /// What the console leaves to say once the terminal is restored.
 #[derive(Debug, Default)]
-pub struct Ended {
+pub(crate) struct Ended {
     /// The fate of actions that were being applied when the console was told to quit, one
     /// sentence each (or the request to look up, when even that did not come).
-    pub unfinished: Vec<String>,
+    pub(crate) unfinished: Vec<String>,
     /// Some of them have no known outcome.
-    pub unknown: bool,
+    pub(crate) unknown: bool,
     /// Why the console ended, for the log: `q`, a signal, or the terminal going away.
-    pub why: String,
+    pub(crate) why: String,
 }
 
 /// Runs the console until `q`, Ctrl-C or a stop signal. The terminal is restored on every
 /// exit path: a panic restores it through the console's own panic hook, installed by
 /// [`terminal::enter`], which restores the screen and then chains to the hook it replaced, so
 /// the report prints on a usable terminal.
-pub async fn run(
+pub(crate) async fn run(
     session: Session,
     options: Options,
     stop: impl std::future::Future<Output = &'static str>,

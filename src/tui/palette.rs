@@ -13,7 +13,7 @@ use unicode_width::UnicodeWidthStr;
 
 /// How many colours the terminal shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Depth {
+pub(crate) enum Depth {
     /// The 16 ANSI colours.
     Basic,
     /// 256 indexed colours.
@@ -24,7 +24,7 @@ pub enum Depth {
 
 impl Depth {
     /// From `COLORTERM` (`truecolor`, `24bit`) and `TERM` (`*-256color`, `*-direct`).
-    pub fn detect(term: Option<&str>, colorterm: Option<&str>) -> Self {
+    pub(crate) fn detect(term: Option<&str>, colorterm: Option<&str>) -> Self {
         if colorterm.is_some_and(|c| matches!(c, "truecolor" | "24bit")) {
             return Self::True;
         }
@@ -38,7 +38,7 @@ impl Depth {
 
 /// The console's backend: crossterm's, except that colours are written at the terminal's
 /// depth.
-pub struct DepthBackend {
+pub(crate) struct DepthBackend {
     inner: CrosstermBackend<io::Stdout>,
     depth: Depth,
 }

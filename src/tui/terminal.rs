@@ -26,10 +26,10 @@ use ratatui::buffer::Cell;
 use ratatui::layout::{Position, Size};
 
 /// The console's terminal.
-pub type Screen = Terminal<QuietBackend<DepthBackend>>;
+pub(crate) type Screen = Terminal<QuietBackend<DepthBackend>>;
 
 /// Raw mode and the alternate screen; a panic restores the terminal before its report prints.
-pub fn enter() -> io::Result<Screen> {
+pub(crate) fn enter() -> io::Result<Screen> {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         // With the terminal gone, a report written to it would fail inside this hook, and a
@@ -56,21 +56,21 @@ static TERMINAL_GONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicB
 
 /// Leaves the alternate screen and raw mode, and shows the cursor (hidden cursors are
 /// terminal-wide, not per screen).
-pub fn leave() -> io::Result<()> {
+pub(crate) fn leave() -> io::Result<()> {
     execute!(io::stdout(), crossterm::cursor::Show)?;
     ratatui::try_restore()
 }
 
 /// Whether the terminal on standard input is still there (after a hang-up it answers EIO,
 /// and the console may not get SIGHUP — a relay, an orphaned process group).
-pub fn still_there() -> bool {
+pub(crate) fn still_there() -> bool {
     use std::io::IsTerminal;
     io::stdin().is_terminal()
 }
 
 /// Whether a shell with job control can bring a stopped console back: not when the console
 /// leads its own session (`ssh -t host bootstrap-console`), where nothing could `fg` it.
-pub fn job_control() -> bool {
+pub(crate) fn job_control() -> bool {
     match (nix::unistd::getsid(None), nix::unistd::getpgrp()) {
         (Ok(session), group) => session != group,
         _ => false,
@@ -79,7 +79,7 @@ pub fn job_control() -> bool {
 
 /// The locale that decides the character set: the first of `LC_ALL`, `LC_CTYPE`, `LANG` that
 /// is set (`None`: the "C" locale). `var` reads one variable.
-pub fn locale(var: impl Fn(&str) -> Option<String>) -> Option<String> {
+pub(crate) fn locale(var: impl Fn(&str) -> Option<String>) -> Option<String> {
     ["LC_ALL", "LC_CTYPE", "LANG"]
         .iter()
         .find_map(|name| var(name).filter(|value| !value.is_empty()))
@@ -88,7 +88,7 @@ pub fn locale(var: impl Fn(&str) -> Option<String>) -> Option<String> {
 /// Whether the locale's character set is UTF-8, deciding as the C library does: the first of
 /// `LC_ALL`, `LC_CTYPE`, `LANG` that is set; none (the "C" locale) is not UTF-8. `var` reads
 /// one variable.
-pub fn locale_is_utf8(var: impl Fn(&str) -> Option<String>) -> bool {
+pub(crate) fn locale_is_utf8(var: impl Fn(&str) -> Option<String>) -> bool {
     locale(var).is_some_and(|locale| {
         let codeset = locale.to_ascii_lowercase();
         codeset.contains("utf-8") || codeset.contains("utf8")
@@ -96,13 +96,13 @@ pub fn locale_is_utf8(var: impl Fn(&str) -> Option<String>) -> bool {
 }
 
 /// Whether `TERM` names a terminal that can draw the console (not unset, not `dumb`).
-pub fn term_can_draw(term: Option<&str>) -> bool {
+pub(crate) fn term_can_draw(term: Option<&str>) -> bool {
     term.is_some_and(|t| !t.is_empty() && t != "dumb")
 }
 
 /// Whether an error says the terminal itself is gone (a hung-up pseudo-terminal answers EIO,
 /// a closed pipe EPIPE), so nothing more can be shown on it.
-pub fn is_gone(e: &io::Error) -> bool {
+pub(crate) fn is_gone(e: &io::Error) -> bool {
     matches!(
         e.kind(),
         io::ErrorKind::BrokenPipe | io::ErrorKind::UnexpectedEof | io::ErrorKind::NotConnected
@@ -115,7 +115,7 @@ pub fn is_gone(e: &io::Error) -> bool {
 /// Job control: the shell gets its terminal back as it was, the process stops (SIGSTOP, since
 /// the console handles SIGTSTP itself), and when continued (`fg`) the console takes raw mode and
 /// its screen again and redraws everything.
-pub fn suspend(screen: &mut Screen) -> io::Result<()> {
+pub(crate) fn suspend(screen: &mut Screen) -> io::Result<()> {
     leave()?;
     tracing::info!("suspended");
     let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGSTOP);
@@ -151,12 +151,8 @@ impl<B> QuietBackend<B> {
         }
     }
 
-    pub fn inner(&self) -> &B {
-        &self.inner
-    }
-
     /// From now on, write nothing: the terminal is gone.
-    pub fn forget_terminal(&mut self) {
+    pub(crate) fn forget_terminal(&mut self) {
         self.gone = true;
         TERMINAL_GONE.store(true, std::sync::atomic::Ordering::Relaxed);
     }
@@ -334,9 +330,9 @@ mod tests {
         draw(&mut terminal, "live");
         draw(&mut terminal, "live");
         draw(&mut terminal, "live");
-        let inner = terminal.backend().inner();
+        let inner = &terminal.backend().inner;
         assert_eq!((inner.draws, inner.cursor_changes), (1, 1));
         draw(&mut terminal, "stale");
-        assert_eq!(terminal.backend().inner().draws, 2);
+        assert_eq!(terminal.backend().inner.draws, 2);
     }
 }

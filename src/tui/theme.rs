@@ -24,11 +24,11 @@ impl Theme {
         }
     }
 
-    pub fn plain(&self) -> Style {
+    pub(crate) fn plain(&self) -> Style {
         Style::new()
     }
 
-    pub fn dim(&self) -> Style {
+    pub(crate) fn dim(&self) -> Style {
         if self.color {
             Style::new().fg(Color::DarkGray)
         } else {
@@ -36,11 +36,11 @@ impl Theme {
         }
     }
 
-    pub fn heading(&self) -> Style {
+    pub(crate) fn heading(&self) -> Style {
         Style::new().add_modifier(Modifier::BOLD)
     }
 
-    pub fn title_bar(&self) -> Style {
+    pub(crate) fn title_bar(&self) -> Style {
         if self.color {
             Style::new().bg(Color::Blue).fg(Color::White)
         } else {
@@ -49,7 +49,7 @@ impl Theme {
     }
 
     /// The environment label (`--label prod`): impossible to miss.
-    pub fn label(&self, label: &str) -> Style {
+    pub(crate) fn label(&self, label: &str) -> Style {
         let loud = Style::new().add_modifier(Modifier::BOLD | Modifier::REVERSED);
         if !self.color {
             return loud;
@@ -71,7 +71,7 @@ impl Theme {
         }
     }
 
-    pub fn sandbox(&self) -> Style {
+    pub(crate) fn sandbox(&self) -> Style {
         if self.color {
             Style::new()
                 .bg(Color::Magenta)
@@ -82,19 +82,19 @@ impl Theme {
         }
     }
 
-    pub fn read_only(&self) -> Style {
+    pub(crate) fn read_only(&self) -> Style {
         self.paint(Color::Yellow).add_modifier(Modifier::BOLD)
     }
 
-    pub fn read_write(&self) -> Style {
+    pub(crate) fn read_write(&self) -> Style {
         self.paint(Color::Green).add_modifier(Modifier::BOLD)
     }
 
-    pub fn live(&self) -> Style {
+    pub(crate) fn live(&self) -> Style {
         self.paint(Color::Green)
     }
 
-    pub fn stale(&self) -> Style {
+    pub(crate) fn stale(&self) -> Style {
         if self.color {
             Style::new()
                 .bg(Color::Red)
@@ -105,19 +105,19 @@ impl Theme {
         }
     }
 
-    pub fn error(&self) -> Style {
+    pub(crate) fn error(&self) -> Style {
         self.paint(Color::Red).add_modifier(Modifier::BOLD)
     }
 
-    pub fn ok(&self) -> Style {
+    pub(crate) fn ok(&self) -> Style {
         self.paint(Color::Green)
     }
 
-    pub fn selected(&self) -> Style {
+    pub(crate) fn selected(&self) -> Style {
         Style::new().add_modifier(Modifier::REVERSED)
     }
 
-    pub fn changed(&self) -> Style {
+    pub(crate) fn changed(&self) -> Style {
         if self.color {
             Style::new().bg(Color::Rgb(40, 40, 90))
         } else {
@@ -125,19 +125,19 @@ impl Theme {
         }
     }
 
-    pub fn marked(&self) -> Style {
+    pub(crate) fn marked(&self) -> Style {
         self.paint(Color::Cyan).add_modifier(Modifier::BOLD)
     }
 
-    pub fn key(&self) -> Style {
+    pub(crate) fn key(&self) -> Style {
         self.paint(Color::Cyan).add_modifier(Modifier::BOLD)
     }
 
-    pub fn active_tab(&self) -> Style {
+    pub(crate) fn active_tab(&self) -> Style {
         Style::new().add_modifier(Modifier::BOLD | Modifier::REVERSED)
     }
 
-    pub fn attention(&self, attention: Attention) -> Style {
+    pub(crate) fn attention(&self, attention: Attention) -> Style {
         match attention {
             Attention::Failed => self.paint(Color::Red).add_modifier(Modifier::BOLD),
             Attention::Blocked => self.paint(Color::Magenta).add_modifier(Modifier::BOLD),

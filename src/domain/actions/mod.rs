@@ -50,7 +50,7 @@ pub enum ActionError {
 impl ActionError {
     /// Whether the database answered, so the transaction certainly did not commit; otherwise
     /// (a lost connection, say) it may have, and only a lookup can tell.
-    pub fn is_definite(&self) -> bool {
+    pub(crate) fn is_definite(&self) -> bool {
         match self {
             Self::Store(StoreError::Database(sqlx::Error::Database(_))) => true,
             Self::Store(StoreError::Database(_)) | Self::Connect(_) => false,
@@ -61,7 +61,7 @@ impl ActionError {
 
 /// A reason the audit table accepts: not blank, at most [`MAX_REASON_CHARS`] characters
 /// (trimmed). Checked before anything is planned, by every caller.
-pub fn check_reason(reason: &str) -> Result<&str, Refusal> {
+pub(crate) fn check_reason(reason: &str) -> Result<&str, Refusal> {
     let reason = reason.trim();
     let chars = reason.chars().count();
     if chars == 0 {
@@ -111,7 +111,7 @@ fn gate(session: &Session, kind: Kind) -> Result<(), Refusal> {
 }
 
 /// Whether the console's audit log can take actions' records: it exists, with request ids.
-pub fn audit_ready(capabilities: &crate::store::Capabilities) -> Result<(), Refusal> {
+pub(crate) fn audit_ready(capabilities: &crate::store::Capabilities) -> Result<(), Refusal> {
     if !capabilities.has_audit_table {
         return Err(Refusal::NoAuditTable);
     }
@@ -145,7 +145,7 @@ pub async fn plan(session: &Session, action: &Action) -> Result<Plan, ActionErro
 
 /// The audit record of what `request` did of `kind` to the subject `subject_id`, if it was
 /// applied: a re-driven request whose subject is gone (a removed lease) still gets its answer.
-pub async fn applied_before(
+pub(crate) async fn applied_before(
     session: &Session,
     kind: Kind,
     request: RequestId,

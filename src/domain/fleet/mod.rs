@@ -58,7 +58,7 @@ impl FleetSnapshot {
     }
 
     /// Spaces in scope.
-    pub fn total(&self) -> usize {
+    pub(crate) fn total(&self) -> usize {
         self.rows.len()
     }
 }
@@ -124,10 +124,6 @@ impl Fleet {
             loading: false,
             now: None,
         }
-    }
-
-    pub fn thresholds(&self) -> &Thresholds {
-        &self.thresholds
     }
 
     /// The instant the model was last judged at; `None` before the first poll.

@@ -7,24 +7,24 @@
 use uuid::Uuid;
 
 /// The fewest digits a typed prefix or suffix may have: shorter ones name too many ids.
-pub const MIN_PREFIX_DIGITS: usize = 4;
+pub(crate) const MIN_PREFIX_DIGITS: usize = 4;
 
 /// The fewest digits an id is shown with.
-pub const SHOWN_DIGITS: usize = 8;
+pub(crate) const SHOWN_DIGITS: usize = 8;
 
 /// The most leading digits an id is shown with before a suffix says more.
-pub const MAX_SHOWN_PREFIX: usize = 12;
+pub(crate) const MAX_SHOWN_PREFIX: usize = 12;
 
 /// What marks a suffix: ASCII, so that it reads the same on every terminal and in scripts.
-pub const SUFFIX_MARK: &str = "..";
+pub(crate) const SUFFIX_MARK: &str = "..";
 
 /// The widest form ids alike at only one end take: a 12-digit prefix or a marked 12-digit
 /// suffix (ids alike at both ends take more).
-pub const MAX_SHOWN_WIDTH: usize = MAX_SHOWN_PREFIX + SUFFIX_MARK.len();
+pub(crate) const MAX_SHOWN_WIDTH: usize = MAX_SHOWN_PREFIX + SUFFIX_MARK.len();
 
 /// An id argument.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum IdArg {
+pub(crate) enum IdArg {
     Whole(Uuid),
     Prefix(IdPrefix),
     /// The last hex digits of an id, as shown with [`SUFFIX_MARK`].
@@ -33,7 +33,7 @@ pub enum IdArg {
 
 impl IdArg {
     /// How the argument names ids, for "no id … it".
-    pub fn how_it_names(&self) -> &'static str {
+    pub(crate) fn how_it_names(&self) -> &'static str {
         match self {
             Self::Whole(_) => "equals",
             Self::Prefix(_) => "starts with",
@@ -45,14 +45,14 @@ impl IdArg {
 /// The first hex digits of an id, and the range of ids that start with them (so that they are
 /// found through the primary key, not by a scan).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IdPrefix {
-    pub digits: String,
-    pub first: Uuid,
-    pub last: Uuid,
+pub(crate) struct IdPrefix {
+    pub(crate) digits: String,
+    pub(crate) first: Uuid,
+    pub(crate) last: Uuid,
 }
 
 /// Reads an id argument; `Err` says why it is not one.
-pub fn parse_id_arg(text: &str) -> Result<IdArg, String> {
+pub(crate) fn parse_id_arg(text: &str) -> Result<IdArg, String> {
     let text = text.trim();
     let (suffix, text) = match text.strip_prefix(SUFFIX_MARK) {
         Some(rest) => (true, rest),
@@ -87,7 +87,7 @@ pub fn parse_id_arg(text: &str) -> Result<IdArg, String> {
 
 /// Whether `typed` is `expected` as an operator would type it: around spaces, case, hyphens
 /// and the suffix mark aside (a count or an id, shown or whole).
-pub fn same_id_form(typed: &str, expected: &str) -> bool {
+pub(crate) fn same_id_form(typed: &str, expected: &str) -> bool {
     let bare = |text: &str| {
         let text = text.trim();
         hex_digits(text.strip_prefix(SUFFIX_MARK).unwrap_or(text))

@@ -67,7 +67,7 @@ impl Stats {
         *self.last_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
     }
 
-    pub fn last_error(&self) -> Option<String> {
+    pub(crate) fn last_error(&self) -> Option<String> {
         self.last_error
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -124,7 +124,7 @@ impl Simulation {
 
     /// Every worker keeps failing (each of its last attempts was a database error): the
     /// rollout cannot move, and saying so beats a summary that only stops changing.
-    pub fn every_worker_failing(&self) -> bool {
+    pub(crate) fn every_worker_failing(&self) -> bool {
         self.workers > 0 && Stats::get(&self.stats.workers_failing) >= u64::from(self.workers)
     }
 

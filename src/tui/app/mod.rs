@@ -21,12 +21,12 @@ use crate::domain::signals::Thresholds;
 use crate::poller::{Extra, Focus, PollHealth, PollStatus};
 
 /// How long a changed row stays highlighted.
-pub const CHANGE_HIGHLIGHT: Duration = Duration::from_secs(4);
+pub(crate) const CHANGE_HIGHLIGHT: Duration = Duration::from_secs(4);
 /// How long a message stays in the status line.
-pub const MESSAGE_TTL: Duration = Duration::from_secs(8);
+pub(crate) const MESSAGE_TTL: Duration = Duration::from_secs(8);
 /// The smallest terminal the console draws into.
-pub const MIN_WIDTH: u16 = 80;
-pub const MIN_HEIGHT: u16 = 24;
+pub(crate) const MIN_WIDTH: u16 = 80;
+pub(crate) const MIN_HEIGHT: u16 = 24;
 
 /// Fixed facts shown in the header.
 #[derive(Debug, Clone)]
@@ -66,7 +66,7 @@ pub enum View {
 
 impl View {
     /// What the poller must fetch for this view.
-    pub fn focus(&self) -> Focus {
+    pub(crate) fn focus(&self) -> Focus {
         match self {
             View::Board => Focus::Board,
             View::Tenants => Focus::Tenants,
@@ -99,8 +99,8 @@ pub struct BoardState {
 /// A cursor over a list (tenants, leases, audit records).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ListState {
-    pub cursor: usize,
-    pub offset: usize,
+    pub(crate) cursor: usize,
+    pub(crate) offset: usize,
 }
 
 /// The detail view's own state.
@@ -169,36 +169,36 @@ pub struct ChainState {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChainPass {
     /// Where the next run starts: the last record found sound.
-    pub from: Option<crate::domain::audit_chain::ChainHead>,
+    pub(crate) from: Option<crate::domain::audit_chain::ChainHead>,
     /// Records verified in this pass so far (with those verified before `from`).
-    pub records: u64,
+    pub(crate) records: u64,
     /// When the next run may start.
-    pub next_run: Instant,
+    pub(crate) next_run: Instant,
     /// It reads the whole chain, from its start (not only what was added since a head).
-    pub whole: bool,
+    pub(crate) whole: bool,
     /// A head recorded earlier that the pass has not met yet (hex).
-    pub expect: Option<String>,
+    pub(crate) expect: Option<String>,
 }
 
 impl ChainState {
     /// How often the chain is verified again while the audit view is shown.
     pub const EVERY: Duration = Duration::from_secs(60);
     /// How long one run may read.
-    pub const RUN_BUDGET: Duration = Duration::from_secs(5);
+    pub(crate) const RUN_BUDGET: Duration = Duration::from_secs(5);
     /// The rest between two runs of a pass, so a long log is never read without a break.
     pub const PAUSE: Duration = Duration::from_secs(5);
 
     /// How often the whole chain is read again while the audit view is shown.
-    pub const WHOLE_EVERY: Duration = Duration::from_secs(600);
+    pub(crate) const WHOLE_EVERY: Duration = Duration::from_secs(600);
 
     /// Whether the next pass should read the whole chain.
-    pub fn whole_due(&self, now: Instant) -> bool {
+    pub(crate) fn whole_due(&self, now: Instant) -> bool {
         self.whole_at
             .is_none_or(|at| now.saturating_duration_since(at) >= Self::WHOLE_EVERY)
     }
 
     /// Whether a new pass is due at `now`.
-    pub fn due(&self, now: Instant) -> bool {
+    pub(crate) fn due(&self, now: Instant) -> bool {
         self.running.is_none()
             && self.pass.is_none()
             && self
@@ -210,7 +210,7 @@ impl ChainState {
 
 impl HealthView {
     /// The findings of the last check (none before one, or when it failed).
-    pub fn findings(&self) -> &[crate::domain::health::Finding] {
+    pub(crate) fn findings(&self) -> &[crate::domain::health::Finding] {
         match &self.checked {
             Some((_, Ok(health))) => &health.findings,
             _ => &[],
@@ -218,12 +218,12 @@ impl HealthView {
     }
 
     /// How many lines the list has: findings, then outliers.
-    pub fn listed_len(&self) -> usize {
+    pub(crate) fn listed_len(&self) -> usize {
         self.findings().len() + self.outliers.len()
     }
 
     /// The bootstrap of the list's line `index`.
-    pub fn listed(&self, index: usize) -> Option<Uuid> {
+    pub(crate) fn listed(&self, index: usize) -> Option<Uuid> {
         let findings = self.findings();
         match findings.get(index) {
             Some(f) => Some(f.bootstrap_id),
@@ -235,10 +235,10 @@ impl HealthView {
 /// Waiting for the standby to replay an action's commit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AwaitingReplica {
-    pub since: Instant,
+    pub(crate) since: Instant,
     /// The bounded wait is over and the standby had still not replayed it: the board shows
     /// the state before the action until a poll finds the standby caught up.
-    pub gave_up: bool,
+    pub(crate) gave_up: bool,
 }
 
 /// What covers the current view.
@@ -295,7 +295,7 @@ pub struct App {
 impl App {
     /// Ctrl-Z or SIGTSTP: the event loop suspends — unless an action is being applied, whose
     /// transaction would hold its row while the process is stopped.
-    pub fn request_suspend(&mut self) {
+    pub(crate) fn request_suspend(&mut self) {
         match &self.overlay {
             Overlay::Dialog(d) if d.stage == Stage::Applying => {
                 self.say(
@@ -363,7 +363,7 @@ impl App {
     }
 
     /// The focused view's data, when it is for `focus`.
-    pub fn extra_for(&self, focus: &Focus) -> Option<&Extra> {
+    pub(crate) fn extra_for(&self, focus: &Focus) -> Option<&Extra> {
         self.status
             .focused
             .as_ref()
@@ -372,7 +372,7 @@ impl App {
     }
 
     /// The board row at `position` of the board as shown.
-    pub fn row_at(&self, position: usize) -> Option<&Arc<BoardRow>> {
+    pub(crate) fn row_at(&self, position: usize) -> Option<&Arc<BoardRow>> {
         self.board_view()?.get(position)
     }
 
@@ -381,17 +381,13 @@ impl App {
         self.fleet()?.row(id)
     }
 
-    pub fn selected_row(&self) -> Option<&Arc<BoardRow>> {
+    pub(crate) fn selected_row(&self) -> Option<&Arc<BoardRow>> {
         self.row(&self.board.selected?)
     }
 
     /// The database clock now, estimated between polls from the local monotonic clock.
     pub fn db_now(&self) -> Option<DateTime<Utc>> {
         self.status.db_now_at(self.now)
-    }
-
-    pub fn too_small(&self) -> bool {
-        self.size.0 < MIN_WIDTH || self.size.1 < MIN_HEIGHT
     }
 
     /// Whether a row's run state or checkpoint changed recently enough to be highlighted.
@@ -403,14 +399,14 @@ impl App {
     }
 
     /// How long since the last good poll started (local clock: this is about our own polling).
-    pub fn snapshot_age(&self) -> Option<Duration> {
+    pub(crate) fn snapshot_age(&self) -> Option<Duration> {
         self.status
             .polling
             .polled_at
             .map(|at| self.now.saturating_duration_since(at))
     }
 
-    pub fn failing_for(&self) -> Option<Duration> {
+    pub(crate) fn failing_for(&self) -> Option<Duration> {
         self.status
             .polling
             .failing_since

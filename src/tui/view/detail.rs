@@ -81,7 +81,7 @@ fn section<'a>(title: &'a str, theme: &Theme) -> Line<'a> {
     Line::from(Span::styled(format!(" ── {title} "), theme.key()))
 }
 
-pub fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>> {
+pub(crate) fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<Line<'a>> {
     let b = &d.bootstrap;
     let now = d.db_now;
     let ascii = app.display.ascii;

@@ -4,7 +4,7 @@ use crate::domain::ids::IdNames;
 use crate::domain::model::Checkpoint;
 use crate::domain::signals::Attention;
 /// The five checkpoints as a pipeline: done, current, still to come.
-pub fn pipeline(current: Checkpoint, ascii: bool) -> String {
+pub(crate) fn pipeline(current: Checkpoint, ascii: bool) -> String {
     let (done, here, todo) = if ascii {
         ('#', '@', '.')
     } else {
@@ -21,7 +21,7 @@ pub fn pipeline(current: Checkpoint, ascii: bool) -> String {
 }
 
 /// A bar of `width` cells filled to `fraction`.
-pub fn bar(fraction: f64, width: usize, ascii: bool) -> String {
+pub(crate) fn bar(fraction: f64, width: usize, ascii: bool) -> String {
     let (full, empty) = if ascii { ('#', '.') } else { ('█', '░') };
     let filled = ((fraction.clamp(0.0, 1.0) * width as f64).round() as usize).min(width);
     std::iter::repeat_n(full, filled)
@@ -30,7 +30,7 @@ pub fn bar(fraction: f64, width: usize, ascii: bool) -> String {
 }
 
 /// The attention flag as text, so state never depends on colour.
-pub fn flag(attention: Attention) -> &'static str {
+pub(crate) fn flag(attention: Attention) -> &'static str {
     match attention {
         Attention::Failed => "FAILED",
         Attention::Blocked => "BLOCKED",
@@ -46,7 +46,7 @@ pub fn flag(attention: Attention) -> &'static str {
 
 /// A column that holds every shown id in scope (the same width on every page and frame): 8 to
 /// 14 characters, more only for ids alike at both ends.
-pub fn id_width(names: &IdNames) -> u16 {
+pub(crate) fn id_width(names: &IdNames) -> u16 {
     // Forms wider than usual (ids alike at both ends) are never cut: a cut form names
     // another id, or none.
     u16::try_from(names.widest()).unwrap_or(u16::MAX)
