@@ -86,14 +86,23 @@ pub(super) async fn run(
     };
     let mut poll_now = false;
     let mut focus_changed = false;
+    // Waits for a standby to replay an action run beside the loop (pause and focus requests
+    // are not held behind them); polls wait for them, and the poll after one shows the action.
+    let (replayed, mut replay_answers) = mpsc::unbounded_channel::<(ReplayMark, bool)>();
+    let mut replays_awaited = 0usize;
     loop {
         let due = if poll_now {
             Instant::now()
         } else {
             fetcher.cadence.next_start(Instant::now())
         };
-        let polling = poll_now || !fetcher.polling.paused;
+        let polling = (poll_now || !fetcher.polling.paused) && replays_awaited == 0;
         tokio::select! {
+            Some((mark, held)) = replay_answers.recv() => {
+                replays_awaited = replays_awaited.saturating_sub(1);
+                fetcher.replay_answered(mark, held);
+                poll_now = true;
+            }
             request = inbox.recv() => {
                 let Some(request) = request else { return };
                 match request {
@@ -114,8 +123,12 @@ pub(super) async fn run(
                         fetcher.focus = focus;
                     }
                     Request::AwaitReplay(mark) => {
-                        fetcher.await_replay(&mark).await;
-                        poll_now = true;
+                        replays_awaited += 1;
+                        let (session, replayed) = (fetcher.session.clone(), replayed.clone());
+                        tokio::spawn(async move {
+                            let held = await_replay(&session, &mark).await;
+                            let _ = replayed.send((mark, held));
+                        });
                     }
                 }
             }
@@ -312,43 +325,18 @@ impl Fetcher {
         self.polling.primary = Some(session.store().target().to_string());
     }
 
-    /// Waits until where polls read holds what an action wrote (checked every 50 ms): its
-    /// audit records, or else its WAL position replayed; at most [`REPLAY_WAIT`]. A primary
-    /// has nothing to replay.
-    async fn await_replay(&mut self, mark: &ReplayMark) {
-        let replayed = async {
-            while !self.holds(mark).await {
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        };
-        match tokio::time::timeout(REPLAY_WAIT, replayed).await {
-            Ok(()) => self.polling.replay_confirmed = Some(Instant::now()),
-            Err(_) => {
-                tracing::warn!(
-                    "the standby did not hold the action's records ({}) after {}s",
-                    mark.position,
-                    REPLAY_WAIT.as_secs()
-                );
-                // Asked again before each poll, so the poll that first shows it says so.
-                self.unreplayed = Some(mark.clone());
-            }
-        }
-    }
-
-    /// Whether where polls read holds `mark`: its audit records, or else its WAL position.
-    async fn holds(&self, mark: &ReplayMark) -> bool {
-        let reader = self.session.reader().pool();
-        match replica::holds_audit(&reader, &mark.audit_ids).await {
-            Some(held) => held,
-            None => match replica::replay_position(&reader).await {
-                Ok(Some(replayed)) => replayed >= mark.position,
-                // A primary (the standby gone or promoted) has it.
-                Ok(None) => true,
-                Err(e) => {
-                    tracing::debug!("the standby's replay position: {e}");
-                    false
-                }
-            },
+    /// What the wait for a standby to replay `mark` found.
+    fn replay_answered(&mut self, mark: ReplayMark, held: bool) {
+        if held {
+            self.polling.replay_confirmed = Some(Instant::now());
+        } else {
+            tracing::warn!(
+                "the standby did not hold the action's records ({}) after {}s",
+                mark.position,
+                REPLAY_WAIT.as_secs()
+            );
+            // Asked again before each poll, so the poll that first shows it says so.
+            self.unreplayed = Some(mark);
         }
     }
 
@@ -357,7 +345,7 @@ impl Fetcher {
         let Some(mark) = self.unreplayed.clone() else {
             return;
         };
-        let asked = tokio::time::timeout(Duration::from_secs(2), self.holds(&mark));
+        let asked = tokio::time::timeout(Duration::from_secs(2), holds(&self.session, &mark));
         if matches!(asked.await, Ok(true)) {
             self.unreplayed = None;
             self.polling.replay_confirmed = Some(Instant::now());
@@ -436,5 +424,34 @@ fn log_lag_changes(before: Option<&Replication>, now: Option<&Replication>) {
         ),
         (Some(_), None) if now.is_some() => tracing::info!("the standby has caught up"),
         _ => {}
+    }
+}
+
+/// Waits until where polls read holds what an action wrote (checked every 50 ms): its audit
+/// records, or else its WAL position replayed; at most [`REPLAY_WAIT`]. A primary has nothing
+/// to replay. Whether it was held in time.
+async fn await_replay(session: &Session, mark: &ReplayMark) -> bool {
+    let replayed = async {
+        while !holds(session, mark).await {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(REPLAY_WAIT, replayed).await.is_ok()
+}
+
+/// Whether where polls read holds `mark`: its audit records, or else its WAL position.
+async fn holds(session: &Session, mark: &ReplayMark) -> bool {
+    let reader = session.reader().pool();
+    match replica::holds_audit(&reader, &mark.audit_ids).await {
+        Some(held) => held,
+        None => match replica::replay_position(&reader).await {
+            Ok(Some(replayed)) => replayed >= mark.position,
+            // A primary (the standby gone or promoted) has it.
+            Ok(None) => true,
+            Err(e) => {
+                tracing::debug!("the standby's replay position: {e}");
+                false
+            }
+        },
     }
 }
