@@ -24,8 +24,7 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
-use futures::StreamExt;
+use crossterm::event::{Event as TermEvent, KeyEventKind};
 use tokio::sync::{mpsc, watch};
 
 use crate::domain::actions::{self, Verdict};
@@ -192,7 +191,7 @@ async fn event_loop(
     app.scope_note = options.scope_note.clone();
     app.thresholds = options.thresholds;
     let (results, mut inbox) = mpsc::unbounded_channel::<Event>();
-    let mut input = EventStream::new();
+    let mut input = terminal::key_reader();
     let mut tick = tokio::time::interval(TICK);
     // After a long suspend (or a sleeping laptop) one tick, not a burst of them.
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -208,7 +207,7 @@ async fn event_loop(
             break gone_or(e)?;
         }
         let event = tokio::select! {
-            term = input.next() => match term {
+            term = input.recv() => match term {
                 Some(Ok(TermEvent::Key(key))) if key.kind != KeyEventKind::Release => Event::Key(key),
                 Some(Ok(TermEvent::Resize(width, height))) => Event::Resize(width, height),
                 Some(Ok(_)) => continue,

@@ -62,10 +62,46 @@ pub(crate) fn leave() -> io::Result<()> {
 }
 
 /// Whether the terminal on standard input is still there (after a hang-up it answers EIO,
-/// and the console may not get SIGHUP — a relay, an orphaned process group).
+/// and the console may not get SIGHUP — a relay, an orphaned process group). A terminal whose
+/// other side closed can still answer as a terminal; it reports the hang-up when polled, which
+/// the key reader may never pass on (its own thread meets the error, not the console).
 pub(crate) fn still_there() -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
     use std::io::IsTerminal;
-    io::stdin().is_terminal()
+    use std::os::fd::AsFd;
+    let stdin = io::stdin();
+    if !stdin.is_terminal() {
+        return false;
+    }
+    let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+    match poll(&mut fds, PollTimeout::ZERO) {
+        Ok(_) => !fds[0]
+            .revents()
+            .is_some_and(|r| r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR)),
+        Err(_) => true,
+    }
+}
+
+/// The terminal's keys and resizes, read on a thread of their own: the event loop only
+/// receives them, so a reader that stops returning (crossterm reads a terminal whose other
+/// side closed again and again) cannot hold it, and [`still_there`] still ends the console.
+/// The channel closes after the first error, which is passed on.
+pub(crate) fn key_reader()
+-> tokio::sync::mpsc::UnboundedReceiver<io::Result<crossterm::event::Event>> {
+    let (events, received) = tokio::sync::mpsc::unbounded_channel();
+    std::thread::Builder::new()
+        .name("keys".into())
+        .spawn(move || {
+            loop {
+                let event = crossterm::event::read();
+                let failed = event.is_err();
+                if events.send(event).is_err() || failed {
+                    break;
+                }
+            }
+        })
+        .ok();
+    received
 }
 
 /// Whether a shell with job control can bring a stopped console back: not when the console

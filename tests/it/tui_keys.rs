@@ -5,7 +5,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use bootstrap_console::domain::actions::{Action, Change, Confirmation, Kind, Plan, Verdict};
+use bootstrap_console::domain::actions::{Action, Confirmation, Kind, Plan, Verdict};
 use bootstrap_console::domain::board::{BoardRow, Quick, SortKey};
 use bootstrap_console::domain::ids::IdNames;
 use bootstrap_console::domain::model::RunState;
@@ -52,21 +52,7 @@ fn visible_tenants(console: &Console) -> Vec<String> {
 }
 
 fn ok_plan(action: Action) -> Plan {
-    Plan {
-        action,
-        tenant_id: Some("acme".into()),
-        knowledge_space_id: Some(id(1)),
-        now: None,
-        meanwhile: None,
-        evidence: Vec::new(),
-        forced: false,
-        applied_before: None,
-        verdict: Ok(vec![Change {
-            what: "run_state".into(),
-            from: "failed".into(),
-            to: "queued".into(),
-        }]),
-    }
+    screens::plan_changing(action, &[("run_state", "failed", "queued")])
 }
 
 /// The plan request among `effects`: (dialog, round, actions).

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use bootstrap_console::domain::actions::{Change, Plan};
+use bootstrap_console::domain::actions::Plan;
 use bootstrap_console::domain::audit_chain::{Break, ChainHead, Verification};
 use bootstrap_console::poller::{Extra, Focus};
 use bootstrap_console::tui::app::{App, Overlay, View};
@@ -128,50 +128,9 @@ fn the_help_screen() {
 #[test]
 fn the_retry_dialog_shows_the_plan_and_asks_for_a_reason() {
     for size in SIZES {
-        let mut app = screens::app(size, Extra::None, Focus::Board);
-        let effects = update::update(&mut app, key('r'));
-        let (dialog, round) = match effects.as_slice() {
-            [update::Effect::Plan { dialog, round, .. }] => (*dialog, *round),
-            other => panic!("expected a plan request: {other:?}"),
-        };
-        let Overlay::Dialog(open) = &mut app.overlay else {
-            panic!("the dialog is open")
-        };
-        // A fixed request id, so the picture does not change from run to run.
-        open.request = bootstrap_console::domain::actions::RequestId::from_uuid(id(42));
-        let plan = Plan {
-            action: open.actions[0].clone(),
-            tenant_id: Some("acme".into()),
-            knowledge_space_id: Some(id(1)),
-            now: None,
-            meanwhile: None,
-            evidence: Vec::new(),
-            forced: false,
-            applied_before: None,
-            verdict: Ok(vec![
-                Change {
-                    what: "run_state".into(),
-                    from: "failed".into(),
-                    to: "queued".into(),
-                },
-                Change {
-                    what: "row_version".into(),
-                    from: "7".into(),
-                    to: "8".into(),
-                },
-            ]),
-        };
-        update::update(
-            &mut app,
-            Event::Planned {
-                dialog,
-                round,
-                plans: Ok(vec![plan]),
-            },
-        );
-        for c in "parser fixed".chars() {
-            update::update(&mut app, key(c));
-        }
+        let changes = [("run_state", "failed", "queued"), ("row_version", "7", "8")];
+        let plan = |action| screens::plan_changing(action, &changes);
+        let app = dialog_after(size, "r", plan, "parser fixed");
         snapshot("dialog_retry", &app);
     }
 }
@@ -533,21 +492,7 @@ fn changes_plan(
     to: &str,
 ) -> impl Fn(bootstrap_console::domain::actions::Action) -> Plan {
     let (from, to) = (from.to_string(), to.to_string());
-    move |action| Plan {
-        action,
-        tenant_id: Some("acme".into()),
-        knowledge_space_id: Some(id(1)),
-        now: None,
-        meanwhile: None,
-        evidence: Vec::new(),
-        forced: false,
-        applied_before: None,
-        verdict: Ok(vec![Change {
-            what: "run_state".into(),
-            from: from.clone(),
-            to: to.clone(),
-        }]),
-    }
+    move |action| screens::plan_changing(action, &[("run_state", &from, &to)])
 }
 
 #[test]

@@ -444,3 +444,29 @@ pub fn many(n: usize) -> Fleet {
     });
     fleet
 }
+
+/// A plan for `action` in tenant acme, space 1, that would make `changes` (what, from, to).
+pub fn plan_changing(
+    action: bootstrap_console::domain::actions::Action,
+    changes: &[(&str, &str, &str)],
+) -> bootstrap_console::domain::actions::Plan {
+    use bootstrap_console::domain::actions::{Change, Plan};
+    Plan {
+        action,
+        tenant_id: Some("acme".into()),
+        knowledge_space_id: Some(id(1)),
+        now: None,
+        meanwhile: None,
+        evidence: Vec::new(),
+        forced: false,
+        applied_before: None,
+        verdict: Ok(changes
+            .iter()
+            .map(|(what, from, to)| Change {
+                what: (*what).into(),
+                from: (*from).into(),
+                to: (*to).into(),
+            })
+            .collect()),
+    }
+}
