@@ -92,8 +92,14 @@ pub(crate) fn key_reader()
     std::thread::Builder::new()
         .name("keys".into())
         .spawn(move || {
-            loop {
-                let event = crossterm::event::read();
+            // Reads only what is there, and stops once the console stops listening: keys
+            // typed while it exits stay for the shell.
+            while !events.is_closed() {
+                let event = match crossterm::event::poll(std::time::Duration::from_millis(100)) {
+                    Ok(false) => continue,
+                    Ok(true) => crossterm::event::read(),
+                    Err(e) => Err(e),
+                };
                 let failed = event.is_err();
                 if events.send(event).is_err() || failed {
                     break;
