@@ -14,7 +14,8 @@ use uuid::Uuid;
 use super::args::{self, ActionArgs, ConfirmArgs, LeaseRemoveArgs};
 use super::{Failure, exit, outln, scope};
 use crate::domain::actions::{
-    self, Action, BootstrapKind, Confirmation, Kind, Plan, Refusal, RequestId, SeenBootstrap, Tally,
+    self, Action, BootstrapKind, Confirmation, Kind, Plan, Planned, Refusal, RequestId,
+    SeenBootstrap, Tally,
 };
 use crate::domain::ids::{self, IdArg, IdNames, parse_id_arg};
 use crate::domain::report::Rows;
@@ -287,7 +288,7 @@ async fn bootstrap_action_on(
             exit::REFUSED
         }));
     }
-    let plans = plan_all(session, &to_plan).await?;
+    let plans = actions::plan_all(session, &to_plan).await?;
     let mut run = Run::new(unknown.len());
     run.act(session, plans, &args.confirm, checked).await
 }
@@ -351,13 +352,9 @@ async fn remove_lease_on(
         return Ok(ExitCode::from(exit::REFUSED));
     };
     let action = Action::remove_lease(lease.identity(), args.force, checked.request);
-    let plans = plan_all(session, &[action]).await?;
+    let plans = actions::plan_all(session, &[action]).await?;
     let mut run = Run::new(0);
     run.act(session, plans, &args.confirm, checked).await
-}
-
-async fn plan_all(session: &Session, actions: &[Action]) -> Result<Vec<Plan>, Failure> {
-    Ok(actions::plan_all(session, actions).await?.plans)
 }
 
 /// The tally of one command's actions: what the plans refused, then what applying did.
@@ -391,16 +388,19 @@ impl Run {
     async fn act(
         &mut self,
         session: &Session,
-        plans: Vec<Plan>,
+        planned: Planned,
         flags: &ConfirmArgs,
         checked: &Checked,
     ) -> Result<ExitCode, Failure> {
         outln!("request {}", checked.request);
-        let applicable = self.show(&plans, &session.names());
+        self.show(&planned.plans, &session.names());
         // A re-driven request's actions applied before are done: said once, never re-applied.
-        let (done, applicable): (Vec<&Plan>, Vec<&Plan>) = applicable
-            .into_iter()
-            .partition(|p| p.applied_before.is_some());
+        let done: Vec<&Plan> = planned
+            .plans
+            .iter()
+            .filter(|p| p.applied_before.is_some())
+            .collect();
+        let applicable = planned.to_apply();
         let already = if done.is_empty() {
             String::new()
         } else {
@@ -431,7 +431,7 @@ impl Run {
         // Only new work needs a confirmation.
         if !flags.yes {
             let verb = applicable[0].action.kind().verb();
-            let confirmation = Confirmation::for_plans(&applicable, &session.names());
+            let confirmation = planned.confirmation(&session.names());
             confirmed(&confirmation, verb, &checked.reason).await?;
         }
         let to_apply: Vec<Action> = applicable.iter().map(|p| p.action.clone()).collect();
@@ -538,17 +538,15 @@ impl Run {
         )
     }
 
-    /// Prints every plan; returns the ones that would apply.
-    fn show<'p>(&mut self, plans: &'p [Plan], names: &IdNames) -> Vec<&'p Plan> {
+    /// Prints every plan, counting the refused ones.
+    fn show(&mut self, plans: &[Plan], names: &IdNames) {
         // One line per space for bulk actions; the whole plan for a single one.
         let detailed = plans.len() == 1;
-        let mut applicable = Vec::new();
         for plan in plans {
             let target = plan.action.target(names);
             let verb = plan.action.kind().verb();
             if let Some(audit_id) = plan.applied_before {
                 outln!("{target}: {verb} already applied (audit record {audit_id})");
-                applicable.push(plan);
                 continue;
             }
             match &plan.verdict {
@@ -563,12 +561,10 @@ impl Run {
                     for change in changes {
                         outln!("  {}", text::clean(&change.to_string(), 200));
                     }
-                    applicable.push(plan);
                 }
                 Ok(changes) => {
                     let first = changes.first().map(|c| c.to_string()).unwrap_or_default();
                     outln!("{target}: {verb}: {}", text::clean(&first, 120));
-                    applicable.push(plan);
                 }
                 Err(refusal) => {
                     self.tally.refused += 1;
@@ -584,7 +580,6 @@ impl Run {
                 }
             }
         }
-        applicable
     }
 }
 
