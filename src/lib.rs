@@ -7,7 +7,7 @@
 //!
 //! # Crate map
 //!
-//! Layers point down only: `cli → tui → poller → domain → store`. The store never imports the
+//! Layers point down only: `cli → tui → poller → domain → topology → store`. The store never imports the
 //! domain (it returns rows; the domain turns them into types), and nothing below `tui` knows
 //! about a terminal. Operator actions write to the database only through [`domain::actions`]
 //! (which runs [`store::write`]); the console's own schema units are applied by `migrate`
@@ -37,13 +37,18 @@
 //!   * [`domain::fleet`] — the resident model kept current by changes; [`domain::board`] — its
 //!     vocabulary; [`domain::pace`], [`domain::progress`], [`domain::outliers`] — rates;
 //!   * [`domain::actions`] — retry, cancel and lease removal: plan, confirm, apply;
-//!   * [`domain::session`] — store, scope, access and the primary/standby topology;
+//!   * [`domain::session`] — who acts, the tenant scope, the thresholds; [`domain::reads`] —
+//!     every read, on one topology snapshot; [`domain::detail`] — one space in depth;
 //!   * [`domain::report`], [`domain::gate`], [`domain::health`] — `status`, `status --until`,
 //!     `check`; [`domain::audit_chain`] — verifying the audit log;
 //!   * [`domain::ids`], [`domain::text`], [`domain::duration`], [`domain::scope`],
 //!     [`domain::refusal`], [`domain::actor`] — ids as typed and shown, untrusted text,
 //!     durations, tenant scopes, refusals, who acts.
-//! * [`store`] — every SQL statement the console runs:
+//! * [`topology`] — the task that owns one database's connections (primary, standby, listed
+//!   hosts, failover, the promotion and split-brain guards) and publishes where reads and
+//!   writes go, and whether actions are allowed, as immutable snapshots.
+//! * [`store`] — every SQL statement the console runs; [`store::db`] — one server and the one
+//!   way a transaction opens:
 //!   * [`store::connect`], [`store::conninfo`], [`store::hosts`] — targets, libpq spellings,
 //!     several hosts; [`store::capabilities`] — what the database offers, found at connect;
 //!   * [`store::sync`] (with the statements of [`store::fleet`]) — the incremental read model;
@@ -80,4 +85,5 @@ pub mod logging;
 pub mod poller;
 pub mod sandbox;
 pub mod store;
+pub mod topology;
 pub mod tui;

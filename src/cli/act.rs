@@ -19,9 +19,10 @@ use crate::domain::actions::{
 };
 use crate::domain::ids::{self, IdArg, IdNames, parse_id_arg};
 use crate::domain::report::Rows;
-use crate::domain::session::{OpenError, Session, SessionOptions};
+use crate::domain::session::{Session, SessionOptions};
 use crate::domain::text;
 use crate::store::read::IdTable;
+use crate::topology::OpenError;
 
 /// An id argument, checked before anything is connected: a whole UUID or its first hex digits.
 fn parse_id(text: &str, what: &str) -> Result<IdArg, Failure> {
@@ -46,7 +47,7 @@ async fn resolve_id(
         IdArg::Prefix(prefix) => prefix.digits.clone(),
         IdArg::Suffix(digits) => format!("{}{digits}", ids::SUFFIX_MARK),
     };
-    match session.id_named(table, arg).await? {
+    match session.reads().id_named(table, arg).await? {
         Ok(found) => Ok(found),
         Err(candidates) => {
             let shown: Vec<String> = candidates.iter().take(5).map(Uuid::to_string).collect();
@@ -195,14 +196,15 @@ pub(super) async fn bootstrap_action(
 /// What would stop every action, said before anything is planned: the console's schema
 /// missing or outdated (exit 5), or grants this role lacks (exit 8).
 fn require_writable(session: &Session, kind: Kind) -> Result<(), Failure> {
-    let capabilities = session.capabilities();
+    let topology = session.topology();
+    let capabilities = topology.capabilities();
     actions::audit_ready(capabilities).map_err(|r| Failure::ConsoleSchema(r.to_string()))?;
     if capabilities.in_recovery {
         return Err(Failure::Refused(format!(
             "the database at {} is a standby (in recovery), which cannot be written: actions \
              go to the primary — name it with --database-url (several hosts may be listed; the \
              primary among them is used)",
-            session.store().target()
+            session.topology().primary().host()
         )));
     }
     // Only the grants this action needs: a role may be allowed some actions and not others.
@@ -229,7 +231,7 @@ async fn bootstrap_action_on(
     let mut unknown = Vec::new();
     let mut to_plan = Vec::new();
     if ids.is_empty() {
-        let now = session.database_now().await?;
+        let now = session.reads().database_now().await?;
         let filter = args.filter.report_filter();
         let mut rows =
             Rows::new(session, now, &filter, session.thresholds()).page_size(args.limit as i64 + 1);
@@ -255,7 +257,7 @@ async fn bootstrap_action_on(
                     return Ok(ExitCode::from(exit::REFUSED));
                 }
             };
-            match session.find_bootstrap(id).await? {
+            match session.reads().find_bootstrap(id).await? {
                 Some(b) => {
                     let action = make(SeenBootstrap::from(&b), checked.request);
                     to_plan.push(match args.row_version {
@@ -276,7 +278,7 @@ async fn bootstrap_action_on(
     }
     // Every id printed from here on is told apart from the others in scope.
     let shown: Vec<Uuid> = to_plan.iter().flat_map(Action::shown_ids).collect();
-    session.read_names_around(&shown).await?;
+    session.reads().names_around(&shown).await?;
     for id in &unknown {
         outln!("{id}: refused — no bootstrap or space has this id");
     }
@@ -332,11 +334,11 @@ async fn remove_lease_on(
 ) -> Result<ExitCode, Failure> {
     require_writable(session, Kind::RemoveLease)?;
     scope::require_known_tenant(session).await?;
-    let lease = session.find_lease(id).await?;
+    let lease = session.reads().find_lease(id).await?;
     let shown = lease
         .as_ref()
         .map_or(vec![id], |l| vec![l.id, l.knowledge_space_id]);
-    let names = session.read_names_around(&shown).await?;
+    let names = session.reads().names_around(&shown).await?;
     let Some(lease) = lease else {
         // A re-driven removal finds its lease gone: its own doing, if the audit says so.
         let done = actions::applied_before(session, Kind::RemoveLease, checked.request, id);

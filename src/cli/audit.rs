@@ -7,9 +7,10 @@ use std::process::ExitCode;
 use super::args::{AuditVerifyArgs, GrantsArgs, ReadArgs};
 use super::{Failure, exit, outln};
 use crate::domain::audit_chain::{self, HEAD_PREFIX, Start, is_head_hex};
-use crate::domain::session::{OpenError, Session};
+use crate::domain::session::Session;
 use crate::domain::signals::Thresholds;
 use crate::store::grants::{self, Duty, GrantsFor};
+use crate::topology::OpenError;
 
 pub(super) async fn verify(args: &AuditVerifyArgs) -> Result<ExitCode, Failure> {
     let expected = args.expect_head.as_deref().map(str::trim);
@@ -50,6 +51,7 @@ async fn run(session: &Session, expected: Option<&str>) -> Result<ExitCode, Fail
     }
     let found = found?;
     let owner = session
+        .topology()
         .capabilities()
         .audit_owner
         .as_deref()
@@ -102,8 +104,9 @@ async fn run(session: &Session, expected: Option<&str>) -> Result<ExitCode, Fail
 
 /// The chain can be read: the table is there, chained, and this role may read it.
 fn chain_readable(session: &Session) -> Result<(), Failure> {
-    let caps = session.capabilities();
-    let target = session.store().target();
+    let topology = session.topology();
+    let caps = topology.capabilities();
+    let target = topology.primary().host();
     if !caps.has_audit_table {
         return Err(Failure::ConsoleSchema(format!(
             "the database at {target} has no audit log: `bootstrap-console migrate` creates it"

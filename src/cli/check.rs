@@ -113,7 +113,7 @@ fn json(found: &LedgerCheck, session: &crate::domain::session::Session) {
     let document = Document {
         schema: SCHEMA,
         database_time: found.database_time,
-        target: session.store().target().to_string(),
+        target: session.topology().primary().host().to_string(),
         tenant_scope: session.tenant_scope(),
         bootstraps_checked: found.bootstraps_checked,
         skipped: &found.skipped,

@@ -81,7 +81,7 @@ pub(super) async fn wait(
 /// One reading: the summary (one aggregate statement) and the leases (a small table).
 async fn read(session: &Session, until: Checkpoint) -> Result<GateReading, Failure> {
     let report = report::summarize(session, session.thresholds()).await?;
-    let leases = session.leases().await?;
+    let leases = session.reads().leases().await?;
     let unreadable = u32::try_from(report.unreadable.len()).unwrap_or(u32::MAX);
     Ok(GateReading::new(
         until,

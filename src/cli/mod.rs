@@ -23,12 +23,12 @@ pub(crate) use args::{
 };
 
 use crate::domain::actions::BootstrapKind;
-use crate::domain::session::OpenError;
 use crate::sandbox::SandboxFailure;
 use crate::sandbox::sim::SeedError;
 use crate::store::StoreError;
 use crate::store::connect::ConnectError;
 use crate::store::schema::SchemaError;
+use crate::topology::OpenError;
 
 /// An expected failure: one sentence on stderr and a documented exit code, no backtrace.
 #[derive(Debug, thiserror::Error)]
@@ -76,9 +76,9 @@ impl From<crate::domain::actions::ActionError> for Failure {
     }
 }
 
-impl From<crate::domain::session::DetailError> for Failure {
-    fn from(error: crate::domain::session::DetailError) -> Self {
-        use crate::domain::session::DetailError;
+impl From<crate::domain::detail::DetailError> for Failure {
+    fn from(error: crate::domain::detail::DetailError) -> Self {
+        use crate::domain::detail::DetailError;
         match error {
             DetailError::Store(e) => Self::Store(e),
             DetailError::Row(e) => Self::Refused(e.to_string()),

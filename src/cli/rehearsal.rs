@@ -266,7 +266,7 @@ async fn watch_text(
                 crate::domain::text::clean(&last, 300)
             )));
         }
-        match session.sync(&mut sync, period).await {
+        match session.reads().sync(&mut sync, period).await {
             Ok(changes) => {
                 fleet.apply(changes);
                 outln!("{}", summary_line(label, &fleet, simulation.stats()));

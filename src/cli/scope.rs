@@ -5,7 +5,9 @@ use super::Failure;
 use crate::domain::session::Session;
 
 pub(super) async fn require_known_tenant(session: &Session) -> Result<(), Failure> {
-    let (Some(tenant), Some(found)) = (session.tenant_scope(), session.scope_match().await?) else {
+    let (Some(tenant), Some(found)) =
+        (session.tenant_scope(), session.reads().scope_match().await?)
+    else {
         return Ok(());
     };
     match found.sentence(tenant) {

@@ -27,9 +27,10 @@ use crate::domain::board::{BoardRow, Summary};
 use crate::domain::ids::{IdNames, MAX_SHOWN_WIDTH, SHOWN_DIGITS};
 use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::report::{self, Report, Rows};
-use crate::domain::session::{OpenError, Session, SessionOptions};
+use crate::domain::session::{Session, SessionOptions};
 use crate::domain::signals::Attention;
 use crate::domain::text;
+use crate::topology::OpenError;
 
 pub(crate) const SCHEMA: &str = "bootstrap-console.status/v1";
 
@@ -74,7 +75,7 @@ pub(super) async fn open_to_read(
     if let Some(read) = read {
         match session.add_reader(&read).await {
             Ok(()) => {
-                if let Some(warning) = session.reader_warning() {
+                if let Some(warning) = session.topology().reader_warning() {
                     super::say(&format!("bootstrap-console: {warning}"));
                 }
             }
@@ -99,7 +100,7 @@ async fn report_on(session: &Session, args: &StatusArgs) -> Result<ExitCode, Fai
     }
     let thresholds = *session.thresholds();
     // One instant for everything; the first page is read while the summary is computed.
-    let (now, replication) = session.read_clock().await?;
+    let (now, replication) = session.reads().clock().await?;
     let mut pages = Rows::new(session, now, &args.filter.report_filter(), &thresholds).prefetch();
     // The first pages (a table's ids are named from them) are read while the summary is made.
     let first_pages = async {
@@ -118,7 +119,7 @@ async fn report_on(session: &Session, args: &StatusArgs) -> Result<ExitCode, Fai
         if args.json {
             Ok(None)
         } else {
-            session.read_names().await.map(Some)
+            session.reads().names().await.map(Some)
         }
     };
     let (report, first, names) = tokio::join!(
@@ -134,11 +135,11 @@ async fn report_on(session: &Session, args: &StatusArgs) -> Result<ExitCode, Fai
         None => Output::Json(JsonOutput::begin(
             &report,
             // The host in use, when several were listed; the standby read is named below.
-            &session.store().target().to_string(),
+            &session.topology().primary().host().to_string(),
             session.tenant_scope(),
             replication
                 .as_ref()
-                .map(|r| (r, session.reader().target().to_string())),
+                .map(|r| (r, session.topology().reads().host().to_string())),
         )),
     };
     let mut shown = 0usize;

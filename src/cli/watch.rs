@@ -32,7 +32,9 @@ pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
         session.close().await;
         return Err(e.into());
     }
-    if let (Some(tenant), Some(found)) = (session.tenant_scope(), session.scope_match().await?) {
+    if let (Some(tenant), Some(found)) =
+        (session.tenant_scope(), session.reads().scope_match().await?)
+    {
         options.scope_note = found.sentence(tenant);
     }
     run_console(session, options, signals.wait()).await

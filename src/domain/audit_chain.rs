@@ -57,6 +57,7 @@ use crate::domain::session::Session;
 use crate::store::StoreError;
 use crate::store::audit_chain as store;
 pub use crate::store::audit_chain::{ChainHead, Link};
+use crate::store::db::read_retried;
 
 impl ChainHead {
     pub(crate) fn hex(&self) -> String {
@@ -307,16 +308,14 @@ pub(crate) async fn verify(
     start: &Start,
     mut progress: impl FnMut(u64),
 ) -> Result<Verification, StoreError> {
-    let pool = session.reader().pool();
-    let unprotected = session
-        .retried("the audit log's guards", || {
-            store::missing_protections(&pool)
-        })
-        .await?;
+    let topology = session.topology();
+    let unprotected = read_retried!(topology.reads(), "the audit log's guards", |c| {
+        store::missing_protections(c)
+    })?;
     // Read before the records: a record committed during the walk moves it past them.
-    let kept = session
-        .retried("the audit chain's head", || store::kept_head(&pool))
-        .await?;
+    let kept = read_retried!(topology.reads(), "the audit chain's head", |c| {
+        store::kept_head(c)
+    })?;
     let mut walk = Walk {
         end_checked: kept.is_some() || start.expect_head.is_some(),
         found_expected: start.expect_head.is_none(),
@@ -328,9 +327,9 @@ pub(crate) async fn verify(
     let mut next = start.from.as_ref().map_or(0, |from| from.seq);
     let mut first = start.from.clone();
     loop {
-        let page = session
-            .retried("the audit chain", || store::links_from(&pool, next))
-            .await?;
+        let page = read_retried!(topology.reads(), "the audit chain", |c| store::links_from(
+            c, next
+        ))?;
         let last_page = (page.len() as i64) < store::PAGE;
         for link in page {
             if let Some(from) = first.take() {
@@ -472,16 +471,12 @@ impl Walk {
 /// Why `link` does not follow `previous`: its real predecessor is elsewhere (reordered), gone
 /// (removed, when positions are missing between them), or was rewritten (changed).
 async fn unlinked(session: &Session, walk: &Walk, link: &Link) -> Result<Break, StoreError> {
-    let pool = session.reader().pool();
+    let topology = session.topology();
     let previous = walk.previous.as_ref();
     let chained_after = match &link.prev_hash {
-        Some(prev_hash) => {
-            session
-                .retried("the audit chain", || {
-                    store::record_with_hash(&pool, prev_hash)
-                })
-                .await?
-        }
+        Some(prev_hash) => read_retried!(topology.reads(), "the audit chain", |c| {
+            store::record_with_hash(c, prev_hash)
+        })?,
         None => None,
     };
     if let Some((chained_after, its_seq, its_prev)) = chained_after {

@@ -28,6 +28,7 @@ use uuid::Uuid;
 use super::session::Session;
 use super::text;
 use crate::store::StoreError;
+use crate::store::db::read_retried;
 use crate::store::health::{self as sql, Abandoned, HeadMismatch, ItemCounts};
 
 /// Bootstraps per batch of the item checks: a statement reads their items only.
@@ -149,14 +150,12 @@ pub(crate) async fn check(
     batch: i64,
     mut progress: impl FnMut(i64, i64),
 ) -> Result<LedgerCheck, StoreError> {
-    let pool = session.reader().pool();
+    let topology = session.topology();
     let tenant = session.tenant_scope();
     let mut health = LedgerCheck::default();
     // What the database has, found when the check starts (a check is its own session's
     // work): only what is missing is skipped.
-    let heads = session
-        .retried("the head table", || sql::head_table(&pool))
-        .await?;
+    let heads = read_retried!(topology.reads(), "the head table", |c| sql::head_table(c))?;
     if !heads.readable {
         health.skipped.push(
             "head-missing, head-behind: no readable projection_set_publication_heads table".into(),
@@ -167,32 +166,32 @@ pub(crate) async fn check(
             .push("head-behind: projection_set_publication_heads has no revision column".into());
     }
     // Judged as of the data (on a lagging standby, not its clock).
-    let now = session.database_now().await?;
+    let now = session.reads().database_now().await?;
     health.database_time = Some(now);
-    let total = session
-        .retried("the scope", || sql::bootstraps_in_scope(&pool, tenant))
-        .await?;
+    let total = read_retried!(topology.reads(), "the scope", |c| sql::bootstraps_in_scope(
+        c, tenant
+    ))?;
     let mut after = None;
     loop {
-        let until = session
-            .retried("the next batch", || {
-                sql::batch_end(&pool, tenant, after, batch.max(1))
-            })
-            .await?;
-        let counts = session
-            .retried("the item check", || {
-                sql::item_disagreements(&pool, tenant, after, until)
-            })
-            .await?;
+        let until = read_retried!(topology.reads(), "the next batch", |c| sql::batch_end(
+            c,
+            tenant,
+            after,
+            batch.max(1)
+        ))?;
+        let counts = read_retried!(topology.reads(), "the item check", |c| {
+            sql::item_disagreements(c, tenant, after, until)
+        })?;
         health
             .findings
             .extend(counts.iter().flat_map(item_findings));
         if heads.readable {
-            let mismatches = session
-                .retried("the head check", || {
-                    sql::head_mismatches(&pool, heads, tenant, after, until)
-                })
-                .await?;
+            let mismatches =
+                read_retried!(
+                    topology.reads(),
+                    "the head check",
+                    |c| sql::head_mismatches(c, heads, tenant, after, until)
+                )?;
             health.findings.extend(mismatches.iter().map(head_finding));
         }
         health.bootstraps_checked = match until {
@@ -205,19 +204,18 @@ pub(crate) async fn check(
             None => break,
         }
     }
-    let abandoned = session
-        .retried("the abandoned check", || {
-            sql::abandoned(&pool, tenant, ABANDONED_WINDOWS, now)
-        })
-        .await?;
+    let abandoned = read_retried!(topology.reads(), "the abandoned check", |c| sql::abandoned(
+        c,
+        tenant,
+        ABANDONED_WINDOWS,
+        now
+    ))?;
     health
         .findings
         .extend(abandoned.iter().map(abandoned_finding));
-    let unreadable = session
-        .retried("the unreadable rows", || {
-            crate::store::report::unreadable(&pool, tenant)
-        })
-        .await?;
+    let unreadable = read_retried!(topology.reads(), "the unreadable rows", |c| {
+        crate::store::report::unreadable(c, tenant)
+    })?;
     if unreadable.len() >= crate::store::report::UNREADABLE_LISTED {
         health.skipped.push(format!(
             "unreadable: only the first {} such rows are listed",

@@ -29,6 +29,7 @@ use super::model::{Checkpoint, MutationLease, RowError, RunState};
 use super::session::Session;
 use super::signals::{self, Attention, Thresholds};
 use crate::store::StoreError;
+use crate::store::db::read_retried;
 use crate::store::report::{self, Clock, Keyset, Narrowing, SummaryGroup};
 
 /// Rows per page: large enough to be cheap per row, small enough to stream.
@@ -100,7 +101,7 @@ fn clock(now: DateTime<Utc>, thresholds: &Thresholds) -> Clock {
 
 /// The summary of the session's scope, judged at the database's clock now.
 pub async fn summarize(session: &Session, thresholds: &Thresholds) -> Result<Report, StoreError> {
-    let now = session.database_now().await?;
+    let now = session.reads().database_now().await?;
     summarize_at(session, thresholds, now).await
 }
 
@@ -110,29 +111,29 @@ pub async fn summarize_at(
     thresholds: &Thresholds,
     now: DateTime<Utc>,
 ) -> Result<Report, StoreError> {
-    let pool = &session.reader().pool();
+    let topology = session.topology();
     let tenant = session.tenant_scope();
     let clock = clock(now, thresholds);
-    let groups = session
-        .retried("the summary", || report::summary(pool, tenant, &clock))
-        .await?;
+    let groups = read_retried!(topology.reads(), "the summary", |c| report::summary(
+        c, tenant, &clock
+    ))?;
     let (summary, unreadable_count) = summary_of(&groups);
     let unreadable = if unreadable_count > 0 {
-        session
-            .retried("the unreadable rows", || report::unreadable(pool, tenant))
-            .await?
-            .into_iter()
-            .map(|row| RowError {
-                table: "bootstrap",
-                id: row.id.to_string(),
-                problem: format!(
-                    "run_state {:?} at checkpoint {:?} with counts or lease columns the \
+        read_retried!(topology.reads(), "the unreadable rows", |c| {
+            report::unreadable(c, tenant)
+        })?
+        .into_iter()
+        .map(|row| RowError {
+            table: "bootstrap",
+            id: row.id.to_string(),
+            problem: format!(
+                "run_state {:?} at checkpoint {:?} with counts or lease columns the \
                      constraints forbid",
-                    super::text::clip(&row.run_state, 40),
-                    super::text::clip(&row.checkpoint, 40)
-                ),
-            })
-            .collect()
+                super::text::clip(&row.run_state, 40),
+                super::text::clip(&row.checkpoint, 40)
+            ),
+        })
+        .collect()
     } else {
         Vec::new()
     };
@@ -306,14 +307,12 @@ impl Rows {
     }
 
     async fn load_leases(&self) -> Result<Arc<Leases>, StoreError> {
-        let store = self.session.reader();
-        let pool = store.pool();
-        let rows = self
-            .session
-            .retried("the leases", || {
-                crate::store::fleet::leases(&pool, store.layout(), self.narrowing.tenant.as_deref())
-            })
-            .await?;
+        let topology = self.session.topology();
+        let layout = *topology.reads().layout();
+        let tenant = self.narrowing.tenant.as_deref();
+        let rows = read_retried!(topology.reads(), "the leases", |c| {
+            crate::store::fleet::leases(c, &layout, tenant)
+        })?;
         let mut leases = Leases::new();
         for row in rows {
             leases
@@ -339,20 +338,15 @@ impl Rows {
         if self.leases.is_none() {
             self.leases = Some(self.load_leases().await?);
         }
-        let pool = self.session.reader().pool();
-        let records = self
-            .session
-            .retried("a page", || {
-                report::page(
-                    &pool,
-                    &self.narrowing,
-                    &self.clock,
-                    class.index(),
-                    self.after,
-                    page,
-                )
-            })
-            .await?;
+        let (narrowing, clock, after) = (&self.narrowing, &self.clock, self.after);
+        let records = read_retried!(self.session.topology().reads(), "a page", |c| report::page(
+            c,
+            narrowing,
+            clock,
+            class.index(),
+            after,
+            page
+        ))?;
         match records.last() {
             Some(last) if records.len() as i64 == page => {
                 self.after = Some((last.updated_at, last.id));

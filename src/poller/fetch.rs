@@ -10,9 +10,12 @@ use tokio::sync::mpsc;
 use super::cadence::Cadence;
 use super::model::Input;
 use super::{AUDIT_SHOWN, Extra, Focus, Focused, PollHealth, PollerOptions, REPLAY_WAIT};
+use crate::domain::reads::Reads;
 use crate::domain::session::Session;
+use crate::store::db::read_tx;
 use crate::store::replica::{self, ReplayMark, Replication};
 use crate::store::sync::LedgerSync;
+use crate::topology::{Topology, TopologyHandle};
 
 /// The longest a regular poll may take before it counts as failed.
 const POLL_TIMEOUT: Duration = Duration::from_secs(8);
@@ -36,26 +39,13 @@ struct Fetcher {
     polling: PollHealth,
     focus: Focus,
     model: mpsc::UnboundedSender<Input>,
-    /// Poll again at once (polls just moved to another server).
-    again: bool,
-    /// When a down standby was last asked whether it answers again.
-    reader_probed: Option<Instant>,
-    /// When the listed hosts were last searched for the primary.
-    primary_searched: Option<Instant>,
-    /// The standby polls read was just found promoted.
-    reader_promoted: bool,
+    /// The topology polls run on, watched for changes.
+    topology: TopologyHandle,
+    /// The server polls read, as last published.
+    reads_from: Option<String>,
     /// An action the standby had not replayed when the bounded wait ended.
     unreplayed: Option<ReplayMark>,
-    /// When the console last asked whether its database is a primary (see `recheck_access`).
-    access_checked: Option<Instant>,
-    /// Polls in a row after which the primary looked gone.
-    suspect_polls: u32,
 }
-
-/// How often a standby that stopped answering is asked again.
-const READER_RETRY: Duration = Duration::from_secs(15);
-/// How often the listed hosts are searched for a new primary while the primary is silent.
-const PRIMARY_SEARCH: Duration = Duration::from_secs(3);
 
 pub(super) async fn run(
     session: Session,
@@ -66,6 +56,8 @@ pub(super) async fn run(
     let tenant = session.tenant_scope().map(str::to_string);
     let cadence = Cadence::new(options.interval);
     let mut fetcher = Fetcher {
+        topology: session.topology_handle().clone(),
+        reads_from: None,
         sync: LedgerSync::new(tenant, options.sync),
         polling: PollHealth {
             interval: cadence.interval(),
@@ -76,14 +68,9 @@ pub(super) async fn run(
         session,
         focus: Focus::Board,
         model,
-        again: false,
-        reader_probed: None,
-        primary_searched: None,
-        access_checked: None,
-        reader_promoted: false,
         unreplayed: None,
-        suspect_polls: 0,
     };
+    fetcher.note_servers(&fetcher.session.topology());
     let mut poll_now = false;
     let mut focus_changed = false;
     // Waits for a standby to replay an action run beside the loop (pause and focus requests
@@ -98,6 +85,12 @@ pub(super) async fn run(
         };
         let polling = (poll_now || !fetcher.polling.paused) && replays_awaited == 0;
         tokio::select! {
+            topology = fetcher.topology.changed() => {
+                // Polls moved to another server, or actions became (im)possible: shown with
+                // a poll at once, not one poll late.
+                poll_now |= fetcher.note_servers(&topology);
+                fetcher.report();
+            }
             Some((mark, held)) = replay_answers.recv() => {
                 replays_awaited = replays_awaited.saturating_sub(1);
                 fetcher.replay_answered(mark, held);
@@ -124,9 +117,9 @@ pub(super) async fn run(
                     }
                     Request::AwaitReplay(mark) => {
                         replays_awaited += 1;
-                        let (session, replayed) = (fetcher.session.clone(), replayed.clone());
+                        let (topology, replayed) = (fetcher.session.topology(), replayed.clone());
                         tokio::spawn(async move {
-                            let held = await_replay(&session, &mark).await;
+                            let held = await_replay(&topology, &mark).await;
                             let _ = replayed.send((mark, held));
                         });
                     }
@@ -139,7 +132,6 @@ pub(super) async fn run(
             _ = tokio::time::sleep_until(due.into()), if polling => {
                 focus_changed = false;
                 fetcher.poll().await;
-                poll_now = std::mem::take(&mut fetcher.again);
             }
         }
     }
@@ -164,10 +156,12 @@ impl Fetcher {
         let outcome = tokio::time::timeout(limit, async {
             let changes = self
                 .session
+                .reads()
                 .sync(&mut self.sync, spacing)
                 .await
                 .map_err(|e| e.to_string())?;
-            let focused = fetch_extra(&self.session, &self.focus).await;
+            let reads = self.session.reads().as_of(&self.sync);
+            let focused = fetch_extra(&reads, &self.focus).await;
             Ok::<_, String>((changes, focused))
         })
         .await;
@@ -191,15 +185,6 @@ impl Fetcher {
                 h.last_error = None;
                 log_lag_changes(h.replication.as_ref(), changes.replication.as_ref());
                 h.replication = changes.replication;
-                // A standby that answers without replication state was promoted: the primary
-                // is looked for at once among the listed hosts (see `watch_over_servers`).
-                if self.session.has_reader()
-                    && !self.session.reader_is_down()
-                    && self.session.note_reader_role(changes.replication.is_none())
-                    && changes.replication.is_none()
-                {
-                    self.reader_promoted = true;
-                }
                 let focused = extra.map(|extra| Focused {
                     focus: self.focus.clone(),
                     extra,
@@ -220,109 +205,32 @@ impl Fetcher {
             Ok(Err(error)) => self.fail(error, took),
             Err(_) => self.fail(format!("no answer within {}s", limit.as_secs()), took),
         }
-        let failed = self.polling.last_error.is_some();
-        self.watch_over_servers(failed).await;
-        if self.again {
-            self.report();
-        }
     }
 
-    /// After each poll: a standby that stopped answering is left for the primary (and asked
-    /// again now and then); a primary that went silent is looked for among the listed hosts
-    /// (a failover). Both are said in the header and the log.
-    async fn watch_over_servers(&mut self, poll_failed: bool) {
-        let session = self.session.clone();
-        let now = Instant::now();
-        if session.has_reader() {
-            // A failed poll of a standby that still answers (a timeout, a conflict) is not a
-            // lost standby.
-            if poll_failed && !session.reader_is_down() && !session.reader_answers().await {
-                session.set_reader_down(true);
-                self.reader_probed = Some(now);
-                self.again = true;
-                tracing::warn!("the standby does not answer: polls read the primary until it does");
-            } else if session.reader_is_down()
-                && self
-                    .reader_probed
-                    .is_none_or(|at| now.duration_since(at) >= READER_RETRY)
-            {
-                self.reader_probed = Some(now);
-                // Back to the standby only once it holds what the board already showed from
-                // the primary: never older data after newer.
-                let primary = session.primary_position().await;
-                let replayed = session.standby_replayed().await;
-                if let (Some(primary), Some(replayed)) = (primary, replayed)
-                    && replayed >= primary
-                {
-                    session.set_reader_down(false);
-                    self.again = true;
-                    tracing::info!("the standby answers again and has caught up: polls read it");
-                }
-            }
-        }
-        let polls_read_primary = !session.has_reader() || session.reader_is_down();
-        // Without a standby of its own, polls reading one mean the primary became a standby.
-        let primary_demoted = polls_read_primary && self.polling.replication.is_some();
-        let suspect =
-            session.primary_silent() || primary_demoted || (poll_failed && polls_read_primary);
-        self.suspect_polls = if suspect { self.suspect_polls + 1 } else { 0 };
-        // The standby promoted: a failover happened, no need to wait for a second poll.
-        if std::mem::take(&mut self.reader_promoted) {
-            self.suspect_polls = self.suspect_polls.max(2);
-            self.primary_searched = None;
-        }
-        let mut moved = false;
-        // Two suspect polls in a row before a search: one slow answer is not a failover.
-        if self.suspect_polls >= 2
-            && session.store().has_alternates()
-            && self
-                .primary_searched
-                .is_none_or(|at| now.duration_since(at) >= PRIMARY_SEARCH)
-        {
-            self.primary_searched = Some(now);
-            if session.find_primary().await.is_some() {
-                self.suspect_polls = 0;
-                self.again = true;
-                moved = true;
-            }
-        }
-        // Whether the console may act follows whether its database is a primary: it may once
-        // a standby it started on is promoted (or a listed host is found), and may not once
-        // its primary is demoted with none found. Asked after a move, and at most every 3 s
-        // while polls look suspect or a promotion is awaited.
-        if session.follows_recovery()
-            && (moved
-                || ((suspect || session.awaits_promotion())
-                    && self
-                        .access_checked
-                        .is_none_or(|at| now.duration_since(at) >= PRIMARY_SEARCH)))
-        {
-            self.access_checked = Some(now);
-            if session.recheck_access().await {
-                // Published with a poll at once, not one poll late.
-                self.again = true;
-            }
-        }
-        let access = session.access();
-        if self.polling.access.as_ref().is_some_and(|a| *a != access) {
+    /// Takes what the topology says of the servers into what polling shows; `true` when polls
+    /// should run again at once: they read another server now, or actions became possible or
+    /// impossible.
+    fn note_servers(&mut self, topology: &Topology) -> bool {
+        let h = &mut self.polling;
+        let access = topology.access().clone();
+        let primary = topology.primary().host().to_string();
+        let reads = topology.reads().host().to_string();
+        let moved = h.primary.as_ref().is_some_and(|p| *p != primary)
+            || self.reads_from.as_ref().is_some_and(|r| *r != reads);
+        let access_changed = h.access.as_ref().is_some_and(|a| *a != access);
+        if access_changed {
             match access.read_only_reason() {
                 Some(reason) => tracing::warn!("access: read-only — {reason}"),
                 None => tracing::warn!("access: read-write"),
             }
         }
-        self.polling.access = Some(access);
-        self.polling.reader_promoted = session.reader_promoted();
-        self.polling.reader_down = session.reader_is_down();
-        let silent = session.has_reader() && session.primary_silent();
-        if silent != self.polling.primary_silent {
-            if silent {
-                tracing::warn!("the primary does not answer: nothing can be planned or applied");
-            } else {
-                tracing::info!("the primary answers again");
-            }
-        }
-        self.polling.primary_silent = silent;
-        self.polling.primary = Some(session.store().target().to_string());
+        h.access = Some(access);
+        h.reader_promoted = topology.reader_promoted();
+        h.reader_down = topology.reader_is_down();
+        h.primary_silent = topology.has_reader() && topology.primary_silent();
+        h.primary = Some(primary);
+        self.reads_from = Some(reads);
+        moved || access_changed
     }
 
     /// What the wait for a standby to replay `mark` found.
@@ -345,7 +253,8 @@ impl Fetcher {
         let Some(mark) = self.unreplayed.clone() else {
             return;
         };
-        let asked = tokio::time::timeout(Duration::from_secs(2), holds(&self.session, &mark));
+        let topology = self.session.topology();
+        let asked = tokio::time::timeout(Duration::from_secs(2), holds(&topology, &mark));
         if matches!(asked.await, Ok(true)) {
             self.unreplayed = None;
             self.polling.replay_confirmed = Some(Instant::now());
@@ -359,7 +268,8 @@ impl Fetcher {
     /// Just the focused view's data, right after the focus changed.
     async fn fetch_focus(&mut self) {
         let focus = self.focus.clone();
-        let extra = tokio::time::timeout(POLL_TIMEOUT, fetch_extra(&self.session, &focus))
+        let reads = self.session.reads().as_of(&self.sync);
+        let extra = tokio::time::timeout(POLL_TIMEOUT, fetch_extra(&reads, &focus))
             .await
             .unwrap_or_else(|_| {
                 Some(Extra::Unavailable(format!(
@@ -383,20 +293,20 @@ impl Fetcher {
 
 /// The focused view's query; `None` for views that need only the board. A failure is the
 /// view's to show, not a failed poll.
-async fn fetch_extra(session: &Session, focus: &Focus) -> Option<Extra> {
+async fn fetch_extra(reads: &Reads<'_>, focus: &Focus) -> Option<Extra> {
     let extra = match focus {
         Focus::Board | Focus::Tenants => return None,
-        Focus::Detail(id) => session
+        Focus::Detail(id) => reads
             .detail(*id)
             .await
             .map(|detail| Extra::Detail(Box::new(detail)))
             .map_err(|e| e.to_string()),
-        Focus::Leases => session
+        Focus::Leases => reads
             .leases()
             .await
             .map(Extra::Leases)
             .map_err(|e| e.to_string()),
-        Focus::Audit => session
+        Focus::Audit => reads
             .recent_audit(AUDIT_SHOWN)
             .await
             .map(Extra::Audit)
@@ -430,9 +340,9 @@ fn log_lag_changes(before: Option<&Replication>, now: Option<&Replication>) {
 /// Waits until where polls read holds what an action wrote (checked every 50 ms): its audit
 /// records, or else its WAL position replayed; at most [`REPLAY_WAIT`]. A primary has nothing
 /// to replay. Whether it was held in time.
-async fn await_replay(session: &Session, mark: &ReplayMark) -> bool {
+async fn await_replay(topology: &Topology, mark: &ReplayMark) -> bool {
     let replayed = async {
-        while !holds(session, mark).await {
+        while !holds(topology, mark).await {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     };
@@ -440,11 +350,14 @@ async fn await_replay(session: &Session, mark: &ReplayMark) -> bool {
 }
 
 /// Whether where polls read holds `mark`: its audit records, or else its WAL position.
-async fn holds(session: &Session, mark: &ReplayMark) -> bool {
-    let reader = session.reader().pool();
-    match replica::holds_audit(&reader, &mark.audit_ids).await {
+async fn holds(topology: &Topology, mark: &ReplayMark) -> bool {
+    let reads = topology.reads();
+    let by_audit: Result<_, sqlx::Error> = read_tx!(reads, |c| async {
+        Ok(replica::holds_audit(c, &mark.audit_ids).await)
+    });
+    match by_audit.ok().flatten() {
         Some(held) => held,
-        None => match replica::replay_position(&reader).await {
+        None => match read_tx!(reads, |c| replica::replay_position(c)) {
             Ok(Some(replayed)) => replayed >= mark.position,
             // A primary (the standby gone or promoted) has it.
             Ok(None) => true,

@@ -42,13 +42,15 @@ use tokio::sync::{mpsc, watch};
 use uuid::Uuid;
 
 use crate::domain::board::BoardQuery;
+use crate::domain::detail::Detail;
 use crate::domain::fleet::FleetSnapshot;
 use crate::domain::leases::LeaseBoard;
 use crate::domain::model::AuditRecord;
-use crate::domain::session::{Access, Detail, Session};
+use crate::domain::session::Session;
 use crate::domain::signals::Thresholds;
 use crate::store::replica::{ReplayMark, Replication};
 use crate::store::sync::SyncSettings;
+use crate::topology::Access;
 
 pub use cadence::{MAX_INTERVAL, MIN_INTERVAL};
 

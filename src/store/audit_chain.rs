@@ -5,7 +5,7 @@
 //! every function named in `pg_catalog`: neither a replaced function nor a look-alike planted
 //! earlier on the search path can make a changed record look intact.
 
-use sqlx::PgPool;
+use sqlx::PgConnection;
 
 use super::StoreError;
 
@@ -60,7 +60,10 @@ impl From<LinkRow> for Link {
 }
 
 /// The next page of the chain from position `from` (included), in chain order.
-pub(crate) async fn links_from(pool: &PgPool, from: i64) -> Result<Vec<Link>, StoreError> {
+pub(crate) async fn links_from(
+    conn: &mut PgConnection,
+    from: i64,
+) -> Result<Vec<Link>, StoreError> {
     let sql = format!(
         "SELECT r.id, r.chain_seq, r.prev_hash, r.hash, {RECOMPUTED} AS recomputed \
          FROM bootstrap_console.audit_log r WHERE r.chain_seq >= $1 \
@@ -69,7 +72,7 @@ pub(crate) async fn links_from(pool: &PgPool, from: i64) -> Result<Vec<Link>, St
     let rows = sqlx::query_as::<_, LinkRow>(sqlx::AssertSqlSafe(sql))
         .bind(from)
         .bind(PAGE)
-        .fetch_all(pool)
+        .fetch_all(&mut *conn)
         .await?;
     Ok(rows.into_iter().map(Link::from).collect())
 }
@@ -77,7 +80,7 @@ pub(crate) async fn links_from(pool: &PgPool, from: i64) -> Result<Vec<Link>, St
 /// The record whose hash is `hash`, if one is — its id, position and predecessor's hash:
 /// where a record's predecessor went.
 pub(crate) async fn record_with_hash(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     hash: &[u8],
 ) -> Result<Option<(i64, i64, Option<Vec<u8>>)>, StoreError> {
     Ok(sqlx::query_as(
@@ -85,25 +88,27 @@ pub(crate) async fn record_with_hash(
          ORDER BY chain_seq LIMIT 1",
     )
     .bind(hash)
-    .fetch_optional(pool)
+    .fetch_optional(&mut *conn)
     .await?)
 }
 
 /// The head the database keeps (`audit_chain_head`), when this role may read it: the last
 /// record must be it, or records were removed from the end.
-pub(crate) async fn kept_head(pool: &PgPool) -> Result<Option<(i64, Option<Vec<u8>>)>, StoreError> {
+pub(crate) async fn kept_head(
+    conn: &mut PgConnection,
+) -> Result<Option<(i64, Option<Vec<u8>>)>, StoreError> {
     // Asked first: a statement naming a table this role may not read fails whole.
     let readable: bool = sqlx::query_scalar(
         "SELECT pg_catalog.has_table_privilege('bootstrap_console.audit_chain_head', 'SELECT')",
     )
-    .fetch_one(pool)
+    .fetch_one(&mut *conn)
     .await?;
     if !readable {
         return Ok(None);
     }
     Ok(
         sqlx::query_as("SELECT h.chain_seq, h.hash FROM bootstrap_console.audit_chain_head h")
-            .fetch_optional(pool)
+            .fetch_optional(&mut *conn)
             .await?,
     )
 }
@@ -112,7 +117,9 @@ pub(crate) async fn kept_head(pool: &PgPool) -> Result<Option<(i64, Option<Vec<u
 /// that verifies says little about a table whose guards are off. The refusal triggers must fire
 /// in every session (ALWAYS: a plain `ENABLE TRIGGER` lets replication sessions skip them), and
 /// no role but the owner may lock or move the chain's head.
-pub(crate) async fn missing_protections(pool: &PgPool) -> Result<Vec<String>, StoreError> {
+pub(crate) async fn missing_protections(
+    conn: &mut PgConnection,
+) -> Result<Vec<String>, StoreError> {
     Ok(sqlx::query_scalar(
         "WITH t AS (SELECT c.oid, c.relkind, c.relrowsecurity FROM pg_catalog.pg_class c \
                      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
@@ -141,6 +148,6 @@ pub(crate) async fn missing_protections(pool: &PgPool) -> Result<Vec<String>, St
           WHERE c.oid = pg_catalog.to_regclass('bootstrap_console.audit_chain_head') \
             AND a.grantee <> c.relowner AND a.privilege_type <> 'SELECT'",
     )
-    .fetch_all(pool)
+    .fetch_all(&mut *conn)
     .await?)
 }

@@ -1,6 +1,6 @@
 //! What the connected database offers, found once at connect in one query.
 
-use sqlx::PgPool;
+use sqlx::PgConnection;
 
 use super::StoreError;
 use super::write::{AUDIT_INSERTED_COLUMNS, BOOTSTRAP_UPDATED_COLUMNS, ITEM_UPDATED_COLUMNS};
@@ -150,12 +150,12 @@ impl Writes {
 pub(crate) const STANDBY: &str = "the database is a read-only standby (in recovery)";
 
 impl Capabilities {
-    pub(crate) async fn detect(pool: &PgPool) -> Result<Self, StoreError> {
+    pub(crate) async fn detect(conn: &mut PgConnection) -> Result<Self, StoreError> {
         Ok(sqlx::query_as::<_, Self>(CAPABILITIES_SQL)
             .bind(&BOOTSTRAP_UPDATED_COLUMNS[..])
             .bind(&ITEM_UPDATED_COLUMNS[..])
             .bind(&AUDIT_INSERTED_COLUMNS[..])
-            .fetch_one(pool)
+            .fetch_one(&mut *conn)
             .await?)
     }
 

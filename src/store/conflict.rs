@@ -12,12 +12,9 @@
 //! connection the server ended counts as a conflict if the standby still answers within 2 s:
 //! one that is really gone is left to the caller at once (polls then read the primary).
 
-use std::future::Future;
 use std::time::{Duration, Instant};
 
-use sqlx::PgPool;
-
-use super::StoreError;
+use super::{Db, StoreError};
 
 /// How long after the first conflict a read keeps being tried again: past this, the conflicts
 /// are said like any other failure (a standby that cancels everything is worth knowing about).
@@ -56,16 +53,17 @@ impl MaybeConflict for StoreError {
 /// of the first one.
 pub(crate) struct ConflictRetry<'a> {
     /// The standby read, when it is one: only there does an ended session count as a conflict.
-    standby: Option<&'a PgPool>,
+    standby: Option<&'a Db>,
     first_conflict: Option<Instant>,
     wait: Duration,
     sessions_ended: u32,
 }
 
 impl<'a> ConflictRetry<'a> {
-    pub fn new(standby: Option<&'a PgPool>) -> Self {
+    /// Retries of reads on `db`: only a standby's reads meet recovery conflicts.
+    pub fn new(db: &'a Db) -> Self {
         Self {
-            standby,
+            standby: db.is_standby().then_some(db),
             first_conflict: None,
             wait: FIRST_WAIT,
             sessions_ended: 0,
@@ -78,8 +76,7 @@ impl<'a> ConflictRetry<'a> {
     pub(crate) async fn again(&mut self, error: &impl MaybeConflict, what: &str) -> bool {
         let ended = self.standby.filter(|_| error.is_session_ended());
         if let Some(standby) = ended {
-            let asked = sqlx::query("SELECT 1").execute(standby);
-            if !matches!(tokio::time::timeout(ANSWER_WITHIN, asked).await, Ok(Ok(_))) {
+            if !standby.answers(ANSWER_WITHIN).await {
                 return false;
             }
             self.sessions_ended += 1;
@@ -102,25 +99,5 @@ impl<'a> ConflictRetry<'a> {
         tokio::time::sleep(self.wait).await;
         self.wait = (self.wait * 2).min(LONGEST_WAIT);
         true
-    }
-}
-
-/// `read`, read again while recovery conflicts cancel it (see [`ConflictRetry`]); `standby`
-/// is the pool read when it is a standby's.
-pub(crate) async fn retried<T, E, Fut>(
-    what: &str,
-    standby: Option<&PgPool>,
-    mut read: impl FnMut() -> Fut,
-) -> Result<T, E>
-where
-    E: MaybeConflict,
-    Fut: Future<Output = Result<T, E>>,
-{
-    let mut retry = ConflictRetry::new(standby);
-    loop {
-        match read().await {
-            Err(error) if retry.again(&error, what).await => {}
-            done => return done,
-        }
     }
 }

@@ -17,7 +17,7 @@
 //! 13 ms, the abandoned range 0.1 ms).
 
 use chrono::{DateTime, Utc};
-use sqlx::PgPool;
+use sqlx::PgConnection;
 use uuid::Uuid;
 
 use super::StoreError;
@@ -25,7 +25,7 @@ use super::StoreError;
 /// The last id of the batch of `size` bootstraps after `after` (`None`: from the start), or
 /// `None` when fewer remain (the batch then runs to the end).
 pub(crate) async fn batch_end(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     tenant: Option<&str>,
     after: Option<Uuid>,
     size: i64,
@@ -38,13 +38,13 @@ pub(crate) async fn batch_end(
     .bind(after)
     .bind(tenant)
     .bind(size)
-    .fetch_optional(pool)
+    .fetch_optional(&mut *conn)
     .await?)
 }
 
 /// How many bootstraps are in scope (for the progress bar).
 pub(crate) async fn bootstraps_in_scope(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     tenant: Option<&str>,
 ) -> Result<i64, StoreError> {
     Ok(sqlx::query_scalar(
@@ -52,7 +52,7 @@ pub(crate) async fn bootstraps_in_scope(
          WHERE $1::text IS NULL OR tenant_id = $1",
     )
     .bind(tenant)
-    .fetch_one(pool)
+    .fetch_one(&mut *conn)
     .await?)
 }
 
@@ -76,7 +76,7 @@ pub(crate) struct ItemCounts {
 /// than the succeeded items, a succeeded job with items not succeeded, or more than one item
 /// running at once.
 pub(crate) async fn item_disagreements(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     tenant: Option<&str>,
     after: Option<Uuid>,
     until: Option<Uuid>,
@@ -101,7 +101,7 @@ pub(crate) async fn item_disagreements(
     .bind(after)
     .bind(until)
     .bind(tenant)
-    .fetch_all(pool)
+    .fetch_all(&mut *conn)
     .await?)
 }
 
@@ -113,14 +113,14 @@ pub(crate) struct HeadTable {
     pub(crate) revision: bool,
 }
 
-pub(crate) async fn head_table(pool: &PgPool) -> Result<HeadTable, StoreError> {
+pub(crate) async fn head_table(conn: &mut PgConnection) -> Result<HeadTable, StoreError> {
     Ok(sqlx::query_as(
         "SELECT coalesce(has_table_privilege(t.oid, 'SELECT'), false) AS readable, \
                 EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = t.oid \
                           AND a.attname = 'revision' AND NOT a.attisdropped) AS revision \
          FROM (SELECT to_regclass('projection_set_publication_heads') AS oid) t",
     )
-    .fetch_one(pool)
+    .fetch_one(&mut *conn)
     .await?)
 }
 
@@ -139,7 +139,7 @@ pub(crate) struct HeadMismatch {
 /// Succeeded jobs with documents whose space has no publication head, or a head older than
 /// the revision the job published (heads move forward with later writes: newer is fine).
 pub(crate) async fn head_mismatches(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     heads: HeadTable,
     tenant: Option<&str>,
     after: Option<Uuid>,
@@ -170,7 +170,7 @@ pub(crate) async fn head_mismatches(
     .bind(after)
     .bind(until)
     .bind(tenant)
-    .fetch_all(pool)
+    .fetch_all(&mut *conn)
     .await?)
 }
 
@@ -192,7 +192,7 @@ pub(crate) struct Abandoned {
 /// `now` is the instant the data is judged at: on a lagging standby, as of its data, not its
 /// clock (see `Session::database_now`).
 pub(crate) async fn abandoned(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     tenant: Option<&str>,
     windows: i32,
     now: DateTime<Utc>,
@@ -210,6 +210,6 @@ pub(crate) async fn abandoned(
     .bind(tenant)
     .bind(windows)
     .bind(now)
-    .fetch_all(pool)
+    .fetch_all(&mut *conn)
     .await?)
 }

@@ -1,14 +1,17 @@
 //! Every SQL statement the console runs lives under this module.
 //!
-//! [`Store`] is the handle the domain uses: a small pool whose sessions default to read-only
-//! transactions, plus the table layout found at connect. Writes happen only inside
-//! [`write::WriteTx`], which the domain's actions open explicitly.
+//! [`Db`] is the handle on one server: a small pool whose sessions default to read-only
+//! transactions, plus the table layout found at connect; every transaction opens through
+//! [`Db::begin`]. Writes happen only inside [`write::WriteTx`], which the domain's actions
+//! open explicitly. Which servers are used, and when that changes, is the topology's business
+//! (see [`crate::topology`]).
 
 pub(crate) mod audit_chain;
 pub mod capabilities;
 pub(crate) mod conflict;
 pub mod connect;
 pub(crate) mod conninfo;
+pub mod db;
 pub mod fleet;
 pub(crate) mod grants;
 pub(crate) mod health;
@@ -22,12 +25,12 @@ pub mod schema;
 pub mod sync;
 pub mod write;
 
-use std::sync::{Arc, RwLock};
-
 use sqlx::PgPool;
 
 pub use capabilities::Capabilities;
 use connect::{ConnectError, Target};
+pub use db::Db;
+use db::read_tx;
 
 /// Which optional parts of the schema the queries may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,161 +114,85 @@ impl StoreError {
     }
 }
 
-/// The connection pool and the schema layout it was opened against. When the target lists
-/// several hosts, the pool is on the primary among them, and [`Store::find_primary`] moves it
-/// after a failover; clones share the move.
-#[derive(Clone)]
-pub struct Store {
-    current: Arc<RwLock<Current>>,
-    /// Why the listed hosts that failed at connect did, when a standby was used for want of
-    /// a primary (a primary that refused TLS or the login is worth naming).
-    passed_over: Option<String>,
-    /// Every host the connection string lists (the one in use is [`Store::target`]).
-    listed: Target,
-    layout: Layout,
-}
-
-/// The host in use and its pool.
-struct Current {
-    pool: PgPool,
-    host: Target,
+/// A server connected to, what the role may do there, and why other listed hosts were passed
+/// over when the one used is not the kind wanted (a primary that refused TLS or the login is
+/// worth naming).
+pub struct Opened {
+    pub db: Db,
+    pub capabilities: Capabilities,
+    pub passed_over: Option<String>,
 }
 
 /// The console keeps its footprint small: a couple of sessions are enough for polling and one
 /// action at a time.
 const POOL_SIZE: u32 = 3;
 
-impl Store {
-    /// Connects as an observer: every session's transactions are read-only unless a write
-    /// transaction asks otherwise.
-    pub async fn connect(target: &Target) -> Result<(Self, Capabilities), ConnectError> {
-        Self::connect_to(target, Wanted::Primary).await
-    }
-
-    /// [`Self::connect`] for where polls read (`--read-url`): of several listed hosts, the
-    /// first standby is used (a primary only when none is one).
-    pub(crate) async fn connect_reader(
-        target: &Target,
-    ) -> Result<(Self, Capabilities), ConnectError> {
-        Self::connect_to(target, Wanted::Standby).await
-    }
-
-    async fn connect_to(
-        target: &Target,
-        wanted: Wanted,
-    ) -> Result<(Self, Capabilities), ConnectError> {
-        let (host, pool, passed_over) = open_host(target, wanted).await?;
-        let caps = match Capabilities::detect(&pool).await {
-            Ok(caps) => caps,
-            Err(e) => {
-                close_pool(&pool).await;
-                return Err(ConnectError::Unreachable {
-                    target: target.to_string(),
-                    reason: e.to_string(),
-                });
-            }
-        };
-        let store = Self {
-            current: Arc::new(RwLock::new(Current { pool, host })),
-            passed_over,
-            listed: target.clone(),
-            layout: Layout::from(&caps),
-        };
-        Ok((store, caps))
-    }
-
-    /// The pool on the host in use (a cheap handle).
-    pub fn pool(&self) -> PgPool {
-        self.read_current(|c| c.pool.clone())
-    }
-
-    /// Closes the pool's connections (see [`close_pool`]).
-    pub async fn close(&self) {
-        close_pool(&self.pool()).await;
-    }
-
-    /// The host in use.
-    pub fn target(&self) -> Target {
-        self.read_current(|c| c.host.clone())
-    }
-
-    /// Why other listed hosts were not used when the one in use is not the kind wanted (see
-    /// [`open_host`]).
-    pub(crate) fn passed_over(&self) -> Option<&str> {
-        self.passed_over.as_deref()
-    }
-
-    /// Whether the target lists other hosts to fail over to.
-    pub(crate) fn has_alternates(&self) -> bool {
-        self.listed.has_alternates()
-    }
-
-    /// After a failover: finds the host that is the primary now among those listed and moves
-    /// the pool there. `Some` names the new host; `None` when the host in use is still the
-    /// primary, or no listed host is one (yet).
-    pub(crate) async fn find_primary(&self) -> Option<Target> {
-        if !self.has_alternates() {
-            return None;
+/// Connects as an observer to the host `wanted` among those `target` lists: every session's
+/// transactions are read-only unless a write transaction asks otherwise.
+pub async fn connect(target: &Target, wanted: Wanted) -> Result<Opened, ConnectError> {
+    let (host, pool, passed_over) = open_host(target, wanted).await?;
+    let unknown = Layout {
+        lease_heartbeats: false,
+        audit_table: false,
+        updated_at_index: false,
+    };
+    let db = Db::new(pool, host, unknown, false);
+    let capabilities = match read_tx!(&db, |c| Capabilities::detect(c)) {
+        Ok(caps) => caps,
+        Err(e) => {
+            db.close().await;
+            return Err(ConnectError::Unreachable {
+                target: target.to_string(),
+                reason: e.to_string(),
+            });
         }
-        // The host in use first: while it is a primary it is kept, so that an old primary
-        // restarted without fencing never draws the console back to its timeline.
-        let in_use = self.target();
-        if is_primary(&in_use).await {
-            return None;
-        }
-        // The others at once, each within a short bound: a host that drops packets must not
-        // hold the search (nor the polls that wait for it).
-        let others: Vec<Target> = self
-            .listed
-            .hosts()
-            .into_iter()
-            .filter(|host| host.to_string() != in_use.to_string())
-            .collect();
-        let answers = futures::future::join_all(others.iter().map(is_primary)).await;
-        let found = others
-            .into_iter()
-            .zip(answers)
-            .filter(|(_, primary)| *primary)
-            .map(|(host, _)| host);
-        for host in found {
-            let Ok(pool) = host.observer_pool(POOL_SIZE).await else {
-                continue;
-            };
-            let old = {
-                let mut current = match self.current.write() {
-                    Ok(current) => current,
-                    Err(poisoned) => poisoned.into_inner(),
-                };
-                std::mem::replace(
-                    &mut *current,
-                    Current {
-                        pool,
-                        host: host.clone(),
-                    },
-                )
-            };
-            // The old primary's sessions go quietly (it may be gone already).
-            tokio::spawn(async move { close_pool(&old.pool).await });
-            return Some(host);
-        }
-        None
-    }
-
-    fn read_current<T>(&self, read: impl FnOnce(&Current) -> T) -> T {
-        match self.current.read() {
-            Ok(current) => read(&current),
-            Err(poisoned) => read(&poisoned.into_inner()),
-        }
-    }
-
-    pub fn layout(&self) -> &Layout {
-        &self.layout
-    }
+    };
+    let db = db.found(Layout::from(&capabilities), capabilities.in_recovery);
+    Ok(Opened {
+        db,
+        capabilities,
+        passed_over,
+    })
 }
 
-/// Which of several listed hosts a store wants.
+/// After a failover: the host among those `listed` that is the primary now, with a pool on
+/// it. `None` when `in_use` is still the primary, or no listed host is one (yet).
+pub(crate) async fn find_primary(listed: &Target, in_use: &Db) -> Option<Db> {
+    if !listed.has_alternates() {
+        return None;
+    }
+    // The host in use first: while it is a primary it is kept, so that an old primary
+    // restarted without fencing never draws the console back to its timeline.
+    if is_primary(in_use.host()).await {
+        return None;
+    }
+    // The others at once, each within a short bound: a host that drops packets must not
+    // hold the search.
+    let in_use_name = in_use.host().to_string();
+    let others: Vec<Target> = listed
+        .hosts()
+        .into_iter()
+        .filter(|host| host.to_string() != in_use_name)
+        .collect();
+    let answers = futures::future::join_all(others.iter().map(is_primary)).await;
+    let found = others
+        .into_iter()
+        .zip(answers)
+        .filter(|(_, primary)| *primary)
+        .map(|(host, _)| host);
+    for host in found {
+        let Ok(pool) = host.observer_pool(POOL_SIZE).await else {
+            continue;
+        };
+        // The same catalog: a promoted standby has replayed its primary's.
+        return Some(Db::new(pool, host, *in_use.layout(), false));
+    }
+    None
+}
+
+/// Which of several listed hosts a connection wants.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Wanted {
+pub enum Wanted {
     Primary,
     Standby,
 }

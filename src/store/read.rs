@@ -9,7 +9,7 @@
 
 use chrono::{DateTime, Utc};
 use sqlx::postgres::PgRow;
-use sqlx::{FromRow, PgPool, Row};
+use sqlx::{FromRow, PgConnection, Row};
 use uuid::Uuid;
 
 use super::rows::{AuditRow, BootstrapRow, ItemRow, LeaseRow};
@@ -128,7 +128,7 @@ pub fn detail_sql(layout: &Layout) -> String {
 
 /// One bootstrap in depth, or `None` when there is no such bootstrap in scope.
 pub async fn detail(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     layout: &Layout,
     bootstrap_id: Uuid,
     tenant: Option<&str>,
@@ -136,7 +136,7 @@ pub async fn detail(
     let row = sqlx::query(sqlx::AssertSqlSafe(detail_sql(layout)))
         .bind(bootstrap_id)
         .bind(tenant)
-        .fetch_optional(pool)
+        .fetch_optional(&mut *conn)
         .await?;
     let Some(row) = row else {
         return Ok(None);
@@ -177,7 +177,7 @@ pub struct LeaseRows {
 /// Every mutation lease in scope, oldest first (or only the lease `only`, whatever its tenant
 /// when no scope is given).
 pub async fn leases(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     layout: &Layout,
     tenant: Option<&str>,
     only: Option<Uuid>,
@@ -199,7 +199,7 @@ pub async fn leases(
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(tenant)
         .bind(only)
-        .fetch_all(pool)
+        .fetch_all(&mut *conn)
         .await?;
     let mut db_now = None;
     let mut lines = Vec::with_capacity(rows.len());
@@ -222,7 +222,7 @@ pub async fn leases(
 
 /// The most recent audit records in scope, newest first.
 pub async fn recent_audit(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     tenant: Option<&str>,
     limit: i64,
 ) -> Result<Vec<AuditRow>, StoreError> {
@@ -236,14 +236,14 @@ pub async fn recent_audit(
     )
     .bind(tenant)
     .bind(limit)
-    .fetch_all(pool)
+    .fetch_all(&mut *conn)
     .await?;
     Ok(rows)
 }
 
 /// The last applied action of `action` on a space: its audit id, actor, host and request id.
 pub(crate) async fn last_applied(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     (tenant, space): (&str, Uuid),
     action: &str,
 ) -> Result<Option<(i64, String, String, Option<Uuid>)>, StoreError> {
@@ -256,13 +256,13 @@ pub(crate) async fn last_applied(
     .bind(tenant)
     .bind(space)
     .bind(action)
-    .fetch_optional(pool)
+    .fetch_optional(&mut *conn)
     .await?)
 }
 
 /// Items of one bootstrap counted by status (for an action's plan).
 pub(crate) async fn item_counts(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     bootstrap_id: Uuid,
 ) -> Result<Vec<(String, i64)>, StoreError> {
     let rows = sqlx::query_as::<_, (String, i64)>(
@@ -270,19 +270,22 @@ pub(crate) async fn item_counts(
          WHERE bootstrap_id = $1 GROUP BY status",
     )
     .bind(bootstrap_id)
-    .fetch_all(pool)
+    .fetch_all(&mut *conn)
     .await?;
     Ok(rows)
 }
 
 /// One bootstrap by id, without locking (for an action's plan).
-pub async fn bootstrap(pool: &PgPool, id: Uuid) -> Result<Option<BootstrapRow>, StoreError> {
+pub async fn bootstrap(
+    conn: &mut PgConnection,
+    id: Uuid,
+) -> Result<Option<BootstrapRow>, StoreError> {
     let sql = format!(
         "SELECT {BOOTSTRAP_COLUMNS} FROM legacy_space_publication_bootstraps b WHERE b.id = $1"
     );
     Ok(sqlx::query_as::<_, BootstrapRow>(sqlx::AssertSqlSafe(sql))
         .bind(id)
-        .fetch_optional(pool)
+        .fetch_optional(&mut *conn)
         .await?)
 }
 
@@ -297,7 +300,7 @@ pub(crate) enum IdTable {
 /// one: a primary-key range, never a scan. With a scope, bootstraps are also found by their
 /// space id (through the tenant's unique index), which is how the board shows them.
 pub(crate) async fn ids_in_range(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     table: IdTable,
     (first, last): (Uuid, Uuid),
     tenant: Option<&str>,
@@ -322,14 +325,14 @@ pub(crate) async fn ids_in_range(
         .bind(last)
         .bind(limit)
         .bind(tenant)
-        .fetch_all(pool)
+        .fetch_all(&mut *conn)
         .await?)
 }
 
 /// Up to `limit` ids whose 32-hex form ends with `digits`, in `tenant`'s scope when there is
 /// one (bootstraps by their space id too): the only lookup of ids that cannot use an index.
 pub(crate) async fn ids_with_suffix(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     table: IdTable,
     digits: &str,
     tenant: Option<&str>,
@@ -353,13 +356,16 @@ pub(crate) async fn ids_with_suffix(
         .bind(digits)
         .bind(limit)
         .bind(tenant)
-        .fetch_all(pool)
+        .fetch_all(&mut *conn)
         .await?)
 }
 
 /// The ids next to each of `ids` in the bootstrap and lease tables' primary keys (two index
 /// probes per table and id): all a prefix needs to tell `ids` from the rest.
-pub(crate) async fn neighbour_ids(pool: &PgPool, ids: &[Uuid]) -> Result<Vec<Uuid>, StoreError> {
+pub(crate) async fn neighbour_ids(
+    conn: &mut PgConnection,
+    ids: &[Uuid],
+) -> Result<Vec<Uuid>, StoreError> {
     Ok(sqlx::query_scalar(
         "SELECT n.id FROM unnest($1::uuid[]) AS x(id), LATERAL ( \
            (SELECT id FROM legacy_space_publication_bootstraps WHERE id < x.id \
@@ -372,14 +378,14 @@ pub(crate) async fn neighbour_ids(pool: &PgPool, ids: &[Uuid]) -> Result<Vec<Uui
              ORDER BY id LIMIT 1)) AS n(id)",
     )
     .bind(ids)
-    .fetch_all(pool)
+    .fetch_all(&mut *conn)
     .await?)
 }
 
 /// Every id the console shows in `tenant`'s scope (all tenants without one): bootstrap ids,
 /// their spaces' ids, lease ids and their spaces' ids — what shown ids must be told apart from.
 pub(crate) async fn ids_in_scope(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     tenant: Option<&str>,
 ) -> Result<Vec<Uuid>, StoreError> {
     // Sent as one byte string of 16-byte ids per table: 100,000 ids cost the client a copy,
@@ -398,7 +404,7 @@ pub(crate) async fn ids_in_scope(
              WHERE $1::text IS NULL OR b.tenant_id = $1",
     )
     .bind(tenant)
-    .fetch_one(pool)
+    .fetch_one(&mut *conn)
     .await?;
     Ok([bootstraps, spaces, leases]
         .into_iter()
@@ -415,7 +421,7 @@ pub(crate) async fn ids_in_scope(
 /// The bootstrap named by `id` as a bootstrap id, else as a space id (commands accept either),
 /// in one round trip.
 pub(crate) async fn bootstrap_by_id_or_space(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     id: Uuid,
 ) -> Result<Option<BootstrapRow>, StoreError> {
     let sql = format!(
@@ -427,13 +433,13 @@ pub(crate) async fn bootstrap_by_id_or_space(
     );
     Ok(sqlx::query_as::<_, BootstrapRow>(sqlx::AssertSqlSafe(sql))
         .bind(id)
-        .fetch_optional(pool)
+        .fetch_optional(&mut *conn)
         .await?)
 }
 
 /// One lease by id, without locking (for an action's plan).
 pub async fn lease(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     layout: &Layout,
     id: Uuid,
 ) -> Result<Option<LeaseRow>, StoreError> {
@@ -443,7 +449,7 @@ pub async fn lease(
     );
     Ok(sqlx::query_as::<_, LeaseRow>(sqlx::AssertSqlSafe(sql))
         .bind(id)
-        .fetch_optional(pool)
+        .fetch_optional(&mut *conn)
         .await?)
 }
 
@@ -482,14 +488,14 @@ pub(crate) async fn audit_of_action<'e, E: sqlx::PgExecutor<'e>>(
 /// Whether `tenant` has bootstraps, and (when the platform's `knowledge_spaces` table can be
 /// read) knowledge spaces.
 pub(crate) async fn tenant_presence(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     tenant: &str,
 ) -> Result<(bool, Option<bool>), StoreError> {
     let bootstraps: bool = sqlx::query_scalar(
         "SELECT EXISTS (SELECT 1 FROM legacy_space_publication_bootstraps WHERE tenant_id = $1)",
     )
     .bind(tenant)
-    .fetch_one(pool)
+    .fetch_one(&mut *conn)
     .await?;
     if bootstraps {
         return Ok((true, Some(true)));
@@ -499,17 +505,17 @@ pub(crate) async fn tenant_presence(
         "SELECT EXISTS (SELECT 1 FROM knowledge_spaces WHERE tenant_id = $1)",
     )
     .bind(tenant)
-    .fetch_one(pool)
+    .fetch_one(&mut *conn)
     .await
     .ok();
     Ok((false, spaces))
 }
 
 /// Every tenant that has bootstraps (to suggest what a mistyped scope meant).
-pub(crate) async fn bootstrap_tenants(pool: &PgPool) -> Result<Vec<String>, StoreError> {
+pub(crate) async fn bootstrap_tenants(conn: &mut PgConnection) -> Result<Vec<String>, StoreError> {
     Ok(sqlx::query_scalar(
         "SELECT DISTINCT tenant_id FROM legacy_space_publication_bootstraps ORDER BY 1",
     )
-    .fetch_all(pool)
+    .fetch_all(&mut *conn)
     .await?)
 }

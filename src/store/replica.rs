@@ -25,7 +25,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use chrono::{DateTime, Utc};
-use sqlx::PgPool;
+use sqlx::PgConnection;
 
 use super::StoreError;
 
@@ -62,22 +62,24 @@ fn parse(text: Option<String>) -> Result<Option<Lsn>, StoreError> {
 
 /// Where the primary's WAL ends now (as written: what a standby can be sent), and its clock.
 /// Under synchronous commit, every transaction committed before this call is at or below it.
-pub(crate) async fn primary_position(pool: &PgPool) -> Result<(Lsn, DateTime<Utc>), StoreError> {
+pub(crate) async fn primary_position(
+    conn: &mut PgConnection,
+) -> Result<(Lsn, DateTime<Utc>), StoreError> {
     let (text, now): (Option<String>, DateTime<Utc>) =
         sqlx::query_as("SELECT pg_current_wal_lsn()::text, now()")
-            .fetch_one(pool)
+            .fetch_one(&mut *conn)
             .await?;
     let position = parse(text)?.ok_or_else(|| StoreError::Replication("no WAL position".into()))?;
     Ok((position, now))
 }
 
 /// How far a standby has replayed (`None` on a primary, which replays nothing).
-pub(crate) async fn replay_position(pool: &PgPool) -> Result<Option<Lsn>, StoreError> {
+pub(crate) async fn replay_position(conn: &mut PgConnection) -> Result<Option<Lsn>, StoreError> {
     // A promoted standby keeps its last replay position: on a primary it means nothing.
     let text: Option<String> = sqlx::query_scalar(
         "SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()::text END",
     )
-    .fetch_one(pool)
+    .fetch_one(&mut *conn)
     .await?;
     parse(text)
 }
@@ -91,16 +93,16 @@ pub struct ReplayMark {
     pub(crate) position: Lsn,
 }
 
-/// Whether the standby at `pool` holds `mark`: `None` when it cannot tell by the audit records
+/// Whether the standby at `conn` holds `mark`: `None` when it cannot tell by the audit records
 /// (no audit table there, or no grant), and the position is all there is.
-pub(crate) async fn holds_audit(pool: &PgPool, audit_ids: &[i64]) -> Option<bool> {
+pub(crate) async fn holds_audit(conn: &mut PgConnection, audit_ids: &[i64]) -> Option<bool> {
     if audit_ids.is_empty() {
         return None;
     }
     let found: Result<i64, _> =
         sqlx::query_scalar("SELECT count(*) FROM bootstrap_console.audit_log WHERE id = ANY($1)")
             .bind(audit_ids)
-            .fetch_one(pool)
+            .fetch_one(&mut *conn)
             .await;
     found.ok().map(|n| n == audit_ids.len() as i64)
 }

@@ -9,7 +9,7 @@
 //! every row again and keeps only the class's own.
 
 use chrono::{DateTime, Utc};
-use sqlx::{FromRow, PgPool};
+use sqlx::{FromRow, PgConnection};
 use uuid::Uuid;
 
 use super::StoreError;
@@ -113,7 +113,7 @@ pub struct SummaryGroup {
 }
 
 pub async fn summary(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     tenant: Option<&str>,
     clock: &Clock,
 ) -> Result<Vec<SummaryGroup>, StoreError> {
@@ -122,7 +122,7 @@ pub async fn summary(
         .bind(clock.now)
         .bind(clock.stuck_after_us)
         .bind(clock.heartbeat_late_fraction)
-        .fetch_all(pool)
+        .fetch_all(&mut *conn)
         .await?)
 }
 
@@ -139,12 +139,12 @@ pub struct UnreadableRow {
 }
 
 pub async fn unreadable(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     tenant: Option<&str>,
 ) -> Result<Vec<UnreadableRow>, StoreError> {
     Ok(sqlx::query_as(sqlx::AssertSqlSafe(unreadable_sql()))
         .bind(tenant)
-        .fetch_all(pool)
+        .fetch_all(&mut *conn)
         .await?)
 }
 
@@ -214,7 +214,7 @@ pub(crate) type Keyset = Option<(DateTime<Utc>, Uuid)>;
 
 /// One page of class `class` after `after`; the page is full when it has `limit` rows.
 pub(crate) async fn page(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     narrowing: &Narrowing,
     clock: &Clock,
     class: usize,
@@ -231,6 +231,6 @@ pub(crate) async fn page(
         .bind(after.map(|(at, _)| at))
         .bind(after.map(|(_, id)| id))
         .bind(limit)
-        .fetch_all(pool)
+        .fetch_all(&mut *conn)
         .await?)
 }

@@ -51,15 +51,16 @@
 //! consoles. With 20,000 running jobs the `updated_at` index cut the changed-rows statement
 //! from 0.65 ms to 0.28 ms.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use sqlx::{PgConnection, PgPool};
+use sqlx::PgConnection;
 use uuid::Uuid;
 
+use super::db::{Db, TxKind};
 use super::fleet;
-use super::replica::{Primary, Replication};
+use super::replica::{Lsn, Primary, Replication};
 use super::rows::{BoardRecord, LeaseRow};
 use super::{Layout, StoreError};
 
@@ -158,6 +159,11 @@ pub struct LedgerSync {
     tenant: Option<String>,
     settings: SyncSettings,
     mirror: Option<Mirror>,
+    /// Readings of the primary's WAL position and clock, oldest first, while polls read a
+    /// standby: once the standby has replayed one, its data is known complete up to then.
+    primary_readings: VecDeque<(Lsn, DateTime<Utc>)>,
+    /// How far the last poll's data was behind the clock of the server it read.
+    behind: chrono::Duration,
 }
 
 impl LedgerSync {
@@ -166,7 +172,32 @@ impl LedgerSync {
             tenant,
             settings,
             mirror: None,
+            primary_readings: VecDeque::new(),
+            behind: chrono::Duration::zero(),
         }
+    }
+
+    /// What the poll about to run knows of the primary, given what it answered just now
+    /// (`None`: it did not answer). A reading is kept a while (see `primary_readings`).
+    pub(crate) fn primary_read(&mut self, reading: Option<(Lsn, DateTime<Utc>)>) -> Primary {
+        const KEPT: usize = 120;
+        let Some((position, at)) = reading else {
+            return Primary::Silent;
+        };
+        self.primary_readings.push_back((position, at));
+        while self.primary_readings.len() > KEPT {
+            self.primary_readings.pop_front();
+        }
+        Primary::At {
+            position,
+            samples: self.primary_readings.iter().copied().collect(),
+        }
+    }
+
+    /// How far behind its server's clock the last poll's data was (a standby's lag): what
+    /// views read beside the polls subtract from that clock, to judge as of the same data.
+    pub fn behind(&self) -> chrono::Duration {
+        self.behind
     }
 
     /// One poll. `period` is how often polls happen, which sizes the resync slices. A failed
@@ -176,14 +207,12 @@ impl LedgerSync {
     /// the clock signals are judged by and the next delta's watermark starts from.
     pub(crate) async fn poll(
         &mut self,
-        pool: &PgPool,
-        layout: &Layout,
+        db: &Db,
         period: Duration,
         primary: &Primary,
     ) -> Result<Changes, StoreError> {
-        let mut tx = pool
-            .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            .await?;
+        let layout = db.layout();
+        let mut tx = db.begin(TxKind::Snapshot).await?;
         let outcome = match &self.mirror {
             None => self
                 .load(&mut tx, layout, primary)
@@ -198,6 +227,10 @@ impl LedgerSync {
         let committed = tx.commit().await;
         let (mut changes, learned) = outcome?;
         committed?;
+        self.behind = changes
+            .replication
+            .and_then(|r| r.delay())
+            .unwrap_or_else(chrono::Duration::zero);
         match (learned, &mut self.mirror) {
             (Err(loaded), mirror) => *mirror = Some(loaded),
             (Ok(learned), Some(mirror)) => mirror.learn(learned, changes.db_now),

@@ -12,9 +12,10 @@ use sqlx::{FromRow, Postgres, Row, Transaction};
 use uuid::Uuid;
 
 use super::audit_chain::ChainHead;
+use super::db::{Db, TxKind};
 use super::read::{BOOTSTRAP_COLUMNS, lease_columns};
 use super::rows::{BootstrapRow, LeaseRow};
-use super::{Layout, Store, StoreError};
+use super::{Layout, StoreError};
 
 /// The bootstrap columns an action writes (retry and cancel): the operator role's UPDATE grant
 /// on the bootstrap table is exactly these.
@@ -147,16 +148,11 @@ pub(crate) struct WriteTx {
 }
 
 impl WriteTx {
-    /// `BEGIN READ WRITE`: the pool's sessions default to read-only, so writing is explicit.
-    /// READ COMMITTED whatever the database's default: the audit chain's head is one row that
-    /// every action moves, and under REPEATABLE READ two overlapping actions would fail on it.
-    /// Its server process and start are written to `backend` at once, so that a caller who
+    /// A write transaction ([`TxKind::Write`]): the pool's sessions default to read-only, so
+    /// writing is explicit. Its server process and start are written to `backend` at once, so that a caller who
     /// stops waiting can still find exactly this transaction.
-    pub(crate) async fn begin(store: &Store, backend: &BackendSlot) -> Result<Self, StoreError> {
-        let mut tx = store
-            .pool()
-            .begin_with("BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE")
-            .await?;
+    pub(crate) async fn begin(db: &Db, backend: &BackendSlot) -> Result<Self, StoreError> {
+        let mut tx = db.begin(TxKind::Write).await?;
         // `now()` is the transaction's start, as `pg_stat_activity.xact_start` shows it.
         let (pid, xact_start): (i32, DateTime<Utc>) =
             sqlx::query_as("SELECT pg_backend_pid(), now()")
@@ -165,7 +161,7 @@ impl WriteTx {
         backend.set(Backend { pid, xact_start });
         Ok(Self {
             tx,
-            layout: *store.layout(),
+            layout: *db.layout(),
         })
     }
 

@@ -31,7 +31,6 @@ use crate::domain::actions::{self, Verdict};
 use crate::domain::session::Session;
 use crate::domain::signals::Thresholds;
 use crate::poller::{self, Focus, PollerHandle, PollerOptions};
-use crate::store::replica::ReplayMark;
 use crate::store::sync::SyncSettings;
 use app::{App, Display, Header, Overlay, Stage};
 use update::{Effect, Event};
@@ -100,9 +99,13 @@ pub(crate) async fn run(
     tracing::info!(
         "console started: version {}, {}{} ({}), terminal {}x{}, TERM={:?}, locale={:?}",
         env!("CARGO_PKG_VERSION"),
-        session.store().target(),
+        session.topology().primary().host(),
         polls_read(&session),
-        session.access().read_only_reason().unwrap_or("read-write"),
+        session
+            .topology()
+            .access()
+            .read_only_reason()
+            .unwrap_or("read-write"),
         size.width,
         size.height,
         env("TERM"),
@@ -141,8 +144,8 @@ pub(crate) async fn run(
 
 /// Where polls read, when that is not where actions go: `, polls <standby>`.
 fn polls_read(session: &Session) -> String {
-    if session.has_reader() {
-        format!(", polls {}", session.reader().target())
+    if session.topology().has_reader() {
+        format!(", polls {}", session.topology().reads().host())
     } else {
         String::new()
     }
@@ -160,12 +163,12 @@ async fn event_loop(
 ) -> std::io::Result<Ended> {
     let size = terminal.size()?;
     let header = Header {
-        target: session.store().target().to_string(),
+        target: session.topology().primary().host().to_string(),
         polls: polls_read(session),
         label: options.label.clone(),
         sandbox: options.sandbox,
         tenant_scope: session.tenant_scope().map(str::to_string),
-        access: session.access().clone(),
+        access: session.topology().access().clone(),
     };
     let display = Display {
         ascii: options.ascii,
@@ -175,11 +178,11 @@ async fn event_loop(
     app.bulk_cap = options.bulk_cap;
     // What may not be done is said at once, not first when a key is refused; one message
     // holds both, since the second would replace the first.
-    let reader_warning = session.reader_warning();
+    let reader_warning = session.topology().reader_warning();
     if let Some(warning) = &reader_warning {
         tracing::warn!("{warning}");
     }
-    let limits = session.write_limits();
+    let limits = session.topology().write_limits();
     if let Some(limits) = &limits {
         tracing::info!("{limits}");
     }
@@ -375,7 +378,7 @@ fn perform(
                     Err(e) => {
                         tracing::warn!(
                             "could not plan the request of dialog {dialog} on {}: {e}",
-                            session.store().target()
+                            session.topology().primary().host()
                         );
                         Err(e.to_string())
                     }
@@ -411,16 +414,7 @@ fn perform(
                 )
                 .await;
                 // Read your own writes: polls of a standby wait for it to hold what was written.
-                let audit_ids = tally.audit_ids;
-                let replica =
-                    if !audit_ids.is_empty() && session.has_reader() && !session.reader_is_down() {
-                        session.primary_position().await.map(|position| ReplayMark {
-                            audit_ids,
-                            position,
-                        })
-                    } else {
-                        None
-                    };
+                let replica = session.reads().replay_mark(tally.audit_ids).await;
                 let _ = results.send(Event::Applied {
                     dialog,
                     results: report,
@@ -474,7 +468,8 @@ async fn verify_chain(
     start: &crate::domain::audit_chain::Start,
     results: &mpsc::UnboundedSender<Event>,
 ) -> Result<crate::domain::audit_chain::Verification, String> {
-    let caps = session.capabilities();
+    let topology = session.topology();
+    let caps = topology.capabilities();
     if let Some(why) = caps.audit_unavailable() {
         return Err(why);
     }

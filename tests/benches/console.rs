@@ -19,12 +19,12 @@ use std::time::{Duration, Instant};
 
 use bootstrap_console::domain::fleet::Fleet;
 use bootstrap_console::domain::ids::IdNames;
-use bootstrap_console::domain::session::Access;
 use bootstrap_console::domain::signals::Thresholds;
 use bootstrap_console::domain::text;
 use bootstrap_console::poller::{PollHealth, PollStatus};
 use bootstrap_console::store::rows::BoardRecord;
 use bootstrap_console::store::sync::Changes;
+use bootstrap_console::topology::Access;
 use bootstrap_console::tui::app::{App, Display, Header};
 use bootstrap_console::tui::update::{self, Event};
 use bootstrap_console::tui::view;

@@ -487,6 +487,7 @@ async fn run(args: Args) {
     drop(idle_console);
     let idle_session = session(&lab, "bc_idle2").await;
     let fleet = idle_session
+        .reads()
         .load_fleet(Thresholds::default())
         .await
         .expect("a fleet")

@@ -31,7 +31,7 @@ async fn cancel(db: &TestDb, job: &fixture::Job) -> Action {
 
 /// The lease on the screen: the first of the leases view.
 async fn first_lease(session: &Session) -> MutationLease {
-    session.leases().await.expect("leases").leases[0]
+    session.reads().leases().await.expect("leases").leases[0]
         .lease
         .clone()
 }
@@ -363,7 +363,15 @@ async fn removing_a_lease_deletes_exactly_that_lease_with_an_audit_record() {
     };
     assert!(applied.after.is_none());
     assert_eq!(applied.before["id"], lease.id.to_string());
-    assert!(session.leases().await.expect("leases").leases.is_empty());
+    assert!(
+        session
+            .reads()
+            .leases()
+            .await
+            .expect("leases")
+            .leases
+            .is_empty()
+    );
     let (action_name, lease_id): (String, Option<uuid::Uuid>) =
         sqlx::query_as("SELECT action, lease_id FROM bootstrap_console.audit_log")
             .fetch_one(&db.pool)
@@ -442,7 +450,7 @@ async fn a_live_lease_with_heartbeat_columns_needs_force() {
     .await
     .expect("later lease columns");
     let session = db.session(SessionOptions::default()).await;
-    assert!(session.capabilities().lease_heartbeats);
+    assert!(session.topology().capabilities().lease_heartbeats);
     let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "queued")).await;
     let lease = fixture::lease(&db.pool, "tenant-a", job.space, 60).await;
     sqlx::query(
@@ -519,14 +527,24 @@ async fn actions_outside_the_tenant_scope_are_refused_and_write_nothing() {
     // Nor does the scoped session see the other tenant's rows.
     assert!(
         scoped
+            .reads()
             .load_fleet(Default::default())
             .await
             .expect("board")
             .is_empty()
     );
-    assert!(scoped.leases().await.expect("leases").leases.is_empty());
     assert!(
         scoped
+            .reads()
+            .leases()
+            .await
+            .expect("leases")
+            .leases
+            .is_empty()
+    );
+    assert!(
+        scoped
+            .reads()
             .detail(failed.bootstrap)
             .await
             .expect("detail")

@@ -315,7 +315,11 @@ async fn detail_audit(
     session: &bootstrap_console::domain::session::Session,
     bootstrap: uuid::Uuid,
 ) -> Result<Vec<bootstrap_console::domain::model::AuditRecord>, String> {
-    let detail = session.detail(bootstrap).await.expect("the detail loads");
+    let detail = session
+        .reads()
+        .detail(bootstrap)
+        .await
+        .expect("the detail loads");
     detail.expect("exists").audit
 }
 
@@ -337,7 +341,7 @@ async fn missing_grants_are_named_and_an_unreadable_audit_table_only_hides_the_a
 
     // No USAGE on the console's schema: it still watches, and says what it cannot do.
     let session = session_as(&db, &watcher).await;
-    let access = session.access();
+    let access = session.topology().access().clone();
     let reason = access.read_only_reason().expect("read-only");
     assert!(
         reason.contains("USAGE on schema bootstrap_console"),
@@ -349,7 +353,11 @@ async fn missing_grants_are_named_and_an_unreadable_audit_table_only_hides_the_a
             "audit unavailable: role {watcher} lacks USAGE on schema bootstrap_console"
         ))
     );
-    let audit = session.recent_audit(10).await.expect_err("not readable");
+    let audit = session
+        .reads()
+        .recent_audit(10)
+        .await
+        .expect_err("not readable");
     assert!(
         audit
             .to_string()
@@ -402,11 +410,16 @@ async fn missing_grants_are_named_and_an_unreadable_audit_table_only_hides_the_a
         ))
     );
     assert!(
-        session.access().read_only_reason().is_some_and(|r| r
-            .ends_with(", SELECT on bootstrap_console.audit_log")
-            && !r.contains("INSERT")),
+        session
+            .topology()
+            .access()
+            .clone()
+            .read_only_reason()
+            .is_some_and(
+                |r| r.ends_with(", SELECT on bootstrap_console.audit_log") && !r.contains("INSERT")
+            ),
         "{:?}",
-        session.access()
+        session.topology().access().clone()
     );
     session.close().await;
 

@@ -13,6 +13,8 @@ use bootstrap_console::domain::board::{BoardQuery, BoardRow, Quick, SortKey, Sum
 use bootstrap_console::domain::fleet::{Fleet, FleetSnapshot};
 use bootstrap_console::domain::session::{Session, SessionOptions};
 use bootstrap_console::domain::signals::{Signals, Thresholds};
+use bootstrap_console::store::Db;
+use bootstrap_console::store::db::TxKind;
 use bootstrap_console::store::sync::{LedgerSync, SyncReport, SyncSettings};
 use chrono::{DateTime, Utc};
 use common::TestDb;
@@ -119,6 +121,7 @@ fn without_rates(summary: &Summary) -> Summary {
 async fn full_fetch(session: &Session, now: DateTime<Utc>, query: &BoardQuery) -> FleetSnapshot {
     let mut sync = session.ledger_sync(SyncSettings::default());
     let mut changes = session
+        .reads()
         .sync(&mut sync, Duration::from_secs(1))
         .await
         .expect("full fetch");
@@ -346,6 +349,7 @@ async fn poll(
     except: &mut HashMap<Uuid, (u32, i64)>,
 ) -> SyncReport {
     let changes = session
+        .reads()
         .sync(sync, Duration::from_secs(1))
         .await
         .expect("poll");
@@ -539,7 +543,7 @@ async fn with_the_recommended_index_on_updated_at_changes_come_through_it() {
     .await
     .expect("the optional index");
     let session = db.session(SessionOptions::default()).await;
-    let layout = *session.store().layout();
+    let layout = *session.topology().primary().layout();
     assert!(layout.updated_at_index, "the index is found at connect");
     drop(session);
     let settings = SyncSettings {
@@ -569,6 +573,7 @@ async fn a_tenant_scoped_sync_sees_only_its_tenant() {
     for _ in 0..5 {
         random_write(&db.pool, &mut rng, false).await;
         let changes = session
+            .reads()
             .sync(&mut sync, Duration::from_secs(1))
             .await
             .expect("poll");
@@ -615,7 +620,7 @@ async fn large_ledger(db: &TestDb) {
 
 /// The plan of `sql` with its parameters bound by `bind`.
 async fn plan<'q>(
-    pool: &PgPool,
+    pool: &Db,
     sql: &'q str,
     bind: impl FnOnce(
         sqlx::query::QueryScalar<'q, sqlx::Postgres, String, sqlx::postgres::PgArguments>,
@@ -626,12 +631,16 @@ async fn plan<'q>(
         sqlx::postgres::PgArguments,
     >,
 ) -> String {
+    // In a transaction as the console opens them, on its own sessions.
+    let mut tx = pool.begin(TxKind::Read).await.expect("a transaction");
     let query = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql));
-    bind(query)
-        .fetch_all(pool)
+    let plan = bind(query)
+        .fetch_all(&mut *tx)
         .await
         .unwrap_or_else(|e| panic!("EXPLAIN {sql}: {e}"))
-        .join("\n")
+        .join("\n");
+    tx.commit().await.expect("commit");
+    plan
 }
 
 #[tokio::test]
@@ -642,8 +651,9 @@ async fn every_poll_statement_uses_an_index_or_a_tid_range_never_a_sequential_sc
     // Plans as the console's own sessions make them (they plan every execution for its
     // parameters).
     let session = db.session(SessionOptions::default()).await;
-    let pool = session.store().pool();
-    let layout = *session.store().layout();
+    let topology = session.topology();
+    let pool = topology.primary();
+    let layout = *session.topology().primary().layout();
     let ids: Vec<Uuid> =
         sqlx::query_scalar("SELECT id FROM legacy_space_publication_bootstraps LIMIT 50")
             .fetch_all(&db.pool)
@@ -655,64 +665,64 @@ async fn every_poll_statement_uses_an_index_or_a_tid_range_never_a_sequential_sc
     let statements = [
         (
             "clock",
-            plan(&pool, &explain(fleet::CLOCK_SQL.into()), |q| q).await,
+            plan(pool, &explain(fleet::CLOCK_SQL.into()), |q| q).await,
         ),
         (
             "first load, a page range",
-            plan(&pool, &explain(fleet::pages_sql()), |q| {
+            plan(pool, &explain(fleet::pages_sql()), |q| {
                 q.bind(none.clone()).bind(0i64).bind(Some(2048i64))
             })
             .await,
         ),
         (
             "first load, the last page range",
-            plan(&pool, &explain(fleet::pages_sql()), |q| {
+            plan(pool, &explain(fleet::pages_sql()), |q| {
                 q.bind(none.clone()).bind(2048i64).bind(None::<i64>)
             })
             .await,
         ),
         (
             "first load, one tenant",
-            plan(&pool, &explain(fleet::tenant_sql()), |q| q.bind("tenant-7")).await,
+            plan(pool, &explain(fleet::tenant_sql()), |q| q.bind("tenant-7")).await,
         ),
         (
             "changed rows",
-            plan(&pool, &explain(fleet::changed_sql(&layout)), |q| {
+            plan(pool, &explain(fleet::changed_sql(&layout)), |q| {
                 q.bind(none.clone()).bind(since)
             })
             .await,
         ),
         (
             "changed rows of a tenant",
-            plan(&pool, &explain(fleet::changed_sql(&layout)), |q| {
+            plan(pool, &explain(fleet::changed_sql(&layout)), |q| {
                 q.bind(Some("tenant-7")).bind(since)
             })
             .await,
         ),
         (
             "a resync slice",
-            plan(&pool, &explain(fleet::versions_sql()), |q| {
+            plan(pool, &explain(fleet::versions_sql()), |q| {
                 q.bind(none.clone()).bind(40i64).bind(Some(48i64))
             })
             .await,
         ),
         (
             "the last resync slice",
-            plan(&pool, &explain(fleet::versions_sql()), |q| {
+            plan(pool, &explain(fleet::versions_sql()), |q| {
                 q.bind(none.clone()).bind(40i64).bind(None::<i64>)
             })
             .await,
         ),
         (
             "rows by id",
-            plan(&pool, &explain(fleet::by_ids_sql()), |q| {
+            plan(pool, &explain(fleet::by_ids_sql()), |q| {
                 q.bind(none.clone()).bind(ids.clone())
             })
             .await,
         ),
         (
             "leases",
-            plan(&pool, &explain(fleet::leases_sql(&layout)), |q| {
+            plan(pool, &explain(fleet::leases_sql(&layout)), |q| {
                 q.bind(none.clone())
             })
             .await,
@@ -755,9 +765,10 @@ async fn every_poll_statement_uses_an_index_or_a_tid_range_never_a_sequential_sc
     .await
     .expect("the optional index");
     let session = db.session(SessionOptions::default()).await;
-    let layout = *session.store().layout();
-    let pool = session.store().pool();
-    let plan = plan(&pool, &explain(fleet::changed_sql(&layout)), |q| {
+    let layout = *session.topology().primary().layout();
+    let topology = session.topology();
+    let pool = topology.primary();
+    let plan = plan(pool, &explain(fleet::changed_sql(&layout)), |q| {
         q.bind(None::<String>).bind(since)
     })
     .await;
@@ -774,13 +785,14 @@ async fn status_pages_walk_the_claim_index_in_order_and_find_blocked_rows_from_l
     let db = TestDb::migrated().await;
     large_ledger(&db).await;
     let session = db.session(SessionOptions::default()).await;
-    let pool = session.store().pool();
+    let topology = session.topology();
+    let pool = topology.primary();
     let now = chrono::Utc::now();
     // failed, queued, canceled, succeeded: ordered by the index itself, page after page (no
     // sort of the class); blocked: found from the leases.
     for class in [0usize, 1, 6, 7, 8] {
         let sql = format!("EXPLAIN {}", report::page_sql(class));
-        let plan = plan(&pool, &sql, |q| {
+        let plan = plan(pool, &sql, |q| {
             q.bind(None::<String>)
                 .bind(now)
                 .bind(600_000_000i64)

@@ -553,7 +553,7 @@ async fn a_young_lease_is_not_removed_without_force_and_its_plan_shows_the_evide
     let session = db.session(SessionOptions::default()).await;
     let job = fixture::job(&db.pool, &JobSpec::new("tenant-a", "queued")).await;
     fixture::lease(&db.pool, "tenant-a", job.space, 120).await;
-    let lease = session.leases().await.expect("leases").leases[0]
+    let lease = session.reads().leases().await.expect("leases").leases[0]
         .lease
         .clone();
     let image = fixture::ledger_image(&db.pool).await;

@@ -4,10 +4,12 @@
 use crate::common;
 
 use bootstrap_console::domain::model::{Checkpoint, ItemStatus, RunState};
-use bootstrap_console::domain::session::{OpenError, Session, SessionOptions};
+use bootstrap_console::domain::session::{Session, SessionOptions};
 use bootstrap_console::domain::signals::{Attention, Thresholds};
+use bootstrap_console::store::db::TxKind;
 use bootstrap_console::store::read;
 use bootstrap_console::store::schema;
+use bootstrap_console::topology::OpenError;
 use common::TestDb;
 use common::fixture::{self, JobSpec};
 
@@ -85,6 +87,7 @@ async fn signals_and_attention_order_follow_the_database_clock() {
 
     let session = db.session(SessionOptions::default()).await;
     let mut fleet = session
+        .reads()
         .load_fleet(Thresholds::default())
         .await
         .expect("board");
@@ -176,6 +179,7 @@ async fn the_detail_shows_items_failures_the_running_item_the_lease_and_audit() 
     .expect("cancel");
 
     let detail = session
+        .reads()
         .detail(failed.bootstrap)
         .await
         .expect("detail")
@@ -198,6 +202,7 @@ async fn the_detail_shows_items_failures_the_running_item_the_lease_and_audit() 
     );
 
     let canceled = session
+        .reads()
         .detail(running.bootstrap)
         .await
         .expect("detail")
@@ -207,9 +212,13 @@ async fn the_detail_shows_items_failures_the_running_item_the_lease_and_audit() 
     assert_eq!(audit.len(), 1);
     assert_eq!(audit[0].action, "cancel");
     assert_eq!(audit[0].reason, "maintenance window");
-    assert_eq!(session.recent_audit(10).await.expect("audit").len(), 1);
+    assert_eq!(
+        session.reads().recent_audit(10).await.expect("audit").len(),
+        1
+    );
     assert!(
         session
+            .reads()
             .detail(uuid::Uuid::new_v4())
             .await
             .expect("detail")
@@ -249,7 +258,7 @@ async fn on_fifty_thousand_items_the_detail_uses_their_indexes() {
             .expect("count");
     assert!(items >= 50_000);
     let session = db.session(SessionOptions::default()).await;
-    let layout = *session.store().layout();
+    let layout = *session.topology().primary().layout();
     let some_bootstrap: uuid::Uuid =
         sqlx::query_scalar("SELECT id FROM legacy_space_publication_bootstraps LIMIT 1")
             .fetch_one(&db.pool)
@@ -267,11 +276,13 @@ async fn on_fifty_thousand_items_the_detail_uses_their_indexes() {
     );
     // And the queries really return the data.
     let fleet = session
+        .reads()
         .load_fleet(Thresholds::default())
         .await
         .expect("board");
     assert_eq!(fleet.len(), 100);
     let detail = session
+        .reads()
         .detail(some_bootstrap)
         .await
         .expect("detail")
@@ -334,7 +345,9 @@ async fn a_role_without_write_grants_gets_a_read_only_session_that_says_why() {
         .await
         .expect("open");
     let reason = session
+        .topology()
         .access()
+        .clone()
         .read_only_reason()
         .expect("read-only")
         .to_string();
@@ -345,6 +358,7 @@ async fn a_role_without_write_grants_gets_a_read_only_session_that_says_why() {
     );
     // It can still watch.
     session
+        .reads()
         .load_fleet(Thresholds::default())
         .await
         .expect("an observer reads the board");
@@ -383,21 +397,31 @@ fn drop_role_later(db: &TestDb, sql: String) {
 async fn console_sessions_identify_themselves_time_out_and_read_read_only() {
     let db = TestDb::migrated().await;
     let session = db.session(SessionOptions::default()).await;
-    let (app, timeout, lock, read_only): (String, String, String, String) = sqlx::query_as(
-        "SELECT current_setting('application_name'), current_setting('statement_timeout'), \
-                current_setting('lock_timeout'), current_setting('transaction_read_only')",
-    )
-    .fetch_one(&session.store().pool())
-    .await
-    .expect("settings");
+    let topology = session.topology();
+    let mut tx = topology
+        .primary()
+        .begin(TxKind::Read)
+        .await
+        .expect("a read transaction");
+    let (app, timeout, lock, read_only, default): (String, String, String, String, String) =
+        sqlx::query_as(
+            "SELECT current_setting('application_name'), current_setting('statement_timeout'), \
+                current_setting('lock_timeout'), current_setting('transaction_read_only'), \
+                current_setting('default_transaction_read_only')",
+        )
+        .fetch_one(&mut *tx)
+        .await
+        .expect("settings");
+    assert_eq!(default, "on", "the console's sessions default to read-only");
     assert_eq!(app, "bootstrap-console");
     assert_eq!(timeout, "10s");
     assert_eq!(lock, "5s");
     assert_eq!(read_only, "on", "reads run in read-only transactions");
     let write = sqlx::query("DELETE FROM knowledge_space_mutation_leases")
-        .execute(&session.store().pool())
+        .execute(&mut *tx)
         .await;
-    let error = write.expect_err("a plain statement on the console's pool cannot write");
+    let error = write.expect_err("a read on the console's sessions cannot write");
+    drop(tx);
     assert!(
         error.to_string().contains("read-only transaction"),
         "{error}"
@@ -424,6 +448,7 @@ async fn an_impossible_row_is_reported_not_hidden_and_not_a_panic() {
     fixture::force_run_state(&db.pool, job.bootstrap, "paused\u{1b}[2J").await;
     let session = db.session(SessionOptions::default()).await;
     let board = session
+        .reads()
         .load_fleet(Thresholds::default())
         .await
         .expect("board")
@@ -452,12 +477,17 @@ async fn a_bootstrap_is_found_by_its_own_id_or_by_its_space_id() {
         .await
         .expect("own id");
     let session = db.session(SessionOptions::default()).await;
-    let by_space = session.find_bootstrap(job.space).await.expect("read");
-    let by_id = session.find_bootstrap(own_id).await.expect("read");
+    let by_space = session
+        .reads()
+        .find_bootstrap(job.space)
+        .await
+        .expect("read");
+    let by_id = session.reads().find_bootstrap(own_id).await.expect("read");
     assert_eq!(by_space.as_ref().map(|b| b.id), Some(own_id));
     assert_eq!(by_id.map(|b| b.knowledge_space_id), Some(job.space));
     assert!(
         session
+            .reads()
             .find_bootstrap(uuid::Uuid::new_v4())
             .await
             .expect("read")

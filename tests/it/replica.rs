@@ -587,12 +587,24 @@ async fn reads_cancelled_by_recovery_conflicts_are_read_again() {
     let mut rounds = 0;
     while started.elapsed() < Duration::from_secs(5) {
         rounds += 1;
-        let fleet = session.load_fleet(thresholds).await.expect("a poll");
+        let fleet = session
+            .reads()
+            .load_fleet(thresholds)
+            .await
+            .expect("a poll");
         assert_eq!(fleet.len(), 2);
-        let detail = session.detail(job.bootstrap).await.expect("the detail");
+        let detail = session
+            .reads()
+            .detail(job.bootstrap)
+            .await
+            .expect("the detail");
         assert!(detail.is_some());
-        session.leases().await.expect("the leases");
-        session.recent_audit(10).await.expect("the audit log");
+        session.reads().leases().await.expect("the leases");
+        session
+            .reads()
+            .recent_audit(10)
+            .await
+            .expect("the audit log");
         let summary = report::summarize(&session, &thresholds)
             .await
             .expect("the summary");
@@ -609,7 +621,7 @@ async fn reads_cancelled_by_recovery_conflicts_are_read_again() {
             listed += page.expect("a page").len();
         }
         assert_eq!(listed, 2);
-        session.read_names().await.expect("the ids");
+        session.reads().names().await.expect("the ids");
     }
     locking.store(false, std::sync::atomic::Ordering::Relaxed);
     let locks = locker.await.expect("the locker");

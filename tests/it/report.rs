@@ -53,6 +53,7 @@ async fn varied_ledger(db: &TestDb) {
 async fn board_at(session: &Session, now: DateTime<Utc>) -> FleetSnapshot {
     let mut sync = session.ledger_sync(SyncSettings::default());
     let mut changes = session
+        .reads()
         .sync(&mut sync, Duration::from_secs(1))
         .await
         .expect("load");
@@ -94,7 +95,7 @@ async fn the_sql_summary_equals_the_boards_judgement() {
     let db = TestDb::migrated().await;
     varied_ledger(&db).await;
     let session = db.session(SessionOptions::default()).await;
-    let now = session.database_now().await.expect("clock");
+    let now = session.reads().database_now().await.expect("clock");
     let thresholds = Thresholds::default();
     let report = report::summarize_at(&session, &thresholds, now)
         .await
@@ -130,7 +131,7 @@ async fn listed_rows_are_the_boards_in_the_boards_order_for_every_filter() {
     let db = TestDb::migrated().await;
     varied_ledger(&db).await;
     let session = db.session(SessionOptions::default()).await;
-    let now = session.database_now().await.expect("clock");
+    let now = session.reads().database_now().await.expect("clock");
     let board = board_at(&session, now).await;
 
     let all = ReportFilter::default();

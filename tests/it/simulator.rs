@@ -55,6 +55,7 @@ fn quick(seed: u64) -> RunConfig {
 
 async fn board(session: &Session) -> FleetSnapshot {
     let mut fleet = session
+        .reads()
         .load_fleet(Thresholds::default())
         .await
         .expect("board");
@@ -219,7 +220,7 @@ async fn an_orphan_lease_holds_its_space_at_pending_snapshot_until_removed() {
         assert!(row.signals.blocked_by_lease && row.signals.lease_orphan_suspect);
     }
 
-    for judged in session.leases().await.expect("leases").leases {
+    for judged in session.reads().leases().await.expect("leases").leases {
         let action = Action::remove_lease(judged.lease.identity(), false, RequestId::new());
         let outcome = actions::apply(&session, &action, "writer crashed last night")
             .await
@@ -292,6 +293,7 @@ async fn a_cancel_mid_rebuild_stops_the_worker_and_a_retry_resumes_from_the_chec
         let row = b.board.get(0).expect("the one space").clone();
         if row.completed >= 10 {
             break session
+                .reads()
                 .find_bootstrap(row.id)
                 .await
                 .expect("read")
@@ -305,6 +307,7 @@ async fn a_cancel_mid_rebuild_stops_the_worker_and_a_retry_resumes_from_the_chec
 
     // The worker keeps writing while the operator looks; its progress never refuses a cancel.
     let seen = session
+        .reads()
         .find_bootstrap(job.id)
         .await
         .expect("read")
@@ -323,6 +326,7 @@ async fn a_cancel_mid_rebuild_stops_the_worker_and_a_retry_resumes_from_the_chec
     );
     let writes_at_cancel = ledger_writes(&db, job.id).await;
     let completed_at_cancel = session
+        .reads()
         .find_bootstrap(job.id)
         .await
         .expect("read")
@@ -342,6 +346,7 @@ async fn a_cancel_mid_rebuild_stops_the_worker_and_a_retry_resumes_from_the_chec
         "no write after the cancel"
     );
     let canceled = session
+        .reads()
         .find_bootstrap(job.id)
         .await
         .expect("read")
@@ -355,6 +360,7 @@ async fn a_cancel_mid_rebuild_stops_the_worker_and_a_retry_resumes_from_the_chec
         .expect("retry");
     assert!(matches!(outcome, Outcome::Applied(_)), "{outcome:?}");
     let resumed = session
+        .reads()
         .find_bootstrap(job.id)
         .await
         .expect("read")
@@ -379,6 +385,7 @@ async fn a_cancel_mid_rebuild_stops_the_worker_and_a_retry_resumes_from_the_chec
         "same items, same ordinals"
     );
     let done = session
+        .reads()
         .find_bootstrap(job.id)
         .await
         .expect("read")

@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use bootstrap_console::sandbox::{PrivateCluster, ServerBinaries};
-use bootstrap_console::store::Store;
 use bootstrap_console::store::connect::Target;
+use bootstrap_console::store::db::TxKind;
+use bootstrap_console::store::{Db, Wanted};
 use sqlx::ConnectOptions;
 use sqlx::postgres::PgConnectOptions;
 
@@ -133,11 +134,14 @@ async fn start() -> TlsServer {
 }
 
 /// Whether the session the store opened is encrypted, as the server sees it.
-async fn encrypted(store: &Store) -> bool {
-    sqlx::query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
-        .fetch_one(&store.pool())
+async fn encrypted(store: &Db) -> bool {
+    let mut tx = store.begin(TxKind::Read).await.expect("a transaction");
+    let ssl = sqlx::query_scalar("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+        .fetch_one(&mut *tx)
         .await
-        .expect("pg_stat_ssl")
+        .expect("pg_stat_ssl");
+    tx.commit().await.expect("commit");
+    ssl
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -145,7 +149,9 @@ async fn each_listed_host_is_verified_under_its_own_name() {
     let server = start().await;
     let connect = |url: String| async move {
         let target = Target::from_url_or_env(Some(&url)).expect("a valid URL");
-        Store::connect(&target).await
+        bootstrap_console::store::connect(&target, Wanted::Primary)
+            .await
+            .map(|opened| (opened.db, opened.capabilities))
     };
 
     // The certificate names localhost: verified, encrypted.
@@ -183,12 +189,9 @@ async fn each_listed_host_is_verified_under_its_own_name() {
         .await
         .expect("the second host verifies");
     assert!(
-        store
-            .target()
-            .to_string()
-            .starts_with("postgres@localhost:"),
+        store.host().to_string().starts_with("postgres@localhost:"),
         "{}",
-        store.target()
+        store.host()
     );
     assert!(encrypted(&store).await);
     store.close().await;

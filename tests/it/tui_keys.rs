@@ -638,7 +638,7 @@ fn changing_the_filter_clears_marks_and_says_so() {
 #[test]
 fn a_read_only_console_refuses_actions_with_a_sentence() {
     let mut app = app();
-    app.app.header.access = bootstrap_console::domain::session::Access::ReadOnly {
+    app.app.header.access = bootstrap_console::topology::Access::ReadOnly {
         reason: "--read-only".into(),
     };
     for key in ['r', 'c', 'x'] {

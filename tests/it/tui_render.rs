@@ -210,7 +210,7 @@ fn hint_line(app: &App) -> String {
 fn hints_offer_only_what_the_view_and_mode_allow() {
     let mut app = screens::app((160, 48), Extra::None, Focus::Board);
     assert!(hint_line(&app).contains("r retry"), "{}", hint_line(&app));
-    app.header.access = bootstrap_console::domain::session::Access::ReadOnly {
+    app.header.access = bootstrap_console::topology::Access::ReadOnly {
         reason: "--read-only".into(),
     };
     let hints = hint_line(&app);
@@ -555,7 +555,7 @@ fn the_lease_dialog_asks_for_the_lease_id_and_a_forced_one_for_the_whole_id() {
 /// The header in each state that changes what the operator may trust or do.
 #[test]
 fn the_header_when_stale_read_only_not_migrated_or_reading_a_standby() {
-    use bootstrap_console::domain::session::Access;
+    use bootstrap_console::topology::Access;
     for size in SIZES {
         let mut app = screens::app(size, Extra::None, Focus::Board);
         let at = app.now;

@@ -8,6 +8,7 @@ use super::{ActionError, Decided, audit_record, cancel, finish, precondition, re
 use crate::domain::model::Bootstrap;
 use crate::domain::refusal::Refusal;
 use crate::domain::session::Session;
+use crate::store::db::read_tx;
 use crate::store::read;
 use crate::store::write::{AuditOutcome, BackendSlot, WriteTx};
 
@@ -29,8 +30,9 @@ pub(super) async fn plan(
     bootstrap: &BootstrapAction,
 ) -> Result<Plan, ActionError> {
     let seen = bootstrap.seen();
-    let pool = &session.store().pool();
-    let Some(row) = read::bootstrap(pool, seen.id).await? else {
+    let topology = session.topology();
+    let primary = topology.primary();
+    let Some(row) = read_tx!(primary, |c| read::bootstrap(c, seen.id))? else {
         return Ok(Plan::refused(
             action,
             Refusal::UnknownBootstrap { id: seen.id },
@@ -52,7 +54,7 @@ pub(super) async fn plan(
         Err(refusal) => Err(refusal),
         Ok(_) => Ok(match bootstrap.kind() {
             BootstrapKind::Retry => {
-                retry::changes(&now, retry::items_to_reset(pool, now.id).await?)
+                retry::changes(&now, retry::items_to_reset(primary, now.id).await?)
             }
             BootstrapKind::Cancel => cancel::changes(&now, None),
         }),
@@ -73,14 +75,17 @@ pub(super) async fn plan(
 /// Who retried the job, as the audit log on the primary says: an operator whose board lags
 /// (a standby's) may be looking at their own retry, which must not read as someone else's.
 async fn retried_by(session: &Session, now: &Bootstrap) -> Option<String> {
-    if session.capabilities().audit_unavailable().is_some() {
+    let topology = session.topology();
+    if topology.capabilities().audit_unavailable().is_some() {
         return None;
     }
     let space = (now.tenant_id.as_str(), now.knowledge_space_id);
-    let pool = session.store().pool();
-    let (audit_id, actor, host, request) = read::last_applied(&pool, space, Kind::Retry.name())
-        .await
-        .ok()??;
+    let (audit_id, actor, host, request) = read_tx!(topology.primary(), |c| read::last_applied(
+        c,
+        space,
+        Kind::Retry.name()
+    ))
+    .ok()??;
     Some(if request.is_some_and(|r| session.applied_here(&r)) {
         format!("by this console (audit record {audit_id})")
     } else {
@@ -96,7 +101,7 @@ pub(super) async fn apply(
     reason: &str,
     backend: &BackendSlot,
 ) -> Result<Outcome, ActionError> {
-    let mut tx = WriteTx::begin(session.store(), backend).await?;
+    let mut tx = WriteTx::begin(session.topology().primary(), backend).await?;
     let decided = decide_and_write(session, action, bootstrap, reason, &mut tx).await;
     finish(tx, decided).await
 }

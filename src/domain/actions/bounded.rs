@@ -115,7 +115,7 @@ pub async fn resolve(
     action: &Action,
     backend: Option<Backend>,
 ) -> Result<Lookup, ActionError> {
-    let mut lookup = LookupTx::open(&session.store().target()).await?;
+    let mut lookup = LookupTx::open(session.topology().primary().host()).await?;
     let found = look(&mut lookup, action, backend).await;
     lookup.close().await;
     found

@@ -31,10 +31,12 @@ pub use pipeline::{Planned, Tally, apply_each, plan_all};
 
 pub use super::refusal::{MAX_REASON_CHARS, Refusal};
 use super::session::Session;
+use crate::store::db::read_tx;
 /// How the audit log records an applied action (the views name forced ones).
 pub use crate::store::write::AuditOutcome;
 use crate::store::write::{AuditSubject, BackendSlot, NewAudit, WriteTx};
 use crate::store::{StoreError, read};
+use crate::topology::Report;
 
 /// Why an action could not be planned or applied at all (the database, not the rules).
 #[derive(Debug, thiserror::Error)]
@@ -93,18 +95,21 @@ pub(crate) fn check_reason(reason: &str) -> Result<&str, Refusal> {
 
 /// The session-level gates every action passes first, then the grants this kind needs.
 fn gate(session: &Session, kind: Kind) -> Result<(), Refusal> {
-    if let Some(reason) = session.access().read_only_reason() {
+    if let Some(reason) = session.topology().access().clone().read_only_reason() {
         return Err(Refusal::ReadOnly {
             reason: reason.to_string(),
         });
     }
-    audit_ready(session.capabilities())?;
-    let missing = session.capabilities().missing_grants_for(kind.writes());
+    audit_ready(session.topology().capabilities())?;
+    let missing = session
+        .topology()
+        .capabilities()
+        .missing_grants_for(kind.writes());
     if missing.is_empty() {
         Ok(())
     } else {
         Err(Refusal::NotGranted {
-            role: crate::domain::text::clean(&session.capabilities().current_user, 64),
+            role: crate::domain::text::clean(&session.topology().capabilities().current_user, 64),
             missing,
         })
     }
@@ -133,8 +138,10 @@ pub async fn plan(session: &Session, action: &Action) -> Result<Plan, ActionErro
     if let Err(refusal) = gate(session, action.kind()) {
         return Ok(Plan::refused(action, refusal));
     }
-    let pool = &session.store().pool();
-    if let Some(audit_id) = read::audit_of_action(pool, action.action_id()).await? {
+    let topology = session.topology();
+    let id = action.action_id();
+    let applied = read_tx!(topology.primary(), |c| read::audit_of_action(&mut *c, id))?;
+    if let Some(audit_id) = applied {
         return Ok(Plan::applied_before(action, audit_id));
     }
     match action {
@@ -152,7 +159,10 @@ pub(crate) async fn applied_before(
     subject_id: uuid::Uuid,
 ) -> Result<Option<i64>, ActionError> {
     let id = request.for_subject(kind, subject_id);
-    Ok(read::audit_of_action(&session.store().pool(), id).await?)
+    let topology = session.topology();
+    Ok(read_tx!(topology.primary(), |c| read::audit_of_action(
+        &mut *c, id
+    ))?)
 }
 
 /// Applies `action` in one transaction with an audit record, or refuses and writes nothing.
@@ -187,7 +197,7 @@ async fn apply_recording(
     match applied {
         // The primary became a standby since the session opened: said as the refusal it is.
         Err(ActionError::Store(e)) if e.sqlstate().as_deref() == Some("25006") => {
-            session.became_standby();
+            session.topology_handle().report(Report::InRecovery);
             Ok(Outcome::Refused(Refusal::ReadOnly {
                 reason: crate::store::capabilities::STANDBY.into(),
             }))

@@ -13,6 +13,7 @@ use crate::domain::model::{LeaseIdentity, MutationLease};
 use crate::domain::refusal::Refusal;
 use crate::domain::session::Session;
 use crate::domain::text;
+use crate::store::db::read_tx;
 use crate::store::read;
 use crate::store::write::{AuditOutcome, BackendSlot, WriteTx};
 
@@ -71,13 +72,15 @@ fn changes(evidence: &LeaseEvidence, forced: bool, names: &IdNames) -> Vec<Chang
 }
 
 async fn gone(session: &Session, seen: &LeaseIdentity) -> Result<Refusal, ActionError> {
-    let replacement = read::lease_of_space(
-        &session.store().pool(),
-        session.store().layout(),
+    let topology = session.topology();
+    let primary = topology.primary();
+    let layout = *primary.layout();
+    let replacement = read_tx!(primary, |c| read::lease_of_space(
+        &mut *c,
+        &layout,
         &seen.tenant_id,
-        seen.knowledge_space_id,
-    )
-    .await?;
+        seen.knowledge_space_id
+    ))?;
     let names = session.names();
     Ok(Refusal::LeaseGone {
         lease: names.shown(&seen.id),
@@ -91,8 +94,10 @@ pub(super) async fn plan(
     removal: &LeaseRemoval,
 ) -> Result<Plan, ActionError> {
     let (seen, force) = (removal.seen(), removal.forced());
-    let store = session.store();
-    let rows = read::leases(&store.pool(), store.layout(), None, Some(seen.id)).await?;
+    let topology = session.topology();
+    let primary = topology.primary();
+    let layout = *primary.layout();
+    let rows = read_tx!(primary, |c| read::leases(c, &layout, None, Some(seen.id)))?;
     let board = LeaseBoard::assess(rows, session.thresholds())?;
     let Some(evidence) = board.leases.into_iter().next() else {
         return Ok(Plan::refused(action, gone(session, seen).await?));
@@ -121,7 +126,7 @@ pub(super) async fn apply(
     reason: &str,
     backend: &BackendSlot,
 ) -> Result<Outcome, ActionError> {
-    let mut tx = WriteTx::begin(session.store(), backend).await?;
+    let mut tx = WriteTx::begin(session.topology().primary(), backend).await?;
     let seen = (removal.seen(), removal.forced());
     let decided = decide_and_write(session, action, seen, reason, &mut tx).await;
     finish(tx, decided).await

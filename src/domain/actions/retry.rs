@@ -2,13 +2,13 @@
 //! `queued` in place. The checkpoint and the frozen item set are kept — never a second
 //! snapshot; failed and running items return to pending.
 
-use sqlx::PgPool;
 use uuid::Uuid;
 
 use super::ActionError;
 use super::outcome::Change;
 use crate::domain::model::{Bootstrap, ItemStatus, RunState};
-use crate::store::read;
+use crate::store::db::read_tx;
+use crate::store::{Db, read};
 
 /// What retry changes on `bootstrap`, resetting `items_reset` items.
 pub(super) fn changes(bootstrap: &Bootstrap, items_reset: i64) -> Vec<Change> {
@@ -44,8 +44,8 @@ pub(super) fn changes(bootstrap: &Bootstrap, items_reset: i64) -> Vec<Change> {
 }
 
 /// How many items a retry would send back to pending.
-pub(super) async fn items_to_reset(pool: &PgPool, bootstrap_id: Uuid) -> Result<i64, ActionError> {
-    let counts = read::item_counts(pool, bootstrap_id).await?;
+pub(super) async fn items_to_reset(primary: &Db, bootstrap_id: Uuid) -> Result<i64, ActionError> {
+    let counts = read_tx!(primary, |c| read::item_counts(c, bootstrap_id))?;
     Ok(counts
         .iter()
         .filter(|(status, _)| {

@@ -16,9 +16,9 @@ use uuid::Uuid;
 use crate::domain::board::{BoardQuery, BoardRow, BoardView};
 use crate::domain::fleet::FleetSnapshot;
 use crate::domain::ids::IdNames;
-use crate::domain::session::Access;
 use crate::domain::signals::Thresholds;
 use crate::poller::{Extra, Focus, PollHealth, PollStatus};
+use crate::topology::Access;
 
 /// How long a changed row stays highlighted.
 pub(crate) const CHANGE_HIGHLIGHT: Duration = Duration::from_secs(4);

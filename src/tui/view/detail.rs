@@ -10,9 +10,9 @@ use ratatui::widgets::{Paragraph, Wrap};
 use uuid::Uuid;
 
 use super::format;
+use crate::domain::detail::Detail;
 use crate::domain::ids::IdNames;
 use crate::domain::model::ItemStatus;
-use crate::domain::session::Detail;
 use crate::domain::signals::lease_is_orphan_suspect;
 use crate::domain::text;
 use crate::poller::{Extra, Focus};

@@ -263,15 +263,22 @@ pub async fn enter_detail(
         console.send("\x1b");
         console.wait_until("the board again", 10, |s| !s.contains("── bootstrap"));
     }
+    let topology = session.topology();
+    let mut tx = topology
+        .primary()
+        .begin(bootstrap_console::store::db::TxKind::Read)
+        .await
+        .expect("a transaction");
     let ids: Vec<uuid::Uuid> =
         sqlx::query_scalar("SELECT id FROM legacy_space_publication_bootstraps LIMIT 5")
-            .fetch_all(&session.store().pool())
+            .fetch_all(&mut *tx)
             .await
             .expect("ids");
+    tx.commit().await.expect("commit");
     let mut query = Vec::new();
     for id in ids {
         let started = Instant::now();
-        session.detail(id).await.expect("a detail");
+        session.reads().detail(id).await.expect("a detail");
         query.push(started.elapsed());
     }
     (enter, query)

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use bootstrap_console::domain::board::{BoardRow, attention_order};
 use bootstrap_console::domain::fleet::FleetSnapshot;
-use bootstrap_console::domain::session::Access;
 use bootstrap_console::poller::PollStatus;
+use bootstrap_console::topology::Access;
 use bootstrap_console::tui::app::{App, Display, Header};
 use bootstrap_console::tui::terminal::QuietBackend;
 use bootstrap_console::tui::update::{self, Event};

@@ -258,7 +258,8 @@ pub async fn seen(
     pool: &PgPool,
     bootstrap: Uuid,
 ) -> bootstrap_console::domain::actions::SeenBootstrap {
-    let row = bootstrap_console::store::read::bootstrap(pool, bootstrap)
+    let mut conn = pool.acquire().await.expect("a connection");
+    let row = bootstrap_console::store::read::bootstrap(&mut conn, bootstrap)
         .await
         .expect("read the bootstrap")
         .expect("the bootstrap exists");

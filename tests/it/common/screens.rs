@@ -6,15 +6,16 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bootstrap_console::domain::detail::Detail;
 use bootstrap_console::domain::fleet::{Fleet, FleetSnapshot};
 use bootstrap_console::domain::leases::LeaseBoard;
 use bootstrap_console::domain::model::{AuditRecord, Bootstrap, Item, ItemStatus, MutationLease};
-use bootstrap_console::domain::session::{Access, Detail};
 use bootstrap_console::domain::signals::Thresholds;
 use bootstrap_console::poller::{self, Extra, Focus, Focused, PollHealth, PollStatus};
 use bootstrap_console::store::read::{LeaseLine, LeaseRows};
 use bootstrap_console::store::rows::{BoardRecord, BootstrapRow, LeaseRow};
 use bootstrap_console::store::sync::Changes;
+use bootstrap_console::topology::Access;
 use bootstrap_console::tui::app::{App, Display, Header};
 use bootstrap_console::tui::update::{self, Effect, Event};
 use chrono::{DateTime, Utc};

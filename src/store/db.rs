@@ -1,0 +1,176 @@
+//! One server the console talks to, and the one way SQL runs on it: [`Db::begin`].
+//!
+//! A [`Db`] never changes: it is one host, its pool and the schema layout found there. When
+//! the connections move (a failover, a standby that stops answering), the topology publishes
+//! another `Db`; nothing holding the old one is surprised by a pool that changed under it.
+//!
+//! Every statement the console runs on a pool runs inside a transaction opened by
+//! [`Db::begin`], whatever its kind: how a transaction opens (its isolation, read-only or not,
+//! the settings a pooler needs per transaction) is decided here and nowhere else.
+//! [`read_tx!`] runs one read in such a transaction and ends it; [`read_retried!`] also reads
+//! again while a standby's recovery conflicts cancel it. They are macros rather than
+//! functions taking a closure because a future that borrows its connection through a closure
+//! cannot be proven `Send` (the poller's reads run on spawned tasks).
+
+use std::time::Duration;
+
+use sqlx::{PgPool, Postgres, Transaction};
+
+use super::Layout;
+use super::connect::Target;
+
+/// One server: its host, a small pool of observer sessions on it, and its schema layout.
+/// Cheap to clone; clones share the pool.
+#[derive(Clone)]
+pub struct Db {
+    pool: PgPool,
+    host: Target,
+    layout: Layout,
+    /// In recovery when connected to: a standby, where reads may meet recovery conflicts.
+    standby: bool,
+}
+
+/// An open transaction (see [`Db::begin`]).
+pub type Tx = Transaction<'static, Postgres>;
+
+/// What a transaction is for, which decides how it opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxKind {
+    /// A read: the sessions default to read-only, so a read can never write by mistake.
+    Read,
+    /// A poll: every statement sees the same snapshot.
+    Snapshot,
+    /// An action. READ COMMITTED whatever the database's default: the audit chain's head is
+    /// one row that every action moves, and under REPEATABLE READ two overlapping actions
+    /// would fail on it.
+    Write,
+}
+
+impl TxKind {
+    fn begin(self) -> &'static str {
+        match self {
+            Self::Read => "BEGIN READ ONLY",
+            Self::Snapshot => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+            Self::Write => "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE",
+        }
+    }
+}
+
+impl Db {
+    pub(super) fn new(pool: PgPool, host: Target, layout: Layout, standby: bool) -> Self {
+        Self {
+            pool,
+            host,
+            layout,
+            standby,
+        }
+    }
+
+    /// The same server, with what was found on it at connect.
+    pub(super) fn found(self, layout: Layout, standby: bool) -> Self {
+        Self {
+            layout,
+            standby,
+            ..self
+        }
+    }
+
+    /// Opens a transaction of `kind`: the only way the console starts one on a pool.
+    pub async fn begin(&self, kind: TxKind) -> Result<Tx, sqlx::Error> {
+        self.pool.begin_with(kind.begin()).await
+    }
+
+    /// Whether the server answers within `within`.
+    pub(crate) async fn answers(&self, within: Duration) -> bool {
+        let asked = async { read_tx!(self, |c| sqlx::query("SELECT 1").execute(c)) };
+        matches!(tokio::time::timeout(within, asked).await, Ok(Ok(_)))
+    }
+
+    /// Whether the server is in recovery now; `None` when it does not answer within `within`.
+    pub(crate) async fn in_recovery(&self, within: Duration) -> Option<bool> {
+        let asked = async {
+            read_tx!(self, |c| sqlx::query_scalar::<_, bool>(
+                "SELECT pg_is_in_recovery()"
+            )
+            .fetch_one(c))
+        };
+        match tokio::time::timeout(within, asked).await {
+            Ok(Ok(in_recovery)) => Some(in_recovery),
+            _ => None,
+        }
+    }
+
+    /// The host, as `user@host:port/database`.
+    pub fn host(&self) -> &Target {
+        &self.host
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Whether it was a standby when connected to.
+    pub(crate) fn is_standby(&self) -> bool {
+        self.standby
+    }
+
+    /// Whether `other` is a handle on the same server.
+    pub(crate) fn same_host(&self, other: &Db) -> bool {
+        self.host.to_string() == other.host.to_string()
+    }
+
+    /// Closes the pool's connections (see [`super::close_pool`]).
+    pub async fn close(&self) {
+        super::close_pool(&self.pool).await;
+    }
+}
+
+/// Ends a read transaction and passes `outcome` on. A failed statement has aborted it: it is
+/// ended either way, and the statement's error comes first.
+pub(crate) async fn ended<T, E: From<sqlx::Error>>(tx: Tx, outcome: Result<T, E>) -> Result<T, E> {
+    let ended = tx.commit().await;
+    let value = outcome?;
+    ended?;
+    Ok(value)
+}
+
+/// `read_tx!(db, |conn| statement)`: awaits `statement` — which uses `conn`, a
+/// `&mut PgConnection` — in a read-only transaction on `db` ([`Db::begin`]), and ends it.
+macro_rules! read_tx {
+    // `match`, not `let`: a temporary in `$db` lives as long as the transaction.
+    ($db:expr, |$conn:ident| $read:expr) => {
+        match $db {
+            db => match $crate::store::Db::begin(db, $crate::store::db::TxKind::Read).await {
+                Err(e) => Err(e.into()),
+                Ok(mut tx) => {
+                    let outcome = {
+                        let $conn: &mut sqlx::PgConnection = &mut tx;
+                        $read.await
+                    };
+                    $crate::store::db::ended(tx, outcome).await
+                }
+            },
+        }
+    };
+}
+pub(crate) use read_tx;
+
+/// `read_retried!(db, "what", |conn| statement)`: [`read_tx!`], read again while recovery
+/// conflicts on a standby cancel it (see [`crate::store::conflict`]).
+macro_rules! read_retried {
+    ($db:expr, $what:expr, |$conn:ident| $read:expr) => {
+        match $db {
+            db => {
+                let mut retry = $crate::store::conflict::ConflictRetry::new(db);
+                loop {
+                    let outcome = $crate::store::db::read_tx!(db, |$conn| $read);
+                    match outcome {
+                        Err(e) if retry.again(&e, $what).await => {}
+                        done => break done,
+                    }
+                }
+            }
+        }
+    };
+}
+pub(crate) use read_retried;
