@@ -49,7 +49,7 @@
 //!   writes go, and whether actions are allowed, as immutable snapshots.
 //! * [`store`] — every SQL statement the console runs; [`store::db`] — one server and the one
 //!   way a transaction opens:
-//!   * [`store::connect`], [`store::conninfo`], [`store::hosts`] — targets, libpq spellings,
+//!   * [`store::connect`](mod@store::connect), [`store::conninfo`], [`store::hosts`] — targets, libpq spellings,
 //!     several hosts; [`store::capabilities`] — what the database offers, found at connect;
 //!   * [`store::sync`] (with the statements of [`store::fleet`]) — the incremental read model;
 //!   * [`store::read`], [`store::report`], [`store::health`], [`store::audit_chain`] — the
