@@ -119,6 +119,5 @@ fn json(found: &LedgerCheck, session: &crate::domain::session::Session) {
         skipped: &found.skipped,
         findings: &found.findings,
     };
-    let text = serde_json::to_string_pretty(&document).unwrap_or_else(|e| format!("\"{e}\""));
-    super::emit_raw(&format!("{}\n", super::status::terminal_safe_json(&text)));
+    super::emit_raw(&super::json::pretty(&document));
 }

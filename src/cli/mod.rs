@@ -6,6 +6,7 @@ mod audit;
 mod check;
 mod exit;
 mod gate;
+mod json;
 mod rehearsal;
 mod schema_commands;
 mod scope;
@@ -194,15 +195,45 @@ fn ascii_output() -> bool {
 /// [`emit`] without the ASCII transliteration (JSON).
 pub(crate) fn emit_raw(text: &str) {
     use std::io::Write;
-    use std::sync::atomic::Ordering;
-    if STDOUT_GONE.load(Ordering::Relaxed) {
-        return;
+    let _ = Stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| Stdout.flush());
+}
+
+/// Standard output for the commands: once its reader went away (`status | head`), what
+/// follows is dropped without an error, and the command finishes with its own exit code.
+pub(crate) struct Stdout;
+
+impl std::io::Write for Stdout {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.write_all(bytes).map(|()| bytes.len())
     }
-    let mut out = std::io::stdout().lock();
-    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush())
-        && e.kind() == std::io::ErrorKind::BrokenPipe
-    {
-        STDOUT_GONE.store(true, Ordering::Relaxed);
+
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.gone_on_broken_pipe(|out| out.write_all(bytes))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.gone_on_broken_pipe(|out| out.flush())
+    }
+}
+
+impl Stdout {
+    fn gone_on_broken_pipe(
+        &self,
+        write: impl FnOnce(&mut std::io::StdoutLock<'static>) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        use std::sync::atomic::Ordering;
+        if STDOUT_GONE.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        match write(&mut std::io::stdout().lock()) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                STDOUT_GONE.store(true, Ordering::Relaxed);
+                Ok(())
+            }
+            written => written,
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 //! keyset pages (see [`crate::domain::report`]) and are written as they arrive.
 //!
 //! The JSON (`bootstrap-console.status/v1`, fields only ever added under that name) is the
-//! `Json*` structs below. `target` is the server actions would go to (of several hosts, the
+//! `Json*` structs of [`document`]. `target` is the server actions would go to (of several hosts, the
 //! primary in use). `standby` is null unless a standby was read; then it says whether it is in
 //! sync, whether its lag was measured (not when no primary was named: ages are then judged by
 //! the standby's own clock), the lag in seconds and WAL bytes, and the instant the data is as
@@ -17,8 +17,6 @@
 use std::collections::VecDeque;
 use std::process::ExitCode;
 
-use serde::Serialize;
-
 use chrono::{DateTime, Utc};
 
 use super::Failure;
@@ -27,6 +25,10 @@ use crate::domain::board::{BoardRow, Summary};
 use crate::domain::ids::{IdNames, MAX_SHOWN_WIDTH, SHOWN_DIGITS};
 use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::report::{self, Report, Rows};
+mod document;
+
+use document::JsonOutput;
+
 use crate::domain::session::{Session, SessionOptions};
 use crate::domain::signals::Attention;
 use crate::domain::text;
@@ -128,14 +130,14 @@ async fn report_on(session: &Session, args: &StatusArgs) -> Result<ExitCode, Fai
         names
     );
     let (report, mut first, names) = (report?, first?, names?);
-    let mut out = match names {
+    let out = match names {
         // Ids are shown in the form that tells them from every other in scope — the same on
         // every page, since the form comes from the ids alone.
         Some(names) => Output::Table(TableOutput::begin(args.wide, names)),
         None => Output::Json(JsonOutput::begin(
             &report,
             // The host in use, when several were listed; the standby read is named below.
-            &session.topology().primary().host().to_string(),
+            session.topology().primary().host().to_string(),
             session.tenant_scope(),
             replication
                 .as_ref()
@@ -154,17 +156,18 @@ async fn report_on(session: &Session, args: &StatusArgs) -> Result<ExitCode, Fai
                 None => break,
             },
         };
-        let mut text = String::new();
-        for row in &page {
-            attention |= row.signals.attention.needs_attention();
-            out.row(&mut text, row, report.db_now);
-            shown += 1;
-        }
-        out.emit(&text);
+        attention |= page.iter().any(|r| r.signals.attention.needs_attention());
+        shown += page.len();
+        out.page(&page, report.db_now).await;
     }
-    out.emit(&out.end(&report, shown));
-    if let (Output::Table(_), Some(replication)) = (&out, replication) {
-        super::emit(&format!("{}\n", replication_line(&replication)));
+    match out {
+        Output::Table(_) => {
+            super::emit(&table_end(&report, shown));
+            if let Some(replication) = replication {
+                super::emit(&format!("{}\n", replication_line(&replication)));
+            }
+        }
+        Output::Json(json) => json.end().await,
     }
     Ok(if attention {
         ExitCode::from(super::exit::NEEDS_ATTENTION)
@@ -179,25 +182,17 @@ enum Output {
 }
 
 impl Output {
-    /// Tables follow the terminal's character set; JSON is UTF-8 whatever the locale.
-    fn emit(&self, text: &str) {
+    async fn page(&self, rows: &[BoardRow], now: DateTime<Utc>) {
         match self {
-            Self::Table(_) => super::emit(text),
-            Self::Json(_) => super::emit_raw(text),
-        }
-    }
-
-    fn row(&mut self, out: &mut String, row: &BoardRow, now: DateTime<Utc>) {
-        match self {
-            Self::Table(table) => table.row(out, row, now),
-            Self::Json(json) => json.row(out, row, now),
-        }
-    }
-
-    fn end(&self, report: &Report, shown: usize) -> String {
-        match self {
-            Self::Table(_) => table_end(report, shown),
-            Self::Json(_) => json_end(report),
+            Self::Table(table) => {
+                let mut text = String::new();
+                for row in rows {
+                    table.row(&mut text, row, now);
+                }
+                // Tables follow the terminal's character set.
+                super::emit(&text);
+            }
+            Self::Json(json) => json.page(rows, now).await,
         }
     }
 }
@@ -376,235 +371,4 @@ fn summary_lines(s: &Summary, shown: usize, total: usize) -> String {
         out.push('\n');
     }
     out
-}
-
-#[derive(Serialize)]
-struct JsonSummary {
-    spaces: u32,
-    readable: u32,
-    readable_share: f64,
-    needs_attention: u32,
-    by_attention: std::collections::BTreeMap<&'static str, u32>,
-    matrix: std::collections::BTreeMap<&'static str, std::collections::BTreeMap<&'static str, u32>>,
-    documents_remaining: i64,
-    spaces_uncaptured: u32,
-}
-
-#[derive(Serialize)]
-struct JsonSpace<'a> {
-    bootstrap_id: uuid::Uuid,
-    tenant_id: &'a str,
-    knowledge_space_id: uuid::Uuid,
-    checkpoint: &'static str,
-    run_state: &'static str,
-    attention: &'static str,
-    needs_attention: bool,
-    total_documents: i32,
-    completed_documents: i32,
-    row_version: i32,
-    worker_id: Option<&'a str>,
-    lease_expires_in_seconds: Option<i64>,
-    heartbeat_age_seconds: Option<i64>,
-    idle_seconds: i64,
-    last_error_code: Option<&'a str>,
-    last_error_message: Option<&'a str>,
-    updated_at: DateTime<Utc>,
-    mutation_lease: Option<JsonLease<'a>>,
-    signals: JsonSignals,
-}
-
-/// Where the report was read when that was a standby (`--read-url`), and how old its data was.
-#[derive(Serialize)]
-struct JsonStandby {
-    /// The standby read.
-    target: String,
-    in_sync: bool,
-    /// False when no primary was named (a standby given as the only database): the lag and
-    /// the instant the data is as of are then unknown (`null`).
-    lag_measured: bool,
-    lag_seconds: Option<f64>,
-    wal_bytes_behind: Option<u64>,
-    data_as_of: Option<DateTime<Utc>>,
-}
-
-#[derive(Serialize)]
-struct JsonLease<'a> {
-    id: uuid::Uuid,
-    operation: &'a str,
-    acquired_at: DateTime<Utc>,
-    age_seconds: i64,
-    orphan_suspect: bool,
-}
-
-#[derive(Serialize)]
-struct JsonSignals {
-    readable: bool,
-    failed: bool,
-    blocked_by_lease: bool,
-    lease_expired: bool,
-    heartbeat_late: bool,
-    stuck: bool,
-}
-
-/// The JSON document, written as it goes: the head with the summary pretty-printed, then one
-/// space per line (compact: 100,000 spaces stay a file one can `grep`), then the tail.
-struct JsonOutput {
-    first: bool,
-}
-
-/// A value pretty-printed, its continuation lines indented by `by` spaces.
-fn pretty<T: Serialize>(value: &T, by: usize) -> String {
-    let json = serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("\"{e}\""));
-    terminal_safe_json(&json.replace('\n', &format!("\n{}", " ".repeat(by))))
-}
-
-impl JsonOutput {
-    fn begin(
-        report: &Report,
-        target: &str,
-        scope: Option<&str>,
-        replication: Option<(&crate::store::replica::Replication, String)>,
-    ) -> Self {
-        let standby = replication.map(|(r, target)| JsonStandby {
-            target,
-            in_sync: r.caught_up(),
-            lag_measured: r.measured,
-            lag_seconds: r
-                .delay()
-                .filter(|_| r.measured)
-                .map(|d| d.num_milliseconds() as f64 / 1000.0),
-            wal_bytes_behind: r.bytes_behind(),
-            data_as_of: r.as_of().filter(|_| r.measured),
-        });
-        let head = format!(
-            "{{\n  \"schema\": {},\n  \"database_time\": {},\n  \"target\": {},\n  \
-             \"tenant_scope\": {},\n  \"standby\": {},\n  \"summary\": {},\n  \
-             \"spaces\": [",
-            pretty(&SCHEMA, 2),
-            pretty(&report.db_now, 2),
-            pretty(&target, 2),
-            pretty(&scope, 2),
-            pretty(&standby, 2),
-            pretty(&json_summary(&report.summary), 2),
-        );
-        super::emit_raw(&head);
-        Self { first: true }
-    }
-
-    fn row(&mut self, out: &mut String, row: &BoardRow, now: DateTime<Utc>) {
-        out.push_str(if self.first { "\n    " } else { ",\n    " });
-        self.first = false;
-        let json = serde_json::to_string(&json_space(row, now))
-            .unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"));
-        out.push_str(&terminal_safe_json(&json));
-    }
-}
-
-fn json_end(report: &Report) -> String {
-    let unreadable: Vec<String> = report.unreadable.iter().map(|p| p.to_string()).collect();
-    format!(
-        "\n  ],\n  \"unreadable_rows\": {}\n}}\n",
-        pretty(&unreadable, 2)
-    )
-}
-
-fn json_summary(s: &Summary) -> JsonSummary {
-    let matrix = Checkpoint::ALL
-        .iter()
-        .map(|c| {
-            let states = RunState::ALL
-                .iter()
-                .map(|r| (r.as_str(), s.in_state(*c, *r)))
-                .collect();
-            (c.as_str(), states)
-        })
-        .collect();
-    JsonSummary {
-        spaces: s.spaces,
-        readable: s.readable,
-        readable_share: s.readable_share(),
-        needs_attention: s.needing_attention(),
-        by_attention: Attention::ALL
-            .iter()
-            .map(|a| (a.label(), s.count(*a)))
-            .collect(),
-        matrix,
-        documents_remaining: s.documents_remaining,
-        spaces_uncaptured: s.spaces_uncaptured,
-    }
-}
-
-fn json_space(row: &BoardRow, now: DateTime<Utc>) -> JsonSpace<'_> {
-    let s = &row.signals;
-    JsonSpace {
-        bootstrap_id: row.id,
-        tenant_id: &row.tenant,
-        knowledge_space_id: row.space,
-        checkpoint: row.checkpoint.as_str(),
-        run_state: row.run_state.as_str(),
-        attention: s.attention.label(),
-        needs_attention: s.attention.needs_attention(),
-        total_documents: row.total,
-        completed_documents: row.completed,
-        row_version: row.row_version,
-        worker_id: row.worker.as_ref().map(|w| &*w.worker_id),
-        lease_expires_in_seconds: row.lease_remaining(now).map(|d| d.num_seconds()),
-        heartbeat_age_seconds: row.heartbeat_age(now).map(|d| d.num_seconds()),
-        idle_seconds: row.idle_for(now).num_seconds(),
-        last_error_code: row.error_code.as_deref(),
-        last_error_message: row.error_message.as_deref(),
-        updated_at: row.updated_at,
-        mutation_lease: row.lease.as_ref().map(|l| JsonLease {
-            id: l.id,
-            operation: &l.operation,
-            acquired_at: l.acquired_at,
-            age_seconds: row.lease_age(now).map_or(0, |d| d.num_seconds()),
-            orphan_suspect: s.lease_orphan_suspect,
-        }),
-        signals: JsonSignals {
-            readable: s.readable,
-            failed: s.failed,
-            blocked_by_lease: s.blocked_by_lease,
-            lease_expired: s.lease_expired,
-            heartbeat_late: s.heartbeat_late,
-            stuck: s.stuck,
-        },
-    }
-}
-
-/// JSON keeps database text exactly, but a terminal showing it must not obey it: serde already
-/// escapes C0 controls; this also escapes C1 controls and bidi overrides (valid JSON either way).
-pub(super) fn terminal_safe_json(json: &str) -> String {
-    if json.is_ascii() {
-        // Nothing above U+007F, and serde escaped every C0 control already.
-        return json.to_string();
-    }
-    let mut out = String::with_capacity(json.len());
-    for c in json.chars() {
-        let risky = ('\u{80}'..='\u{9f}').contains(&c)
-            || ('\u{202a}'..='\u{202e}').contains(&c)
-            || ('\u{2066}'..='\u{2069}').contains(&c)
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}');
-        if risky {
-            out.push_str(&format!("\\u{:04x}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn risky_characters_are_escaped_and_the_json_still_parses() {
-        let json = serde_json::to_string(&serde_json::json!({"m": "a\u{9b}31mb\u{202e}c\u{1b}"}))
-            .expect("json");
-        let safe = terminal_safe_json(&json);
-        assert!(!safe.contains('\u{9b}') && !safe.contains('\u{202e}') && !safe.contains('\u{1b}'));
-        let back: serde_json::Value = serde_json::from_str(&safe).expect("valid json");
-        assert_eq!(back["m"], "a\u{9b}31mb\u{202e}c\u{1b}");
-    }
 }

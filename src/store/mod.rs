@@ -2,8 +2,8 @@
 //!
 //! [`Db`] is the handle on one server: a small pool whose sessions default to read-only
 //! transactions, plus the table layout found at connect; every transaction opens through
-//! [`Db::begin`]. Writes happen only inside [`write::WriteTx`], which the domain's actions
-//! open explicitly. Which servers are used, and when that changes, is the topology's business
+//! [`Db::begin`]. Writes happen only in [`write`]: one call per operator action, each one
+//! transaction, deciding through the domain's rules on the row it locked. Which servers are used, and when that changes, is the topology's business
 //! (see [`crate::topology`]).
 
 pub(crate) mod audit_chain;

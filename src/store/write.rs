@@ -1,8 +1,10 @@
-//! The only statements that write: one [`WriteTx`] per operator action.
+//! The only statements that write: one call per operator action.
 //!
-//! The domain opens the transaction, locks the row it is about to change, decides from what it
-//! sees whether the action still applies, writes, appends the audit record and commits — or
-//! rolls back and writes nothing. Each statement here is one step of that sequence.
+//! [`write_bootstrap`] (retry, cancel) and [`remove_lease`] each run one transaction: lock the
+//! row, look the request id up, hand the locked row to the caller's decision, write, append
+//! the audit record and commit — or roll back and write nothing. The decision is the domain's
+//! (a pure function of the locked row); the statements, their order and how the transaction
+//! ends are this module's, so moving an action into a SQL function is a change here alone.
 
 use std::sync::Mutex;
 
@@ -99,24 +101,182 @@ impl AuditOutcome {
     }
 }
 
-/// One audit record to append.
+/// Who asks for an action, and which request it is: what every audit record of it carries
+/// besides the row (which the store takes from the row it locked).
 #[derive(Debug, Clone)]
-pub(crate) struct NewAudit<'a> {
-    pub actor: &'a str,
+pub(crate) struct Stamp<'a> {
+    pub(crate) actor: &'a str,
     pub(crate) host: &'a str,
     pub(crate) ssh_client: Option<&'a str>,
+    /// The action's name as the audit table records it.
     pub(crate) action: &'a str,
-    pub(crate) tenant_id: &'a str,
-    pub(crate) knowledge_space_id: Uuid,
-    pub(crate) subject: AuditSubject,
     /// The operator's request, as printed.
     pub(crate) request_id: Uuid,
     /// Unique: the same action of a request applied once is never applied again.
     pub(crate) action_id: Uuid,
     pub(crate) reason: &'a str,
-    pub(crate) row_before: Option<&'a serde_json::Value>,
-    pub(crate) row_after: Option<&'a serde_json::Value>,
-    pub(crate) outcome: AuditOutcome,
+}
+
+/// One audit record to append.
+struct NewAudit<'a> {
+    stamp: &'a Stamp<'a>,
+    tenant_id: &'a str,
+    knowledge_space_id: Uuid,
+    subject: AuditSubject,
+    row_before: &'a serde_json::Value,
+    row_after: Option<&'a serde_json::Value>,
+    outcome: AuditOutcome,
+}
+
+/// What one action's call found, and what it did.
+#[derive(Debug)]
+pub(crate) enum Written<Gone, Declined, Done> {
+    /// This request was applied before (the audit record's id): nothing written.
+    AppliedBefore(i64),
+    /// The row is not there (with what the caller needs to say so): nothing written.
+    Gone(Gone),
+    /// The caller's decision declined the locked row: nothing written.
+    Declined(Declined),
+    /// Written, audited and committed.
+    Applied(Done),
+}
+
+/// What a bootstrap action writes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum BootstrapWrite<'a> {
+    /// Back to `queued` in place; failed or running items back to pending.
+    Retry,
+    /// `canceled` with this error code and message; the worker's lease cleared.
+    Cancel {
+        error_code: &'a str,
+        message: &'a str,
+    },
+}
+
+/// A bootstrap action as committed.
+#[derive(Debug)]
+pub(crate) struct BootstrapWritten<D> {
+    /// What the caller's decision said.
+    pub(crate) decided: D,
+    pub(crate) before: Locked<BootstrapRow>,
+    pub(crate) after: Locked<BootstrapRow>,
+    /// Items sent back to pending (retry).
+    pub(crate) items_reset: u64,
+    pub(crate) head: ChainHead,
+}
+
+/// A lease removal as committed.
+#[derive(Debug)]
+pub(crate) struct LeaseRemoved<D> {
+    pub(crate) decided: D,
+    pub(crate) before: Locked<LeaseRow>,
+    pub(crate) head: ChainHead,
+}
+
+/// Retry or cancel bootstrap `id` in one transaction. `decide` sees the locked row (after the
+/// request id was looked up under that lock) and says whether the action still holds;
+/// `Err` declines it and nothing is written.
+pub(crate) async fn write_bootstrap<D, R>(
+    db: &Db,
+    backend: &BackendSlot,
+    id: Uuid,
+    write: BootstrapWrite<'_>,
+    stamp: &Stamp<'_>,
+    decide: impl FnOnce(&BootstrapRow) -> Result<D, R>,
+) -> Result<Written<(), R, BootstrapWritten<D>>, StoreError> {
+    let mut tx = WriteTx::begin(db, backend).await?;
+    let written = async {
+        let locked = tx.lock_bootstrap(id).await?;
+        // After the row lock, so a first attempt still committing is waited for, not overtaken.
+        if let Some(audit_id) = tx.audit_of_action(stamp.action_id).await? {
+            return Ok(Written::AppliedBefore(audit_id));
+        }
+        let Some(before) = locked else {
+            return Ok(Written::Gone(()));
+        };
+        let decided = match decide(&before.row) {
+            Ok(decided) => decided,
+            Err(declined) => return Ok(Written::Declined(declined)),
+        };
+        let (after, items_reset) = match write {
+            BootstrapWrite::Retry => {
+                let items_reset = tx.reset_items_for_retry(id).await?;
+                (tx.retry_bootstrap(id).await?, items_reset)
+            }
+            BootstrapWrite::Cancel {
+                error_code,
+                message,
+            } => (tx.cancel_bootstrap(id, error_code, message).await?, 0),
+        };
+        let head = tx
+            .insert_audit(&NewAudit {
+                stamp,
+                tenant_id: &before.row.tenant_id,
+                knowledge_space_id: before.row.knowledge_space_id,
+                subject: AuditSubject::Bootstrap(id),
+                row_before: &before.json,
+                row_after: Some(&after.json),
+                outcome: AuditOutcome::Applied,
+            })
+            .await?;
+        Ok(Written::Applied(BootstrapWritten {
+            decided,
+            before,
+            after,
+            items_reset,
+            head,
+        }))
+    }
+    .await;
+    tx.end(written).await
+}
+
+/// Remove mutation lease `id` in one transaction. `decide` sees the lease as it was and the
+/// transaction's clock, and says how the removal is audited; `Err` declines it and the
+/// deletion is rolled back. A lease already gone comes back with the lease now on its space.
+pub(crate) async fn remove_lease<D, R>(
+    db: &Db,
+    backend: &BackendSlot,
+    (id, tenant, space): (Uuid, &str, Uuid),
+    stamp: &Stamp<'_>,
+    decide: impl FnOnce(&LeaseRow, DateTime<Utc>) -> Result<(D, AuditOutcome), R>,
+) -> Result<Written<Option<LeaseRow>, R, LeaseRemoved<D>>, StoreError> {
+    let mut tx = WriteTx::begin(db, backend).await?;
+    let written = async {
+        // Deleted first — the row lock comes with it — and decided on the row as it was:
+        // anything declined below rolls the deletion back.
+        let taken = tx.take_lease(id).await?;
+        // After the row lock, so a first attempt still committing is waited for, not overtaken.
+        if let Some(audit_id) = tx.audit_of_action(stamp.action_id).await? {
+            return Ok(Written::AppliedBefore(audit_id));
+        }
+        let Some(before) = taken else {
+            return Ok(Written::Gone(tx.lease_of_space(tenant, space).await?));
+        };
+        let now = tx.now().await?;
+        let (decided, outcome) = match decide(&before.row, now) {
+            Ok(decided) => decided,
+            Err(declined) => return Ok(Written::Declined(declined)),
+        };
+        let head = tx
+            .insert_audit(&NewAudit {
+                stamp,
+                tenant_id: &before.row.tenant_id,
+                knowledge_space_id: before.row.knowledge_space_id,
+                subject: AuditSubject::Lease(id),
+                row_before: &before.json,
+                row_after: None,
+                outcome,
+            })
+            .await?;
+        Ok(Written::Applied(LeaseRemoved {
+            decided,
+            before,
+            head,
+        }))
+    }
+    .await;
+    tx.end(written).await
 }
 
 /// The server process of an action's transaction and the moment that transaction began:
@@ -141,8 +301,8 @@ impl BackendSlot {
     }
 }
 
-/// An open read-write transaction. Dropping it without `commit` rolls back.
-pub(crate) struct WriteTx {
+/// An open read-write transaction. Dropping it without `end` rolls back.
+struct WriteTx {
     tx: Transaction<'static, Postgres>,
     layout: Layout,
 }
@@ -151,7 +311,7 @@ impl WriteTx {
     /// A write transaction ([`TxKind::Write`]): the pool's sessions default to read-only, so
     /// writing is explicit. Its server process and start are written to `backend` at once, so that a caller who
     /// stops waiting can still find exactly this transaction.
-    pub(crate) async fn begin(db: &Db, backend: &BackendSlot) -> Result<Self, StoreError> {
+    async fn begin(db: &Db, backend: &BackendSlot) -> Result<Self, StoreError> {
         let mut tx = db.begin(TxKind::Write).await?;
         // `now()` is the transaction's start, as `pg_stat_activity.xact_start` shows it.
         let (pid, xact_start): (i32, DateTime<Utc>) =
@@ -166,14 +326,14 @@ impl WriteTx {
     }
 
     /// The database clock of this transaction.
-    pub async fn now(&mut self) -> Result<DateTime<Utc>, StoreError> {
+    async fn now(&mut self) -> Result<DateTime<Utc>, StoreError> {
         Ok(sqlx::query_scalar("SELECT now()")
             .fetch_one(&mut *self.tx)
             .await?)
     }
 
     /// Locks one bootstrap row for the rest of the transaction.
-    pub(crate) async fn lock_bootstrap(
+    async fn lock_bootstrap(
         &mut self,
         id: Uuid,
     ) -> Result<Option<Locked<BootstrapRow>>, StoreError> {
@@ -189,10 +349,7 @@ impl WriteTx {
     }
 
     /// Retry (domain contract §3), job row: back to `queued` in place, keeping the checkpoint.
-    pub(crate) async fn retry_bootstrap(
-        &mut self,
-        id: Uuid,
-    ) -> Result<Locked<BootstrapRow>, StoreError> {
+    async fn retry_bootstrap(&mut self, id: Uuid) -> Result<Locked<BootstrapRow>, StoreError> {
         let sql = format!(
             "UPDATE legacy_space_publication_bootstraps AS b SET \
                run_state = 'queued', worker_id = NULL, lease_token = NULL, \
@@ -210,10 +367,7 @@ impl WriteTx {
     }
 
     /// Retry (domain contract §3), items: failed or running items go back to pending.
-    pub(crate) async fn reset_items_for_retry(
-        &mut self,
-        bootstrap_id: Uuid,
-    ) -> Result<u64, StoreError> {
+    async fn reset_items_for_retry(&mut self, bootstrap_id: Uuid) -> Result<u64, StoreError> {
         let done = sqlx::query(
             "UPDATE legacy_space_publication_bootstrap_items SET \
                status = 'pending', compilation_attempt_id = NULL, last_error = NULL, \
@@ -227,7 +381,7 @@ impl WriteTx {
     }
 
     /// Cancel (domain contract §3): `canceled`, lease cleared (which fences out a live worker).
-    pub(crate) async fn cancel_bootstrap(
+    async fn cancel_bootstrap(
         &mut self,
         id: Uuid,
         error_code: &str,
@@ -255,10 +409,7 @@ impl WriteTx {
     /// the one its DELETE takes, so the DELETE grant is all it asks for (`FOR UPDATE` would
     /// need UPDATE). The caller decides on the returned row and rolls back if the removal no
     /// longer holds.
-    pub(crate) async fn take_lease(
-        &mut self,
-        id: Uuid,
-    ) -> Result<Option<Locked<LeaseRow>>, StoreError> {
+    async fn take_lease(&mut self, id: Uuid) -> Result<Option<Locked<LeaseRow>>, StoreError> {
         let sql = format!(
             "DELETE FROM knowledge_space_mutation_leases l WHERE l.id = $1 \
              RETURNING {}, to_jsonb(l) AS row_json",
@@ -272,7 +423,7 @@ impl WriteTx {
     }
 
     /// The lease now on a space (to tell the operator what replaced the one they saw).
-    pub(crate) async fn lease_of_space(
+    async fn lease_of_space(
         &mut self,
         tenant: &str,
         space: Uuid,
@@ -281,10 +432,7 @@ impl WriteTx {
     }
 
     /// The audit record of an applied request, if this request id was applied before.
-    pub(crate) async fn audit_of_action(
-        &mut self,
-        action_id: Uuid,
-    ) -> Result<Option<i64>, StoreError> {
+    async fn audit_of_action(&mut self, action_id: Uuid) -> Result<Option<i64>, StoreError> {
         super::read::audit_of_action(&mut *self.tx, action_id).await
     }
 
@@ -292,10 +440,7 @@ impl WriteTx {
     /// database chains it (console schema unit 0004) under the head's row lock, held until
     /// this transaction ends, which is why this is the transaction's last statement: another
     /// console's action waits for it only from here to COMMIT, and at most the lock timeout.
-    pub(crate) async fn insert_audit(
-        &mut self,
-        record: &NewAudit<'_>,
-    ) -> Result<ChainHead, StoreError> {
+    async fn insert_audit(&mut self, record: &NewAudit<'_>) -> Result<ChainHead, StoreError> {
         let (bootstrap_id, lease_id) = match record.subject {
             AuditSubject::Bootstrap(id) => (Some(id), None),
             AuditSubject::Lease(id) => (None, Some(id)),
@@ -308,17 +453,17 @@ impl WriteTx {
         );
         let inserted: Result<(i64, i64, Vec<u8>), sqlx::Error> =
             sqlx::query_as(sqlx::AssertSqlSafe(sql))
-                .bind(record.actor)
-                .bind(record.host)
-                .bind(record.ssh_client)
-                .bind(record.action)
+                .bind(record.stamp.actor)
+                .bind(record.stamp.host)
+                .bind(record.stamp.ssh_client)
+                .bind(record.stamp.action)
                 .bind(record.tenant_id)
                 .bind(record.knowledge_space_id)
                 .bind(bootstrap_id)
                 .bind(lease_id)
-                .bind(record.request_id)
-                .bind(record.action_id)
-                .bind(record.reason)
+                .bind(record.stamp.request_id)
+                .bind(record.stamp.action_id)
+                .bind(record.stamp.reason)
                 .bind(record.row_before)
                 .bind(record.row_after)
                 .bind(record.outcome.as_str())
@@ -341,11 +486,26 @@ impl WriteTx {
         }
     }
 
-    pub(crate) async fn commit(self) -> Result<(), StoreError> {
-        Ok(self.tx.commit().await?)
-    }
-
-    pub(crate) async fn rollback(self) -> Result<(), StoreError> {
-        Ok(self.tx.rollback().await?)
+    /// Ends the transaction as `written` says — explicitly, an error included, so the
+    /// connection goes back to the pool clean and is closed in good order at exit (the server
+    /// never sees it vanish mid-reply): commit what was applied, roll back everything else.
+    async fn end<G, R, D>(
+        self,
+        written: Result<Written<G, R, D>, StoreError>,
+    ) -> Result<Written<G, R, D>, StoreError> {
+        match written {
+            Ok(written @ Written::Applied(_)) => {
+                self.tx.commit().await?;
+                Ok(written)
+            }
+            Ok(written) => {
+                self.tx.rollback().await?;
+                Ok(written)
+            }
+            Err(error) => {
+                let _ = self.tx.rollback().await;
+                Err(error)
+            }
+        }
     }
 }

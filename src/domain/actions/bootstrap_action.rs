@@ -1,16 +1,17 @@
-//! The one flow retry and cancel share: plan from an unlocked read; apply in one transaction
-//! that locks the row, looks the request id up, decides again with the same rules, writes,
-//! audits and commits.
+//! The one flow retry and cancel share: plan from an unlocked read; apply with one store call
+//! ([`crate::store::write::write_bootstrap`]) that decides again on the locked row with the
+//! same rules.
 
 use super::action::{Action, BootstrapAction, BootstrapKind, Kind, SeenBootstrap};
-use super::outcome::{Applied, Change, Outcome, Plan};
-use super::{ActionError, Decided, audit_record, cancel, finish, precondition, retry};
+use super::outcome::{Applied, Outcome, Plan};
+use super::{ActionError, Declined, cancel, precondition, retry, stamp};
 use crate::domain::model::Bootstrap;
 use crate::domain::refusal::Refusal;
 use crate::domain::session::Session;
 use crate::store::db::read_tx;
 use crate::store::read;
-use crate::store::write::{AuditOutcome, BackendSlot, WriteTx};
+use crate::store::rows::BootstrapRow;
+use crate::store::write::{BackendSlot, BootstrapWrite, Written, write_bootstrap};
 
 /// Scope first, then the action's own precondition; `Ok` carries what moved meanwhile.
 fn check(
@@ -101,64 +102,44 @@ pub(super) async fn apply(
     reason: &str,
     backend: &BackendSlot,
 ) -> Result<Outcome, ActionError> {
-    let mut tx = WriteTx::begin(session.topology().primary(), backend).await?;
-    let decided = decide_and_write(session, action, bootstrap, reason, &mut tx).await;
-    finish(tx, decided).await
-}
-
-async fn decide_and_write(
-    session: &Session,
-    action: &Action,
-    bootstrap: &BootstrapAction,
-    reason: &str,
-    tx: &mut WriteTx,
-) -> Result<Decided, ActionError> {
     let seen = bootstrap.seen();
-    let locked = tx.lock_bootstrap(seen.id).await?;
-    // After the row lock, so a first attempt still committing is waited for, not overtaken.
-    if let Some(audit_id) = tx.audit_of_action(action.action_id()).await? {
-        return Ok(Decided::RollBack(Outcome::AlreadyApplied { audit_id }));
-    }
-    let Some(locked) = locked else {
-        let refusal = Refusal::UnknownBootstrap { id: seen.id };
-        return Ok(Decided::RollBack(Outcome::Refused(refusal)));
+    let write = match bootstrap.kind() {
+        BootstrapKind::Retry => BootstrapWrite::Retry,
+        BootstrapKind::Cancel => BootstrapWrite::Cancel {
+            error_code: cancel::CANCELED_ERROR_CODE,
+            message: reason,
+        },
     };
-    let before = Bootstrap::try_from(locked.row)?;
-    let meanwhile = match check(session, bootstrap, &before) {
-        Ok(meanwhile) => meanwhile,
-        Err(refusal) => return Ok(Decided::RollBack(Outcome::Refused(refusal))),
+    let topology = session.topology();
+    let actor = session.actor();
+    let stamp = stamp(actor, action, reason);
+    // Decided again on the locked row, with the same rules as the plan.
+    let decide = |row: &BootstrapRow| -> Result<_, Declined> {
+        let before = Bootstrap::try_from(row.clone())?;
+        let meanwhile = check(session, bootstrap, &before)?;
+        Ok((before, meanwhile))
     };
-    let (after, changes): (_, Vec<Change>) = match bootstrap.kind() {
-        BootstrapKind::Retry => {
-            let items_reset = tx.reset_items_for_retry(before.id).await?;
-            let after = tx.retry_bootstrap(before.id).await?;
-            (after, retry::changes(&before, items_reset as i64))
+    let written = write_bootstrap(topology.primary(), backend, seen.id, write, &stamp, decide);
+    Ok(match written.await? {
+        Written::AppliedBefore(audit_id) => Outcome::AlreadyApplied { audit_id },
+        Written::Gone(()) => Outcome::Refused(Refusal::UnknownBootstrap { id: seen.id }),
+        Written::Declined(declined) => declined.outcome()?,
+        Written::Applied(written) => {
+            let (before, meanwhile) = written.decided;
+            let changes = match bootstrap.kind() {
+                BootstrapKind::Retry => retry::changes(&before, written.items_reset as i64),
+                BootstrapKind::Cancel => cancel::changes(&before, Some(reason)),
+            };
+            Outcome::Applied(Applied {
+                audit_id: written.head.id,
+                chain_head: written.head,
+                tenant_id: before.tenant_id.clone(),
+                knowledge_space_id: before.knowledge_space_id,
+                changes,
+                before: written.before.json,
+                after: Some(written.after.json),
+                meanwhile,
+            })
         }
-        BootstrapKind::Cancel => {
-            let after = tx
-                .cancel_bootstrap(before.id, cancel::CANCELED_ERROR_CODE, reason)
-                .await?;
-            (after, cancel::changes(&before, Some(reason)))
-        }
-    };
-    let record = tx
-        .insert_audit(&audit_record(
-            session,
-            action,
-            (&before.tenant_id, before.knowledge_space_id),
-            reason,
-            (&locked.json, Some(&after.json)),
-            AuditOutcome::Applied,
-        ))
-        .await?;
-    Ok(Decided::Commit(Outcome::Applied(Applied {
-        audit_id: record.id,
-        chain_head: record,
-        tenant_id: before.tenant_id.clone(),
-        knowledge_space_id: before.knowledge_space_id,
-        changes,
-        before: locked.json,
-        after: Some(after.json),
-        meanwhile,
-    })))
+    })
 }

@@ -3,9 +3,10 @@
 //!
 //! An [`Action`] is data: its [`Kind`], what the operator saw of its subject when deciding,
 //! and a request id. [`plan`] says what it would change, what moved since the operator looked,
-//! or why it is refused, without writing. [`apply`] runs it in one transaction: lock the row,
-//! look the request id up (a request applied before is not applied again), decide again from
-//! the locked row with the same rules, write, append one audit record, commit. A decision that
+//! or why it is refused, without writing. [`apply`] runs it as one store call, one transaction:
+//! lock the row, look the request id up (a request applied before is not applied again),
+//! decide again from the locked row with the same rules, write, append one audit record,
+//! commit. A decision that
 //! no longer holds is a [`Refusal`] — a plain sentence — and nothing is written; a worker's
 //! progress alone never refuses one (see [`precondition`]).
 
@@ -34,7 +35,7 @@ use super::session::Session;
 use crate::store::db::read_tx;
 /// How the audit log records an applied action (the views name forced ones).
 pub use crate::store::write::AuditOutcome;
-use crate::store::write::{AuditSubject, BackendSlot, NewAudit, WriteTx};
+use crate::store::write::{AuditSubject, BackendSlot, Stamp};
 use crate::store::{StoreError, read};
 use crate::topology::Report;
 
@@ -211,33 +212,31 @@ async fn apply_recording(
     }
 }
 
-/// What an action's transaction decided, and so how it ends.
-enum Decided {
-    /// Written: commit.
-    Commit(Outcome),
-    /// Nothing to write (refused, or applied before): roll back.
-    RollBack(Outcome),
+/// Why the decision on a locked row declined to write: a refusal, or a row that could not be
+/// read as the domain's type.
+#[derive(Debug)]
+enum Declined {
+    Refused(Refusal),
+    Row(super::model::RowError),
 }
 
-/// Ends an action's transaction as decided — explicitly, an error included, so its
-/// connection goes back to the pool clean and is closed in good order at exit (the server
-/// never sees it vanish mid-reply).
-async fn finish(
-    tx: WriteTx,
-    decided: Result<Decided, ActionError>,
-) -> Result<Outcome, ActionError> {
-    match decided {
-        Ok(Decided::Commit(outcome)) => {
-            tx.commit().await?;
-            Ok(outcome)
-        }
-        Ok(Decided::RollBack(outcome)) => {
-            tx.rollback().await?;
-            Ok(outcome)
-        }
-        Err(error) => {
-            let _ = tx.rollback().await;
-            Err(error)
+impl From<Refusal> for Declined {
+    fn from(refusal: Refusal) -> Self {
+        Self::Refused(refusal)
+    }
+}
+
+impl From<super::model::RowError> for Declined {
+    fn from(error: super::model::RowError) -> Self {
+        Self::Row(error)
+    }
+}
+
+impl Declined {
+    fn outcome(self) -> Result<Outcome, ActionError> {
+        match self {
+            Self::Refused(refusal) => Ok(Outcome::Refused(refusal)),
+            Self::Row(error) => Err(error.into()),
         }
     }
 }
@@ -250,30 +249,15 @@ fn audit_subject(action: &Action) -> AuditSubject {
     }
 }
 
-/// The audit record of `action` applied to a row of `(tenant, space)`, with the row's images
-/// before and after (`None` after a deletion).
-fn audit_record<'a>(
-    session: &'a Session,
-    action: &'a Action,
-    (tenant_id, knowledge_space_id): (&'a str, uuid::Uuid),
-    reason: &'a str,
-    (before, after): (&'a serde_json::Value, Option<&'a serde_json::Value>),
-    outcome: AuditOutcome,
-) -> NewAudit<'a> {
-    let actor = session.actor();
-    NewAudit {
+/// What the audit record of `action` says about who asked, and why.
+fn stamp<'a>(actor: &'a super::actor::Actor, action: &'a Action, reason: &'a str) -> Stamp<'a> {
+    Stamp {
         actor: &actor.user,
         host: &actor.host,
         ssh_client: actor.ssh_client.as_deref(),
         action: action.kind().name(),
-        tenant_id,
-        knowledge_space_id,
-        subject: audit_subject(action),
         request_id: action.request().uuid(),
         action_id: action.action_id(),
         reason,
-        row_before: Some(before),
-        row_after: after,
-        outcome,
     }
 }

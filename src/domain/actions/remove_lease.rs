@@ -6,7 +6,7 @@
 
 use super::action::{Action, LeaseRemoval};
 use super::outcome::{Applied, Change, Outcome, Plan};
-use super::{ActionError, Decided, audit_record, finish};
+use super::{ActionError, stamp};
 use crate::domain::ids::IdNames;
 use crate::domain::leases::{LeaseBoard, LeaseEvidence};
 use crate::domain::model::{LeaseIdentity, MutationLease};
@@ -15,7 +15,8 @@ use crate::domain::session::Session;
 use crate::domain::text;
 use crate::store::db::read_tx;
 use crate::store::read;
-use crate::store::write::{AuditOutcome, BackendSlot, WriteTx};
+use crate::store::rows::LeaseRow;
+use crate::store::write::{AuditOutcome, BackendSlot, Written, remove_lease};
 
 /// Scope, identity, then the orphan evidence (unless forced). `Ok` says whether force was
 /// needed.
@@ -126,67 +127,44 @@ pub(super) async fn apply(
     reason: &str,
     backend: &BackendSlot,
 ) -> Result<Outcome, ActionError> {
-    let mut tx = WriteTx::begin(session.topology().primary(), backend).await?;
-    let seen = (removal.seen(), removal.forced());
-    let decided = decide_and_write(session, action, seen, reason, &mut tx).await;
-    finish(tx, decided).await
-}
-
-async fn decide_and_write(
-    session: &Session,
-    action: &Action,
-    (seen, force): (&LeaseIdentity, bool),
-    reason: &str,
-    tx: &mut WriteTx,
-) -> Result<Decided, ActionError> {
-    // Deleted first — the row lock comes with it — and decided on the row as it was: anything
-    // refused below rolls the deletion back.
-    let locked = tx.take_lease(seen.id).await?;
-    // After the row lock, so a first attempt still committing is waited for, not overtaken.
-    if let Some(audit_id) = tx.audit_of_action(action.action_id()).await? {
-        return Ok(Decided::RollBack(Outcome::AlreadyApplied { audit_id }));
-    }
-    let Some(locked) = locked else {
-        let replacement = tx
-            .lease_of_space(&seen.tenant_id, seen.knowledge_space_id)
-            .await?;
-        let names = session.names();
-        return Ok(Decided::RollBack(Outcome::Refused(Refusal::LeaseGone {
+    let (seen, force) = (removal.seen(), removal.forced());
+    let topology = session.topology();
+    let stamp = stamp(session.actor(), action, reason);
+    // Exactly the lease seen (id, tenant, space, acquisition), and the orphan evidence.
+    let decide = |row: &LeaseRow, now| -> Result<_, Refusal> {
+        let current = MutationLease::from(row.clone());
+        let evidence = LeaseEvidence::new(current, None, now, session.thresholds());
+        let forced = check(session, seen, &evidence, force)?;
+        let outcome = if forced {
+            AuditOutcome::AppliedForced
+        } else {
+            AuditOutcome::Applied
+        };
+        Ok(((evidence, forced), outcome))
+    };
+    let subject = (seen.id, seen.tenant_id.as_str(), seen.knowledge_space_id);
+    let written = remove_lease(topology.primary(), backend, subject, &stamp, decide).await?;
+    let names = session.names();
+    Ok(match written {
+        Written::AppliedBefore(audit_id) => Outcome::AlreadyApplied { audit_id },
+        Written::Gone(replacement) => Outcome::Refused(Refusal::LeaseGone {
             lease: names.shown(&seen.id),
             replaced_by: replacement.map(|l| (names.shown(&l.id), l.acquired_at)),
-        })));
-    };
-    let current = MutationLease::from(locked.row.clone());
-    let now = tx.now().await?;
-    let evidence = LeaseEvidence::new(current.clone(), None, now, session.thresholds());
-    // Exactly the lease seen (id, tenant, space, acquisition), and the orphan evidence.
-    let forced = match check(session, seen, &evidence, force) {
-        Ok(forced) => forced,
-        Err(refusal) => return Ok(Decided::RollBack(Outcome::Refused(refusal))),
-    };
-    let outcome = if forced {
-        AuditOutcome::AppliedForced
-    } else {
-        AuditOutcome::Applied
-    };
-    let record = tx
-        .insert_audit(&audit_record(
-            session,
-            action,
-            (&current.tenant_id, current.knowledge_space_id),
-            reason,
-            (&locked.json, None),
-            outcome,
-        ))
-        .await?;
-    Ok(Decided::Commit(Outcome::Applied(Applied {
-        audit_id: record.id,
-        chain_head: record,
-        tenant_id: current.tenant_id.clone(),
-        knowledge_space_id: current.knowledge_space_id,
-        changes: changes(&evidence, forced, &session.names()),
-        before: locked.json,
-        after: None,
-        meanwhile: None,
-    })))
+        }),
+        Written::Declined(refusal) => Outcome::Refused(refusal),
+        Written::Applied(removed) => {
+            let (evidence, forced) = removed.decided;
+            let lease = &evidence.lease;
+            Outcome::Applied(Applied {
+                audit_id: removed.head.id,
+                chain_head: removed.head,
+                tenant_id: lease.tenant_id.clone(),
+                knowledge_space_id: lease.knowledge_space_id,
+                changes: changes(&evidence, forced, &names),
+                before: removed.before.json,
+                after: None,
+                meanwhile: None,
+            })
+        }
+    })
 }
