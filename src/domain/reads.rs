@@ -18,7 +18,7 @@ use super::signals::Thresholds;
 use crate::store::conflict::ConflictRetry;
 use crate::store::db::{read_retried, read_tx};
 use crate::store::read;
-use crate::store::replica::{self, Primary, ReplayMark, Replication};
+use crate::store::replica::{self, Lsn, Primary, ReplayMark, Replication};
 use crate::store::sync::{Changes, LedgerSync, SyncSettings};
 use crate::store::{StoreError, fleet};
 use crate::topology::{Report, Topology};
@@ -87,40 +87,46 @@ impl<'a> Reads<'a> {
         polled
     }
 
-    /// What is known of the primary for a read of the standby: nothing to ask without one,
+    /// What is known of the primary for a poll of the standby: nothing to ask without one,
     /// else where its WAL ends now (and the readings before), or that it did not answer.
     async fn primary_view(&self, sync: &mut LedgerSync) -> Primary {
+        match self.primary_reading().await {
+            None => Primary::NotAsked,
+            Some(reading) => sync.primary_read(reading),
+        }
+    }
+
+    /// Where the primary's WAL ends now and its clock, for a read of the standby: `None` when
+    /// reads go to the primary itself (nothing to ask), `Some(None)` when it did not answer.
+    async fn primary_reading(&self) -> Option<Option<(Lsn, DateTime<Utc>)>> {
         if !self.topology.reads_standby_of_primary() {
-            return Primary::NotAsked;
+            return None;
         }
         let primary = self.topology.primary();
         let asked = async { read_tx!(primary, |c| replica::primary_position(c)) };
-        let reading = match tokio::time::timeout(PRIMARY_ANSWERS_WITHIN, asked).await {
-            Ok(Ok(reading)) => Some(reading),
-            Ok(Err(e)) => {
-                tracing::debug!("the primary's WAL position: {e}");
-                None
-            }
-            Err(_) => None,
-        };
-        sync.primary_read(reading)
+        Some(
+            match tokio::time::timeout(PRIMARY_ANSWERS_WITHIN, asked).await {
+                Ok(Ok(reading)) => Some(reading),
+                Ok(Err(e)) => {
+                    tracing::debug!("the primary's WAL position: {e}");
+                    None
+                }
+                Err(_) => None,
+            },
+        )
     }
 
     /// What polls of a standby wait for before they show an action that wrote `audit_ids`
     /// (read your own writes): `None` when polls read the primary, or it does not answer.
     pub(crate) async fn replay_mark(&self, audit_ids: Vec<i64>) -> Option<ReplayMark> {
-        if audit_ids.is_empty() || !self.topology.reads_standby_of_primary() {
+        if audit_ids.is_empty() {
             return None;
         }
-        let primary = self.topology.primary();
-        let asked = async { read_tx!(primary, |c| replica::primary_position(c)) };
-        match tokio::time::timeout(PRIMARY_ANSWERS_WITHIN, asked).await {
-            Ok(Ok((position, _))) => Some(ReplayMark {
-                audit_ids,
-                position,
-            }),
-            _ => None,
-        }
+        let (position, _) = self.primary_reading().await??;
+        Some(ReplayMark {
+            audit_ids,
+            position,
+        })
     }
 
     /// The whole ledger in scope, loaded and judged once (for one-shot reports and tests).
@@ -142,8 +148,10 @@ impl<'a> Reads<'a> {
 
     /// [`Self::database_now`] with the standby's replication state (`None` on a primary).
     pub(crate) async fn clock(&self) -> Result<(DateTime<Utc>, Option<Replication>), StoreError> {
-        let mut sync = self.session.ledger_sync(SyncSettings::default());
-        let primary = self.primary_view(&mut sync).await;
+        let primary = match self.primary_reading().await {
+            None => Primary::NotAsked,
+            Some(reading) => Primary::once(reading),
+        };
         let clock = read_retried!(self.topology.reads(), "the clock", |c| fleet::clock(c))?;
         let replication = clock.replication(&primary);
         let as_of = replication.and_then(|r| r.as_of()).unwrap_or(clock.now);

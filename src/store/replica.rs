@@ -124,6 +124,20 @@ pub enum Primary {
     },
 }
 
+impl Primary {
+    /// What one reading of the primary says, with no readings before it (a one-shot report):
+    /// `None` when it did not answer.
+    pub(crate) fn once(reading: Option<(Lsn, DateTime<Utc>)>) -> Self {
+        match reading {
+            None => Self::Silent,
+            Some((position, at)) => Self::At {
+                position,
+                samples: vec![(position, at)],
+            },
+        }
+    }
+}
+
 /// What a poll of a standby learned about replication, read with the poll's clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Replication {
