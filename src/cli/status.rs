@@ -34,8 +34,6 @@ use crate::domain::signals::Attention;
 use crate::domain::text;
 use crate::topology::OpenError;
 
-pub(crate) const SCHEMA: &str = "bootstrap-console.status/v1";
-
 pub(super) async fn status(args: &StatusArgs) -> Result<ExitCode, Failure> {
     let thresholds = args
         .filter

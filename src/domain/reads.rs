@@ -26,6 +26,14 @@ use crate::topology::{Report, Topology};
 /// How long the primary has to give its WAL position before a poll of its standby.
 const PRIMARY_ANSWERS_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
 
+impl Session {
+    /// Reads in scope on the topology as of now. (Defined here, beside what it returns, so
+    /// the session itself knows nothing of its readers.)
+    pub fn reads(&self) -> Reads<'_> {
+        Reads::new(self, self.topology())
+    }
+}
+
 /// Reads for one session on one topology snapshot ([`Session::reads`]).
 pub struct Reads<'a> {
     session: &'a Session,
@@ -36,7 +44,7 @@ pub struct Reads<'a> {
 }
 
 impl<'a> Reads<'a> {
-    pub(super) fn new(session: &'a Session, topology: Arc<Topology>) -> Self {
+    fn new(session: &'a Session, topology: Arc<Topology>) -> Self {
         Self {
             session,
             topology,

@@ -14,7 +14,6 @@ use uuid::Uuid;
 
 use super::actor::Actor;
 use super::ids::IdNames;
-use super::reads::Reads;
 use super::refusal::Refusal;
 use super::signals::Thresholds;
 use crate::store::connect::Target;
@@ -81,11 +80,6 @@ impl Session {
     /// The live topology, for what watches it change or reports to it.
     pub(crate) fn topology_handle(&self) -> &TopologyHandle {
         &self.topology
-    }
-
-    /// Reads in scope on the topology as of now.
-    pub fn reads(&self) -> Reads<'_> {
-        Reads::new(self, self.topology())
     }
 
     /// A sync that keeps a copy of this session's scope current (see [`crate::store::sync`]).

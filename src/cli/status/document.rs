@@ -23,6 +23,9 @@ use crate::domain::report::Report;
 use crate::domain::signals::Attention;
 use crate::store::replica::Replication;
 
+/// The document's schema: fields are only ever added under this name.
+const SCHEMA: &str = "bootstrap-console.status/v1";
+
 #[derive(Serialize)]
 struct JsonDocument {
     schema: &'static str,
@@ -162,7 +165,7 @@ impl JsonOutput {
         // One page ahead at most: a slow reader of the output holds the reading back.
         let (feed, pages) = mpsc::channel(1);
         let document = JsonDocument {
-            schema: super::SCHEMA,
+            schema: SCHEMA,
             database_time: report.db_now,
             target,
             tenant_scope: scope.map(str::to_string),
