@@ -19,7 +19,8 @@
 //!   and one module per command that is more than a call into the domain: `cli::watch`,
 //!   `cli::status`, `cli::gate` (`status --until`), `cli::check`, `cli::act` (`retry`,
 //!   `cancel`, `lease remove`), `cli::audit` (`audit verify`, `grants`),
-//!   `cli::schema_commands` (`migrate`, `sandbox`), `cli::rehearsal` (`demo`, `simulate`).
+//!   `cli::schema_commands` (`migrate`, `sandbox`), `cli::rehearsal` (`demo`, `simulate`);
+//!   `cli::json` writes every JSON document, terminal-safe.
 //! * [`tui`] — the live console: one event loop in [`tui`] itself;
 //!   * [`tui::app`] — the state, each view owning its cursor;
 //!   * [`tui::update`] — every state transition, returning effects instead of doing IO;
@@ -54,8 +55,8 @@
 //!   * [`store::sync`] (with the statements of [`store::fleet`]) — the incremental read model;
 //!   * [`store::read`], [`store::report`], [`store::health`], [`store::audit_chain`] — the
 //!     other reads; [`store::replica`], [`store::conflict`] — standbys and recovery conflicts;
-//!   * [`store::write`], [`store::lookup`] — the action transaction and the lookup of an
-//!     outcome left unknown; [`store::grants`] — the least-privilege SQL;
+//!   * [`store::write`], [`store::lookup`] — each action's one call, one transaction, and the
+//!     lookup of an outcome left unknown; [`store::grants`] — the least-privilege SQL;
 //!   * [`store::schema`] — the embedded schema units and `migrate`; [`store::rows`] — rows as
 //!     returned.
 //! * [`logging`] — the log file, never the screen.
