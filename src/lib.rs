@@ -7,7 +7,8 @@
 //!
 //! # Crate map
 //!
-//! Layers point down only: `cli → tui → poller → domain → topology → store`. The store never imports the
+//! Layers point down only: `cli → tui → poller → domain → topology → store`, with [`text`]
+//! (untrusted text made safe to show) a leaf any of them uses. The store never imports the
 //! domain (it returns rows; the domain turns them into types), and nothing below `tui` knows
 //! about a terminal. Operator actions write to the database only through [`domain::actions`]
 //! (which runs [`store::write`]); the console's own schema units are applied by `migrate`
@@ -42,9 +43,9 @@
 //!     every read, on one topology snapshot; [`domain::detail`] — one space in depth;
 //!   * [`domain::report`], [`domain::gate`], [`domain::health`] — `status`, `status --until`,
 //!     `check`; [`domain::audit_chain`] — verifying the audit log;
-//!   * [`domain::ids`], [`domain::text`], [`domain::duration`], [`domain::scope`],
-//!     [`domain::refusal`], [`domain::actor`] — ids as typed and shown, untrusted text,
-//!     durations, tenant scopes, refusals, who acts.
+//!   * [`domain::ids`], [`domain::duration`], [`domain::scope`], [`domain::refusal`],
+//!     [`domain::actor`] — ids as typed and shown, durations, tenant scopes, refusals, who
+//!     acts.
 //! * [`topology`] — the task that owns one database's connections (primary, standby, listed
 //!   hosts, failover, the promotion and split-brain guards) and publishes where reads and
 //!   writes go, and whether actions are allowed, as immutable snapshots.
@@ -86,5 +87,6 @@ pub mod logging;
 pub mod poller;
 pub mod sandbox;
 pub mod store;
+pub mod text;
 pub mod topology;
 pub mod tui;

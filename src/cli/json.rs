@@ -1,13 +1,17 @@
 //! How every command writes JSON: serde, through a formatter that keeps database text exactly
-//! but escapes what a terminal showing it would obey. serde already escapes C0 controls; this
-//! also escapes C1 controls, bidirectional overrides and marks (`\u009b`, `\u202e`), so the
-//! output is valid JSON that is safe to print.
+//! but escapes what a terminal showing it would obey or hide. serde already escapes C0
+//! controls; this also escapes every other character the console treats as hidden
+//! ([`text::is_hidden`]: C1 controls, bidirectional overrides and marks, zero-width and
+//! invisible format characters, line separators — `\u009b`, `\u202e`), so the output is valid
+//! JSON that is safe to print.
 
 use std::io::{self, Write};
 
 use serde::Serialize;
 use serde_json::ser::{CharEscape, CompactFormatter, Formatter, PrettyFormatter, Serializer};
 use serde_json::value::RawValue;
+
+use crate::domain::text;
 
 /// `value` pretty-printed (two spaces), terminal-safe, with a final line break.
 pub(crate) fn pretty<T: Serialize>(value: &T) -> String {
@@ -39,12 +43,10 @@ pub(crate) fn line<T: Serialize>(value: &T) -> Box<RawValue> {
     RawValue::from_string(text).expect("serde wrote valid JSON")
 }
 
-/// Whether a terminal would act on `c` though JSON allows it unescaped.
+/// Whether a terminal would act on `c`, or show nothing for it, though JSON allows it
+/// unescaped: the console's one rule for hidden text.
 fn risky(c: char) -> bool {
-    ('\u{80}'..='\u{9f}').contains(&c)
-        || ('\u{202a}'..='\u{202e}').contains(&c)
-        || ('\u{2066}'..='\u{2069}').contains(&c)
-        || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}')
+    text::is_hidden(c)
 }
 
 /// A formatter that writes like `F`, string contents escaped as [`risky`] says.
@@ -128,14 +130,15 @@ mod tests {
 
     #[test]
     fn risky_characters_are_escaped_and_the_json_still_parses() {
-        let value = serde_json::json!({"m": "a\u{9b}31mb\u{202e}c\u{1b}d\u{2067}é"});
+        let value =
+            serde_json::json!({"m": "a\u{9b}31mb\u{202e}c\u{1b}d\u{2067}é\u{200b}\u{2028}"});
         for text in [pretty(&value), line(&value).get().to_string()] {
-            assert!(!text.chars().any(risky), "{text:?}");
+            // Line breaks are the pretty form's own; every other hidden character is escaped.
+            assert!(!text.chars().any(|c| risky(c) && c != '\n'), "{text:?}");
             assert!(!text.contains('\u{1b}'), "{text:?}");
-            assert!(
-                text.contains("\\u009b") && text.contains("\\u202e"),
-                "{text}"
-            );
+            for escaped in ["\\u009b", "\\u202e", "\\u2067", "\\u200b", "\\u2028"] {
+                assert!(text.contains(escaped), "{escaped} in {text}");
+            }
             let back: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
             assert_eq!(back, value, "the text itself is kept exactly");
         }

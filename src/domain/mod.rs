@@ -142,4 +142,5 @@ pub mod report;
 pub(crate) mod scope;
 pub mod session;
 pub mod signals;
-pub mod text;
+/// Untrusted text: a leaf every layer uses, the topology included (see [`crate::text`]).
+pub use crate::text;

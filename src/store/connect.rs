@@ -169,16 +169,10 @@ impl Target {
         }
     }
 
-    /// Whether this host is a standby (in recovery), asked over one connection.
-    pub(crate) async fn in_recovery(&self) -> Result<bool, ConnectError> {
-        let mut conn = self
-            .connect_with(self.session_options(DEFAULT_STATEMENT_TIMEOUT, true))
-            .await?;
-        let answer: Result<bool, _> = sqlx::query_scalar("SELECT pg_is_in_recovery()")
-            .fetch_one(&mut conn)
-            .await;
-        let _ = conn.close().await;
-        answer.map_err(|e| ConnectError::classify(self, e))
+    /// One observer connection (read-only sessions), for a probe of this host.
+    pub(super) async fn observer_connection(&self) -> Result<PgConnection, ConnectError> {
+        self.connect_with(self.session_options(DEFAULT_STATEMENT_TIMEOUT, true))
+            .await
     }
 
     /// A pool for the simulated platform (workers and writers): ordinary read-write sessions
@@ -288,7 +282,7 @@ impl ConnectError {
         matches!(self, Self::Unreachable { .. })
     }
 
-    fn classify(target: &Target, error: sqlx::Error) -> Self {
+    pub(super) fn classify(target: &Target, error: sqlx::Error) -> Self {
         let target_text = target.to_string();
         if let sqlx::Error::Database(db) = &error {
             let code = db.code().unwrap_or_default();

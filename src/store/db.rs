@@ -6,7 +6,10 @@
 //!
 //! Every statement the console runs on a pool runs inside a transaction opened by
 //! [`Db::begin`], whatever its kind: how a transaction opens (its isolation, read-only or not,
-//! the settings a pooler needs per transaction) is decided here and nowhere else.
+//! the settings a pooler needs per transaction) is decided here and nowhere else. The two
+//! connections of their own — probing a listed host, looking an action's outcome up — open
+//! theirs with [`begin_on`], from the same words. [`in_recovery`] asks whether a server is a
+//! standby, for a host probed and for the topology's recheck alike.
 //! [`read_tx!`] runs one read in such a transaction and ends it; [`read_retried!`] also reads
 //! again while a standby's recovery conflicts cancel it. They are macros rather than
 //! functions taking a closure because a future that borrows its connection through a closure
@@ -14,7 +17,7 @@
 
 use std::time::Duration;
 
-use sqlx::{PgPool, Postgres, Transaction};
+use sqlx::{PgConnection, PgPool, Postgres, Transaction};
 
 use super::Layout;
 use super::connect::Target;
@@ -88,12 +91,7 @@ impl Db {
 
     /// Whether the server is in recovery now; `None` when it does not answer within `within`.
     pub(crate) async fn in_recovery(&self, within: Duration) -> Option<bool> {
-        let asked = async {
-            read_tx!(self, |c| sqlx::query_scalar::<_, bool>(
-                "SELECT pg_is_in_recovery()"
-            )
-            .fetch_one(c))
-        };
+        let asked = async { read_tx!(self, |c| in_recovery(c)) };
         match tokio::time::timeout(within, asked).await {
             Ok(Ok(in_recovery)) => Some(in_recovery),
             _ => None,
@@ -132,6 +130,34 @@ pub(crate) async fn ended<T, E: From<sqlx::Error>>(tx: Tx, outcome: Result<T, E>
     let value = outcome?;
     ended?;
     Ok(value)
+}
+
+/// Opens a transaction of `kind` on a connection of its own (no pool), as [`Db::begin`] opens
+/// one, its lock waits bounded by `lock_wait` when given. The caller ends it.
+pub(crate) async fn begin_on(
+    conn: &mut PgConnection,
+    kind: TxKind,
+    lock_wait: Option<Duration>,
+) -> Result<(), sqlx::Error> {
+    let mut sql = kind.begin().to_string();
+    if let Some(wait) = lock_wait {
+        sql.push_str(&format!(
+            "; SET LOCAL lock_timeout = '{}ms'",
+            wait.as_millis()
+        ));
+    }
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Whether the server `conn` is on is in recovery (a standby): the question a probe of a
+/// listed host and the topology's recheck both ask.
+pub(crate) async fn in_recovery(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
+    sqlx::query_scalar("SELECT pg_is_in_recovery()")
+        .fetch_one(conn)
+        .await
 }
 
 /// `read_tx!(db, |conn| statement)`: awaits `statement` — which uses `conn`, a

@@ -10,6 +10,7 @@ use sqlx::{Connection, PgConnection};
 use uuid::Uuid;
 
 use super::connect::{ConnectError, Target};
+use super::db::TxKind;
 use super::write::{AuditSubject, Backend};
 use super::{StoreError, is_lock_timeout};
 
@@ -78,13 +79,7 @@ impl LookupTx {
         subject: AuditSubject,
         wait: Duration,
     ) -> Result<bool, StoreError> {
-        let begin = format!(
-            "BEGIN READ WRITE; SET LOCAL lock_timeout = '{}ms'",
-            wait.as_millis()
-        );
-        sqlx::raw_sql(sqlx::AssertSqlSafe(begin))
-            .execute(&mut self.conn)
-            .await?;
+        super::db::begin_on(&mut self.conn, TxKind::Write, Some(wait)).await?;
         self.locking = true;
         let (sql, id) = match subject {
             AuditSubject::Bootstrap(id) => (

@@ -212,7 +212,7 @@ async fn open_host(
     let mut errors: Vec<ConnectError> = Vec::new();
     let mut other = None;
     for host in hosts {
-        match host.in_recovery().await {
+        match in_recovery(&host).await {
             Ok(in_recovery) if in_recovery == (wanted == Wanted::Standby) => {
                 let pool = host.observer_pool(POOL_SIZE).await?;
                 return Ok((host, pool, None));
@@ -244,9 +244,24 @@ async fn open_host(
     }
 }
 
+/// Whether `host` is a standby, asked over one connection of its own (a listed host is
+/// probed before any pool is made on it).
+async fn in_recovery(host: &Target) -> Result<bool, ConnectError> {
+    let mut conn = host.observer_connection().await?;
+    let answer = async {
+        db::begin_on(&mut conn, db::TxKind::Read, None).await?;
+        let in_recovery = db::in_recovery(&mut conn).await?;
+        sqlx::raw_sql("ROLLBACK").execute(&mut conn).await?;
+        Ok::<_, sqlx::Error>(in_recovery)
+    }
+    .await;
+    let _ = sqlx::Connection::close(conn).await;
+    answer.map_err(|e| ConnectError::classify(host, e))
+}
+
 /// Whether `host` answers as a primary, within 3 s.
 async fn is_primary(host: &Target) -> bool {
-    let asked = tokio::time::timeout(std::time::Duration::from_secs(3), host.in_recovery());
+    let asked = tokio::time::timeout(std::time::Duration::from_secs(3), in_recovery(host));
     matches!(asked.await, Ok(Ok(false)))
 }
 

@@ -115,7 +115,7 @@ pub(super) fn write_limits(access: &Access, capabilities: &Capabilities) -> Opti
             format!(
                 "{} not possible: {}",
                 actions.join(" and "),
-                crate::domain::text::clean(&reason, 300)
+                crate::text::clean(&reason, 300)
             )
         })
         .collect();
@@ -136,7 +136,7 @@ pub(super) fn ledger_refusal(
     }
     let grants = capabilities.missing_read_grants();
     (!grants.is_empty()).then(|| super::OpenError::MissingPrivilege {
-        role: crate::domain::text::clean(&capabilities.current_user, 64),
+        role: crate::text::clean(&capabilities.current_user, 64),
         missing: grants,
     })
 }

@@ -245,8 +245,7 @@ pub async fn start(target: &Target, read_only: bool) -> Result<TopologyHandle, O
     let mut opened = crate::store::connect(target, Wanted::Primary).await?;
     // A role name is text from the database like any other: it reaches the terminal in
     // sentences about grants.
-    opened.capabilities.current_user =
-        crate::domain::text::clean(&opened.capabilities.current_user, 64);
+    opened.capabilities.current_user = crate::text::clean(&opened.capabilities.current_user, 64);
     if let Some(refusal) = access::ledger_refusal(target, &opened.capabilities) {
         // Closed, not dropped: the server log stays free of lost connections.
         opened.db.close().await;

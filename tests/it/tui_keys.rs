@@ -481,6 +481,47 @@ fn bulk_retry_of_marked_spaces_requires_typing_the_count() {
 }
 
 #[test]
+fn a_plan_applied_before_is_neither_counted_nor_applied_again_as_the_cli_does() {
+    let mut app = app();
+    for _ in 0..3 {
+        press(&mut app, KeyCode::Char(' '));
+    }
+    let effects = press(&mut app, KeyCode::Char('r'));
+    let first = std::cell::Cell::new(true);
+    let dialog = answer(&mut app, &effects, |action| {
+        let mut plan = ok_plan(action);
+        if first.replace(false) {
+            plan.applied_before = Some(41);
+        }
+        plan
+    });
+    let Overlay::Dialog(d) = &app.app.overlay else {
+        panic!("dialog")
+    };
+    let planned = bootstrap_console::domain::actions::Planned {
+        plans: d.plans.clone(),
+    };
+    assert_eq!(d.confirmation(), Confirmation::Count(2));
+    assert_eq!(d.confirmation(), planned.confirmation(&app.app.names()));
+    typed(&mut app, "rollout incident 7");
+    press(&mut app, KeyCode::Tab);
+    typed(&mut app, "2");
+    let effects = press(&mut app, KeyCode::Enter);
+    let [
+        Effect::Apply {
+            dialog: applied,
+            actions,
+            ..
+        },
+    ] = effects.as_slice()
+    else {
+        panic!("{effects:?}")
+    };
+    assert_eq!(*applied, dialog);
+    assert_eq!(actions.len(), 2, "the one applied before is not sent again");
+}
+
+#[test]
 fn marking_everything_the_filter_shows_and_the_bulk_cap() {
     let mut app = app();
     press(&mut app, KeyCode::Char('*'));

@@ -42,6 +42,17 @@ impl Confirmation {
         }
     }
 
+    /// The confirmation `actions` need before anything is planned: as [`Self::for_plans`],
+    /// a forced removal being asked for with the action itself.
+    pub(crate) fn for_actions(actions: &[Action], names: &IdNames) -> Self {
+        match actions {
+            [Action::Lease(removal)] if removal.forced() => Self::WholeLeaseId(removal.seen().id),
+            [Action::Lease(removal)] => Self::LeaseCode(names.short(&removal.seen().id)),
+            [Action::Bootstrap(_)] => Self::One,
+            actions => Self::Count(actions.len()),
+        }
+    }
+
     /// What is typed, as the TUI's dialog names it: "y", "the count (3)", …
     pub(crate) fn what_to_type(&self) -> String {
         match self {

@@ -29,6 +29,7 @@ pub use cancel::CANCELED_ERROR_CODE;
 pub use confirmation::Confirmation;
 pub use outcome::{Applied, Change, Lookup, Outcome, Plan, Verdict, sentence};
 pub use pipeline::{Planned, Tally, apply_each, plan_all};
+pub(crate) use pipeline::{confirmation_of, to_apply};
 
 pub use super::refusal::{MAX_REASON_CHARS, Refusal};
 use super::session::Session;

@@ -32,17 +32,34 @@ pub struct Planned {
 }
 
 impl Planned {
-    /// The plans that would write: allowed, and not applied before.
+    /// The plans that would write (see [`to_apply`]).
     pub(crate) fn to_apply(&self) -> Vec<&Plan> {
-        self.plans
-            .iter()
-            .filter(|p| p.verdict.is_ok() && p.applied_before.is_none())
-            .collect()
+        to_apply(&self.plans)
     }
 
     /// What the operator must type before they are applied.
     pub fn confirmation(&self, names: &IdNames) -> Confirmation {
         Confirmation::for_plans(&self.to_apply(), names)
+    }
+}
+
+/// Of a request's `plans`, those that would write: allowed, and not applied before.
+pub(crate) fn to_apply(plans: &[Plan]) -> Vec<&Plan> {
+    plans
+        .iter()
+        .filter(|p| p.verdict.is_ok() && p.applied_before.is_none())
+        .collect()
+}
+
+/// What confirms a request of `asked` whose plans are `plans` (the TUI's dialog keeps both):
+/// the plans that would write say it; while none would (no plans yet, or plans made before a
+/// forced removal was asked for), the actions asked for do.
+pub(crate) fn confirmation_of(plans: &[Plan], asked: &[Action], names: &IdNames) -> Confirmation {
+    let writing = to_apply(plans);
+    if writing.is_empty() {
+        Confirmation::for_actions(asked, names)
+    } else {
+        Confirmation::for_plans(&writing, names)
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use std::sync::Arc;
 
-use crate::domain::actions::{Action, Confirmation, Plan, Refusal, RequestId, Verdict};
+use crate::domain::actions::{self, Action, Confirmation, Plan, Refusal, RequestId, Verdict};
 use crate::domain::ids::IdNames;
 
 /// How often an open dialog plans again by itself (Ctrl-R plans at once).
@@ -69,13 +69,10 @@ impl Dialog {
         self.actions.len() > 1
     }
 
-    /// Actions whose plan says they would apply.
+    /// Actions whose plan says they would write (the pipeline's [`actions::to_apply`]).
     pub(crate) fn applicable(&self) -> Vec<Action> {
-        self.plans
-            .iter()
-            .filter(|p| p.verdict.is_ok())
-            .map(|p| p.action.clone())
-            .collect()
+        let writing = actions::to_apply(&self.plans);
+        writing.into_iter().map(|p| p.action.clone()).collect()
     }
 
     /// Whether a plan's decision changed since the operator looked: Enter waits for Ctrl-Y.
@@ -115,24 +112,10 @@ impl Dialog {
         self.confirm.clear();
     }
 
-    /// What must be typed to confirm, by the rule the CLI follows too: from the plans that
-    /// would apply, or from the actions asked for while none would (no plans yet, or plans
-    /// made before a forced removal was asked for).
+    /// What must be typed to confirm, by the rule the CLI follows too
+    /// ([`actions::confirmation_of`]).
     pub fn confirmation(&self) -> Confirmation {
-        let applicable: Vec<&Plan> = self.plans.iter().filter(|p| p.verdict.is_ok()).collect();
-        if applicable.is_empty() {
-            return match self.actions.as_slice() {
-                [Action::Lease(removal)] if removal.forced() => {
-                    Confirmation::WholeLeaseId(removal.seen().id)
-                }
-                [Action::Lease(removal)] => {
-                    Confirmation::LeaseCode(self.names.short(&removal.seen().id))
-                }
-                [_] => Confirmation::One,
-                actions => Confirmation::Count(actions.len()),
-            };
-        }
-        Confirmation::for_plans(&applicable, &self.names)
+        actions::confirmation_of(&self.plans, &self.actions, &self.names)
     }
 
     /// Why Enter would not apply yet; `None` when it would.

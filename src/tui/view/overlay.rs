@@ -196,7 +196,7 @@ pub(crate) fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, 
     let ascii = app.display.ascii;
     let mut lines = Vec::new();
     if dialog.is_bulk() {
-        let ok = dialog.plans.iter().filter(|p| p.verdict.is_ok()).count();
+        let ok = crate::domain::actions::to_apply(&dialog.plans).len();
         lines.push(Line::from(Span::styled(
             format!(
                 " {} spaces marked; {ok} would apply, one transaction each",
