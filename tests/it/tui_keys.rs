@@ -502,7 +502,7 @@ fn a_plan_applied_before_is_neither_counted_nor_applied_again_as_the_cli_does() 
         plans: d.plans.clone(),
     };
     assert_eq!(d.confirmation(), Confirmation::Count(2));
-    assert_eq!(d.confirmation(), planned.confirmation(&app.app.names()));
+    assert_eq!(d.confirmation(), planned.confirmation(app.app.names()));
     typed(&mut app, "rollout incident 7");
     press(&mut app, KeyCode::Tab);
     typed(&mut app, "2");
