@@ -278,7 +278,7 @@ async fn bootstrap_action_on(
     }
     // Every id printed from here on is told apart from the others in scope.
     let shown: Vec<Uuid> = to_plan.iter().flat_map(Action::shown_ids).collect();
-    session.reads().names_around(&shown).await?;
+    let session = &session.with_names(session.reads().names_around(&shown).await?);
     for id in &unknown {
         outln!("{id}: refused — no bootstrap or space has this id");
     }
@@ -339,6 +339,7 @@ async fn remove_lease_on(
         .as_ref()
         .map_or(vec![id], |l| vec![l.id, l.knowledge_space_id]);
     let names = session.reads().names_around(&shown).await?;
+    let session = &session.with_names(names.clone());
     let Some(lease) = lease else {
         // A re-driven removal finds its lease gone: its own doing, if the audit says so.
         let done = actions::applied_before(session, Kind::RemoveLease, checked.request, id);

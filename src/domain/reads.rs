@@ -216,16 +216,14 @@ impl<'a> Reads<'a> {
         })
     }
 
-    /// Reads every id in scope (bootstraps, their spaces, leases) and shows ids by them from
-    /// now on: one index-only pass, for commands that print ids.
+    /// Reads every id in scope (bootstraps, their spaces, leases) and how to show ids by them:
+    /// one index-only pass, for commands that print ids.
     pub async fn names(&self) -> Result<Arc<IdNames>, StoreError> {
         let scope = self.scope();
         let ids = read_retried!(self.topology.reads(), "the ids in scope", |c| {
             read::ids_in_scope(c, scope)
         })?;
-        let names = Arc::new(IdNames::new(ids));
-        self.session.set_names(names.clone());
-        Ok(names)
+        Ok(Arc::new(IdNames::new(ids)))
     }
 
     /// Shows `ids` (the ones a command is about to print) by forms no other id in scope shares,
@@ -246,9 +244,7 @@ impl<'a> Reads<'a> {
         {
             return self.names().await;
         }
-        let names = Arc::new(names);
-        self.session.set_names(names.clone());
-        Ok(names)
+        Ok(Arc::new(names))
     }
 
     /// What the tenant scope matches (`None` without a scope).

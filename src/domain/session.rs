@@ -4,11 +4,12 @@
 //!
 //! The session holds no connection state of its own: where reads and writes go, and whether
 //! actions are allowed, are the topology's ([`crate::topology`]); reads take a snapshot of it
-//! ([`Session::reads`]), and so do actions. What it keeps besides are two caches of this
-//! process: how ids are shown, and the requests it applied lately.
+//! ([`Session::reads`]), and so do actions. A session never changes: a front end that shows
+//! ids another way, or sent a request, derives the next session from it
+//! ([`Session::with_names`], [`Session::with_request_sent`]) and hands that one on.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 
 use uuid::Uuid;
 
@@ -31,18 +32,19 @@ pub struct SessionOptions {
     pub thresholds: Thresholds,
 }
 
-/// An open console session. Cheap to clone; clones share the topology and the caches.
+/// An open console session: an immutable handle, cheap to clone; clones share the topology.
 #[derive(Clone)]
 pub struct Session {
     topology: TopologyHandle,
     tenant: Option<String>,
     actor: Actor,
     thresholds: Thresholds,
-    /// How ids in scope are shown, as last read (see [`IdNames`]).
-    names: Arc<RwLock<Arc<IdNames>>>,
-    /// The requests this process applied lately, so a plan can tell its own earlier action
-    /// from someone else's.
-    applied: Arc<Mutex<VecDeque<Uuid>>>,
+    /// How the sentences of actions show ids in scope (see [`IdNames`]): as the front end
+    /// shows them.
+    names: Arc<IdNames>,
+    /// The requests this console sent lately, so a plan can tell its own earlier action from
+    /// someone else's.
+    sent: Arc<VecDeque<Uuid>>,
 }
 
 impl Session {
@@ -63,7 +65,7 @@ impl Session {
             actor: Actor::from_environment(),
             thresholds: options.thresholds,
             names: Arc::default(),
-            applied: Arc::default(),
+            sent: Arc::default(),
         })
     }
 
@@ -99,35 +101,39 @@ impl Session {
         &self.thresholds
     }
 
-    /// How ids in scope are shown, as last read or set: sentences about ids use it.
+    /// How ids in scope are shown in sentences about them.
     pub fn names(&self) -> Arc<IdNames> {
-        self.names
-            .read()
-            .map_or_else(|e| e.into_inner().clone(), |n| n.clone())
+        self.names.clone()
     }
 
-    /// Takes `names` as how ids in scope are shown (the console's model builds them).
-    pub(crate) fn set_names(&self, names: Arc<IdNames>) {
-        match self.names.write() {
-            Ok(mut current) => *current = names,
-            Err(poisoned) => *poisoned.into_inner() = names,
+    /// This session, showing ids as `names` do (the ones the front end shows).
+    pub fn with_names(&self, names: Arc<IdNames>) -> Self {
+        Self {
+            names,
+            ..self.clone()
         }
     }
 
-    /// Notes that `request` was applied by this process.
-    pub(crate) fn remember_applied(&self, request: Uuid) {
+    /// This session, knowing that this console sent `request` (kept: the latest 256).
+    pub(crate) fn with_request_sent(&self, request: Uuid) -> Self {
         const KEPT: usize = 256;
-        let mut applied = self.applied.lock().unwrap_or_else(|e| e.into_inner());
-        applied.push_back(request);
-        while applied.len() > KEPT {
-            applied.pop_front();
+        if self.sent.contains(&request) {
+            return self.clone();
+        }
+        let mut sent = (*self.sent).clone();
+        sent.push_back(request);
+        while sent.len() > KEPT {
+            sent.pop_front();
+        }
+        Self {
+            sent: Arc::new(sent),
+            ..self.clone()
         }
     }
 
-    /// Whether `request` was applied by this process.
-    pub(crate) fn applied_here(&self, request: &Uuid) -> bool {
-        let applied = self.applied.lock().unwrap_or_else(|e| e.into_inner());
-        applied.contains(request)
+    /// Whether this console sent `request`: an applied one it sent is its own doing.
+    pub(crate) fn sent_here(&self, request: &Uuid) -> bool {
+        self.sent.contains(request)
     }
 
     /// A row of `tenant` may be acted on only inside the scope.

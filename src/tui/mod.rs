@@ -204,6 +204,9 @@ async fn event_loop(
     tokio::pin!(stop);
     let mut suspend =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::from_raw(libc::SIGTSTP))?;
+    // This loop's own session, derived anew when the board shows ids another way or a
+    // request is sent: the session itself never changes under a task that holds it.
+    let mut session = session.clone();
     let why = loop {
         // Unchanged frames write nothing (see `terminal::QuietBackend`).
         if let Err(e) = terminal.draw(|frame| view::draw(frame, &app)) {
@@ -224,7 +227,7 @@ async fn event_loop(
                     if let Some(fleet) = &status.fleet
                         && !Arc::ptr_eq(&fleet.names, &session.names())
                     {
-                        session.set_names(fleet.names.clone());
+                        session = session.with_names(fleet.names.clone());
                     }
                     Event::Poll(Box::new(status))
                 }
@@ -244,7 +247,7 @@ async fn event_loop(
             signal = &mut stop => break signal.to_string(),
         };
         for effect in update::update(&mut app, event) {
-            perform(effect, session, poller, &results, &mut waiting);
+            perform(effect, &mut session, poller, &results, &mut waiting);
         }
         if app.suspend {
             app.suspend = false;
@@ -261,7 +264,7 @@ async fn event_loop(
                 // The terminal may have been resized while the console was stopped.
                 let resized = Event::Resize(size.width, size.height);
                 for effect in update::update(&mut app, resized) {
-                    perform(effect, session, poller, &results, &mut waiting);
+                    perform(effect, &mut session, poller, &results, &mut waiting);
                 }
             }
         }
@@ -347,7 +350,7 @@ type Waiting = HashMap<u64, watch::Sender<bool>>;
 /// Carries out an effect; database work runs in its own task and reports back as an event.
 fn perform(
     effect: Effect,
-    session: &Session,
+    session: &mut Session,
     poller: &PollerHandle,
     results: &mpsc::UnboundedSender<Event>,
     waiting: &mut Waiting,
@@ -396,6 +399,10 @@ fn perform(
             reason,
             deadline,
         } => {
+            // A plan that later finds these applied knows them for this console's own.
+            for action in &actions {
+                *session = session.with_request_sent(action.request().uuid());
+            }
             let session = session.clone();
             let results = results.clone();
             let (stop, stopped) = watch::channel(false);

@@ -87,7 +87,7 @@ async fn retried_by(session: &Session, now: &Bootstrap) -> Option<String> {
         Kind::Retry.name()
     ))
     .ok()??;
-    Some(if request.is_some_and(|r| session.applied_here(&r)) {
+    Some(if request.is_some_and(|r| session.sent_here(&r)) {
         format!("by this console (audit record {audit_id})")
     } else {
         let who = crate::domain::text::clean(&format!("{actor} on {host}"), 80);

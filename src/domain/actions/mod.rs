@@ -204,12 +204,7 @@ async fn apply_recording(
                 reason: crate::store::capabilities::STANDBY.into(),
             }))
         }
-        applied => {
-            if let Ok(Outcome::Applied(_)) = &applied {
-                session.remember_applied(action.request().uuid());
-            }
-            applied
-        }
+        applied => applied,
     }
 }
 
