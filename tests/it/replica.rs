@@ -52,19 +52,6 @@ async fn ledger_scans(pool: &sqlx::PgPool) -> i64 {
     .expect("table statistics")
 }
 
-/// [`ledger_scans`] once sessions that ended have flushed theirs (unchanged for a second).
-async fn settled_scans(pool: &sqlx::PgPool) -> i64 {
-    let mut last = ledger_scans(pool).await;
-    loop {
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        let now = ledger_scans(pool).await;
-        if now == last {
-            return now;
-        }
-        last = now;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn polls_read_the_standby_and_plans_and_actions_go_to_the_primary() {
     let mut pair = Pair::start().await;
@@ -72,7 +59,7 @@ async fn polls_read_the_standby_and_plans_and_actions_go_to_the_primary() {
     pair.replayed().await;
     // What the fixture's own sessions scanned is counted before the baseline.
     pair.reconnect_primary().await;
-    let primary_scans = settled_scans(&pair.primary).await;
+    let primary_scans = ledger_scans(&pair.primary).await;
     let (primary, standby) = (pair.primary_url(), pair.standby_url());
     let mut console = watch(&primary, &standby, 140);
     console.wait_for("FAILED", 30);

@@ -45,9 +45,35 @@ impl Pair {
 
     /// Ends the test's own sessions on the primary (a session's table statistics are
     /// flushed when it ends) and opens new ones.
+    /// Closes the primary's pool and opens another, once every session of the old one has
+    /// ended: a backend writes out its statistics before it leaves `pg_stat_activity`, so
+    /// what the old sessions did is counted by then.
     pub async fn reconnect_primary(&mut self) {
+        let before: chrono::DateTime<chrono::Utc> = sqlx::query_scalar("SELECT clock_timestamp()")
+            .fetch_one(&self.primary)
+            .await
+            .expect("the clock");
         self.primary.close().await;
         self.primary = pool(&self.sandbox.url()).await;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let older: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+                 AND backend_type = 'client backend' AND backend_start <= $1",
+            )
+            .bind(before)
+            .fetch_one(&self.primary)
+            .await
+            .expect("pg_stat_activity");
+            if older == 0 {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{older} old sessions never ended"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     pub fn primary_url(&self) -> String {
