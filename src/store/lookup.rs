@@ -81,18 +81,7 @@ impl LookupTx {
     ) -> Result<bool, StoreError> {
         super::db::begin_on(&mut self.conn, TxKind::Write, Some(wait)).await?;
         self.locking = true;
-        let (sql, id) = match subject {
-            AuditSubject::Bootstrap(id) => (
-                "SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE",
-                id,
-            ),
-            // The lock a removal takes, taken the way it takes it (with the DELETE grant
-            // alone); this transaction is always rolled back.
-            AuditSubject::Lease(id) => (
-                "DELETE FROM knowledge_space_mutation_leases WHERE id = $1",
-                id,
-            ),
-        };
+        let (sql, id) = super::write::row_lock(subject);
         match sqlx::query(sql).bind(id).execute(&mut self.conn).await {
             Ok(_) => Ok(true),
             Err(e) if is_lock_timeout(&e) => Ok(false),

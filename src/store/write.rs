@@ -301,6 +301,23 @@ impl BackendSlot {
     }
 }
 
+/// The statement that takes the row lock an action on `subject` takes, taken the way it
+/// takes it, for the lookup of an outcome left unknown (see [`super::lookup`]), whose
+/// transaction is always rolled back. A lease's lock is its DELETE's, so the DELETE grant is
+/// all it asks for.
+pub(super) fn row_lock(subject: AuditSubject) -> (&'static str, Uuid) {
+    match subject {
+        AuditSubject::Bootstrap(id) => (
+            "SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE",
+            id,
+        ),
+        AuditSubject::Lease(id) => (
+            "DELETE FROM knowledge_space_mutation_leases WHERE id = $1",
+            id,
+        ),
+    }
+}
+
 /// An open read-write transaction. Dropping it without `end` rolls back.
 struct WriteTx {
     tx: Transaction<'static, Postgres>,
