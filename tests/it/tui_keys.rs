@@ -465,18 +465,7 @@ fn bulk_retry_of_marked_spaces_requires_typing_the_count() {
     );
     press(&mut app, KeyCode::Backspace);
     typed(&mut app, "2");
-    let effects = press(&mut app, KeyCode::Enter);
-    let [
-        Effect::Apply {
-            dialog: applied,
-            actions,
-            ..
-        },
-    ] = effects.as_slice()
-    else {
-        panic!("{effects:?}")
-    };
-    assert_eq!(*applied, dialog);
+    let actions = apply_of(&mut app, dialog);
     assert_eq!(actions.len(), 2);
 }
 
@@ -506,7 +495,13 @@ fn a_plan_applied_before_is_neither_counted_nor_applied_again_as_the_cli_does() 
     typed(&mut app, "rollout incident 7");
     press(&mut app, KeyCode::Tab);
     typed(&mut app, "2");
-    let effects = press(&mut app, KeyCode::Enter);
+    let actions = apply_of(&mut app, dialog);
+    assert_eq!(actions.len(), 2, "the one applied before is not sent again");
+}
+
+/// Presses Enter on `dialog`, which must ask for exactly one apply of it: its actions.
+fn apply_of(app: &mut Console, dialog: u64) -> Vec<Action> {
+    let effects = press(app, KeyCode::Enter);
     let [
         Effect::Apply {
             dialog: applied,
@@ -518,7 +513,7 @@ fn a_plan_applied_before_is_neither_counted_nor_applied_again_as_the_cli_does() 
         panic!("{effects:?}")
     };
     assert_eq!(*applied, dialog);
-    assert_eq!(actions.len(), 2, "the one applied before is not sent again");
+    actions.clone()
 }
 
 #[test]
