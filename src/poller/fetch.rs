@@ -130,7 +130,8 @@ pub(super) async fn run(
                 fetcher.fetch_focus().await;
             }
             _ = tokio::time::sleep_until(due.into()), if polling => {
-                focus_changed = false;
+                // A poll asked for at once is this one: the next keeps the cadence.
+                (poll_now, focus_changed) = (false, false);
                 fetcher.poll().await;
             }
         }

@@ -17,6 +17,7 @@ mod health;
 mod ids;
 mod incident;
 mod least_privilege;
+mod poller;
 mod read_model;
 mod replica;
 mod report;
