@@ -95,6 +95,18 @@ impl<'a> Reads<'a> {
         polled
     }
 
+    /// Tells the topology that a poll got no answer in time: its future was dropped, so
+    /// [`Self::sync`] could not say so itself, and a frozen server must be judged as one that
+    /// refuses (a standby left for the primary, a silent primary looked for).
+    pub(crate) fn poll_unanswered(&self) {
+        self.session.topology_handle().report(Report::Polled {
+            failed: true,
+            read_standby: self.topology.reads_standby_of_primary(),
+            replication: false,
+            primary_answered: None,
+        });
+    }
+
     /// What is known of the primary for a poll of the standby: nothing to ask without one,
     /// else where its WAL ends now (and the readings before), or that it did not answer.
     async fn primary_view(&self, sync: &mut LedgerSync) -> Primary {

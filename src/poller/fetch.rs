@@ -204,7 +204,10 @@ impl Fetcher {
                 });
             }
             Ok(Err(error)) => self.fail(error, took),
-            Err(_) => self.fail(format!("no answer within {}s", limit.as_secs()), took),
+            Err(_) => {
+                self.session.reads().poll_unanswered();
+                self.fail(format!("no answer within {}s", limit.as_secs()), took);
+            }
         }
     }
 

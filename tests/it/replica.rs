@@ -249,6 +249,25 @@ async fn polls_fall_back_to_the_primary_while_the_standby_is_gone() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn polls_fall_back_to_the_primary_while_the_standby_is_frozen() {
+    let mut pair = Pair::start().await;
+    fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
+    pair.replayed().await;
+    let (primary, standby) = (pair.primary_url(), pair.standby_url());
+    let mut console = watch(&primary, &standby, 160);
+    console.wait_for("standby in sync", 30);
+    // Not gone but frozen: its connections stay open and nothing answers on them, so polls
+    // time out rather than fail.
+    let frozen = pair.freeze_standby();
+    console.wait_for("standby unreachable: polls read the primary", 60);
+    fixture::job(&pair.primary, &JobSpec::new("globex", "failed")).await;
+    console.wait_for("globex", 30);
+    drop(frozen);
+    console.send("q");
+    assert_eq!(console.wait_exit(20), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn actions_refuse_a_standby_and_find_the_primary_among_listed_hosts() {
     let pair = Pair::start().await;
     let job = fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;

@@ -1148,3 +1148,24 @@ fn ctrl_r_during_a_run_reads_the_whole_chain_once_that_run_has_ended() {
     assert_eq!(from, None);
     assert_eq!(expected, Some(format!("{:02x}", 10).repeat(32)));
 }
+
+#[test]
+fn behind_the_too_small_screen_keys_act_on_nothing_and_q_quits() {
+    let mut app = app();
+    app.update(Event::Resize(40, 10));
+    assert!(press(&mut app, KeyCode::Char('r')).is_empty());
+    assert_eq!(app.app.overlay, Overlay::None, "no dialog opens unseen");
+    press(&mut app, KeyCode::Char('j'));
+    assert_eq!(app.app.board.selected, Some(id(1)), "the cursor stays");
+    // A dialog open before the terminal shrank takes no typing meanwhile.
+    app.update(Event::Resize(160, 48));
+    open_dialog(&mut app, 'r');
+    app.update(Event::Resize(40, 10));
+    typed(&mut app, "typed blind");
+    let Overlay::Dialog(d) = &app.app.overlay else {
+        panic!("the dialog stays")
+    };
+    assert_eq!(d.reason, "", "nothing was typed into it");
+    press(&mut app, KeyCode::Char('q'));
+    assert!(app.app.should_quit, "q quits, as the screen says");
+}

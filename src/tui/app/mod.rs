@@ -28,6 +28,11 @@ pub(crate) const MESSAGE_TTL: Duration = Duration::from_secs(8);
 pub(crate) const MIN_WIDTH: u16 = 80;
 pub(crate) const MIN_HEIGHT: u16 = 24;
 
+/// Whether a terminal of `width` × `height` is below the smallest size the console draws in.
+pub(crate) fn too_small(width: u16, height: u16) -> bool {
+    width < MIN_WIDTH || height < MIN_HEIGHT
+}
+
 /// Fixed facts shown in the header.
 #[derive(Debug, Clone)]
 pub struct Header {
@@ -345,6 +350,12 @@ impl App {
             suspend: false,
             repaint: false,
         }
+    }
+
+    /// Whether the terminal is below the smallest size the console draws in (it then shows
+    /// only a sentence saying so).
+    pub(crate) fn too_small(&self) -> bool {
+        too_small(self.size.0, self.size.1)
     }
 
     pub fn fleet(&self) -> Option<&FleetSnapshot> {

@@ -321,7 +321,18 @@ fn scope(app: &App) -> Scope {
 
 fn on_key(app: &mut App, key: KeyEvent) -> Vec<Effect> {
     let scope = scope(app);
-    let command = keys::command_for(scope, &key);
+    let mut command = keys::command_for(scope, &key);
+    if app.too_small() {
+        // Nothing is on screen to act on, so no key may act on it unseen (a dialog typed into
+        // blind): only what the too-small screen says works — q quits, as in a view, except
+        // while an action is applied — and the keys that work anywhere.
+        let plain_q = key.code == KeyCode::Char('q') && key.modifiers.is_empty();
+        command = match command {
+            Some(Command::Quit | Command::Suspend | Command::Redraw) => command,
+            _ if plain_q && scope != Scope::Applying => Some(Command::Quit),
+            _ => return Vec::new(),
+        };
+    }
     if command != Some(Command::Quit) {
         app.quit_armed = false;
     }

@@ -50,7 +50,7 @@ fn asciify(buffer: &mut ratatui::buffer::Buffer) {
 fn draw_views(frame: &mut Frame, app: &App) {
     let theme = Theme::new(app.display.color);
     let area = frame.area();
-    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+    if super::app::too_small(area.width, area.height) {
         too_small(frame, app, &theme);
         return;
     }

@@ -43,8 +43,6 @@ impl Pair {
         }
     }
 
-    /// Ends the test's own sessions on the primary (a session's table statistics are
-    /// flushed when it ends) and opens new ones.
     /// Closes the primary's pool and opens another, once every session of the old one has
     /// ended: a backend writes out its statistics before it leaves `pg_stat_activity`, so
     /// what the old sessions did is counted by then.
@@ -74,6 +72,35 @@ impl Pair {
             );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+    }
+
+    /// Stops every process of the standby (SIGSTOP): a server that holds its connections
+    /// and answers nothing, as a frozen host does. It runs again when the guard is dropped.
+    pub fn freeze_standby(&mut self) -> Frozen {
+        let postmaster = self.sandbox.standby_mut().expect("a standby").server_pid() as i32;
+        let children = std::fs::read_dir("/proc")
+            .expect("/proc")
+            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+            .filter(|pid| {
+                // Field 4 of /proc/PID/stat, after the parenthesised command name.
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .ok()
+                    .and_then(|stat| {
+                        let after = stat.rsplit_once(')')?.1.to_string();
+                        after.split_whitespace().nth(1)?.parse::<i32>().ok()
+                    })
+                    == Some(postmaster)
+            });
+        let pids: Vec<i32> = std::iter::once(postmaster).chain(children).collect();
+        let frozen = Frozen(pids);
+        for pid in &frozen.0 {
+            nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(*pid),
+                nix::sys::signal::Signal::SIGSTOP,
+            )
+            .expect("this test stops the standby's processes: run it as root or the server's user");
+        }
+        frozen
     }
 
     pub fn primary_url(&self) -> String {
@@ -230,6 +257,21 @@ impl Pair {
                 return caused;
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}
+
+/// Processes stopped by [`Pair::freeze_standby`]; continued when dropped, a failed test's
+/// included, so the standby can be stopped and deleted.
+pub struct Frozen(Vec<i32>);
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        for pid in &self.0 {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(*pid),
+                nix::sys::signal::Signal::SIGCONT,
+            );
         }
     }
 }
