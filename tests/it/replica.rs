@@ -569,7 +569,7 @@ async fn reads_cancelled_by_recovery_conflicts_are_read_again() {
     use bootstrap_console::domain::signals::Thresholds;
     use bootstrap_console::store::connect::Target;
 
-    let pair = Pair::start().await;
+    let mut pair = Pair::start().await;
     let job = fixture::job(&pair.primary, &JobSpec::new("acme", "running")).await;
     fixture::job(&pair.primary, &JobSpec::new("globex", "failed")).await;
     fixture::lease(&pair.primary, "acme", job.space, 30).await;

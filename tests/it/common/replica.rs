@@ -188,29 +188,40 @@ impl Pair {
 
 impl Pair {
     /// The standby cancels a conflicting read as soon as replay needs to, instead of waiting
-    /// for it (`max_standby_streaming_delay = 0`).
-    pub async fn cancel_conflicts_at_once(&self) {
+    /// for it (`max_standby_streaming_delay = 0`). The standby is restarted to take it: its
+    /// startup process rereads the setting on a reload too, but nothing shows when it has,
+    /// while a restarted one has it from the start. Returns once it streams again.
+    pub async fn cancel_conflicts_at_once(&mut self) {
         sqlx::query("ALTER SYSTEM SET max_standby_streaming_delay = 0")
             .execute(&self.standby)
             .await
             .expect("alter system");
-        sqlx::query("SELECT pg_reload_conf()")
-            .execute(&self.standby)
-            .await
-            .expect("reload");
-        let deadline = Instant::now() + Duration::from_secs(10);
+        self.standby.close().await;
+        tokio::task::block_in_place(|| {
+            let standby = self.sandbox.standby_mut().expect("a standby");
+            standby.stop_server().expect("stop the standby");
+            standby.start_server().expect("start the standby");
+        });
+        self.standby = pool(&self.sandbox.standby_url().expect("a standby")).await;
+        let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let mut conn = self.standby.acquire().await.expect("a session");
             let delay: String = sqlx::query_scalar("SHOW max_standby_streaming_delay")
-                .fetch_one(&mut *conn)
+                .fetch_one(&self.standby)
                 .await
                 .expect("show");
-            if delay == "0" {
-                // The startup process reloads on its own; give it a moment too.
-                tokio::time::sleep(Duration::from_millis(300)).await;
+            assert_eq!(delay, "0", "the setting survives the restart");
+            let streaming: Option<String> =
+                sqlx::query_scalar("SELECT status FROM pg_stat_wal_receiver")
+                    .fetch_optional(&self.standby)
+                    .await
+                    .expect("pg_stat_wal_receiver");
+            if streaming.as_deref() == Some("streaming") {
                 return;
             }
-            assert!(Instant::now() < deadline, "the setting never took: {delay}");
+            assert!(
+                Instant::now() < deadline,
+                "the standby never streamed again"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
