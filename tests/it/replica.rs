@@ -9,7 +9,7 @@ use std::time::Duration;
 use common::cli::{run, stderr, stdout};
 use common::fixture::{self, JobSpec};
 use common::pty::Console;
-use common::replica::Pair;
+use common::replica::{Frozen, Pair};
 
 /// `watch` acting on `database` and polling `standby`, in a `cols`×30 terminal.
 fn watch(database: &str, standby: &str, cols: u16) -> Console {
@@ -225,44 +225,40 @@ fn retry_and_quit(console: &mut Console, reason: &str) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn polls_fall_back_to_the_primary_while_the_standby_is_gone() {
-    let mut pair = Pair::start().await;
-    fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
-    pair.replayed().await;
-    let (primary, standby) = (pair.primary_url(), pair.standby_url());
-    let mut console = watch(&primary, &standby, 160);
-    console.wait_for("standby in sync", 30);
-    pair.sandbox
-        .standby_mut()
-        .expect("a standby")
-        .stop_server()
-        .expect("stop the standby");
-    let screen = console.wait_for("standby unreachable: polls read the primary", 30);
-    assert!(
-        screen.contains("FAILED"),
-        "the board is still shown:\n{screen}"
-    );
-    // A change on the primary shows although the standby is gone.
-    fixture::job(&pair.primary, &JobSpec::new("globex", "failed")).await;
-    console.wait_for("globex", 20);
-    console.send("q");
-    assert_eq!(console.wait_exit(10), 0);
+    polls_fall_back_to_the_primary_when(|pair| {
+        let standby = pair.sandbox.standby_mut().expect("a standby");
+        standby.stop_server().expect("stop the standby");
+        None
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn polls_fall_back_to_the_primary_while_the_standby_is_frozen() {
+    // Not gone but frozen: its connections stay open and nothing answers on them, so polls
+    // time out rather than fail.
+    polls_fall_back_to_the_primary_when(|pair| Some(pair.freeze_standby())).await;
+}
+
+/// Watches through the standby, loses it with `lose`, and sees polls read the primary
+/// meanwhile: the board stays, and a change on the primary shows. What `lose` returns keeps
+/// the standby lost until the end (a freeze ends when dropped).
+async fn polls_fall_back_to_the_primary_when(lose: impl FnOnce(&mut Pair) -> Option<Frozen>) {
     let mut pair = Pair::start().await;
     fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
     pair.replayed().await;
     let (primary, standby) = (pair.primary_url(), pair.standby_url());
     let mut console = watch(&primary, &standby, 160);
     console.wait_for("standby in sync", 30);
-    // Not gone but frozen: its connections stay open and nothing answers on them, so polls
-    // time out rather than fail.
-    let frozen = pair.freeze_standby();
-    console.wait_for("standby unreachable: polls read the primary", 60);
+    let lost = lose(&mut pair);
+    let screen = console.wait_for("standby unreachable: polls read the primary", 60);
+    assert!(
+        screen.contains("FAILED"),
+        "the board is still shown:\n{screen}"
+    );
     fixture::job(&pair.primary, &JobSpec::new("globex", "failed")).await;
     console.wait_for("globex", 30);
-    drop(frozen);
+    drop(lost);
     console.send("q");
     assert_eq!(console.wait_exit(20), 0);
 }
