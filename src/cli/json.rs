@@ -58,6 +58,10 @@ impl<F: Formatter> Formatter for TerminalSafe<F> {
         writer: &mut W,
         fragment: &str,
     ) -> io::Result<()> {
+        // Printable ASCII, nearly all of a document, needs no look at each character.
+        if fragment.bytes().all(|b| (b' '..b'\x7f').contains(&b)) {
+            return writer.write_all(fragment.as_bytes());
+        }
         let mut rest = fragment;
         while let Some((at, c)) = rest.char_indices().find(|(_, c)| risky(*c)) {
             writer.write_all(&rest.as_bytes()[..at])?;
@@ -131,12 +135,14 @@ mod tests {
     #[test]
     fn risky_characters_are_escaped_and_the_json_still_parses() {
         let value =
-            serde_json::json!({"m": "a\u{9b}31mb\u{202e}c\u{1b}d\u{2067}é\u{200b}\u{2028}"});
+            serde_json::json!({"m": "a\u{9b}31mb\u{202e}c\u{1b}d\u{2067}é\u{200b}\u{2028}\u{7f}"});
         for text in [pretty(&value), line(&value).get().to_string()] {
             // Line breaks are the pretty form's own; every other hidden character is escaped.
             assert!(!text.chars().any(|c| risky(c) && c != '\n'), "{text:?}");
             assert!(!text.contains('\u{1b}'), "{text:?}");
-            for escaped in ["\\u009b", "\\u202e", "\\u2067", "\\u200b", "\\u2028"] {
+            for escaped in [
+                "\\u009b", "\\u202e", "\\u2067", "\\u200b", "\\u2028", "\\u007f",
+            ] {
                 assert!(text.contains(escaped), "{escaped} in {text}");
             }
             let back: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
