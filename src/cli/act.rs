@@ -179,7 +179,7 @@ pub(super) async fn bootstrap_action(
         .map_err(Failure::Usage)?;
 
     let target = args.connect.target()?;
-    let session = Session::open(
+    let session = super::open_session(
         &target,
         SessionOptions {
             tenant: args.filter.tenant.clone(),
@@ -300,7 +300,7 @@ pub(super) async fn remove_lease(args: &LeaseRemoveArgs) -> Result<ExitCode, Fai
     let checked = check_flags(&args.confirm)?;
     let thresholds = args.thresholds.thresholds().map_err(Failure::Usage)?;
     let target = args.connect.target()?;
-    let session = Session::open(
+    let session = super::open_session(
         &target,
         SessionOptions {
             tenant: args.tenant.clone(),

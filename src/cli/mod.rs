@@ -255,6 +255,19 @@ pub(crate) fn say_in_place(text: &str) {
     let _ = write!(std::io::stderr().lock(), "\r\x1b[K{text}");
 }
 
+/// Opens the session a command runs on, and says at once what the operator should know of
+/// whom it is connected as (a pooler entry that forced another user).
+pub(crate) async fn open_session(
+    target: &crate::store::connect::Target,
+    options: crate::domain::session::SessionOptions,
+) -> Result<crate::domain::session::Session, Failure> {
+    let session = crate::domain::session::Session::open(target, options).await?;
+    if let Some(warning) = session.topology().login_warning() {
+        say(&format!("bootstrap-console: {warning}"));
+    }
+    Ok(session)
+}
+
 /// `println!` through [`emit`].
 macro_rules! outln {
     ($($arg:tt)*) => {

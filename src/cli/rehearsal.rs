@@ -52,7 +52,7 @@ async fn run_demo(
     print_seed_report(&report);
     let pool = target.simulator_pool(args.workers + 4).await?;
     let simulation = Simulation::start(pool, args.run_config(), report.writers);
-    let mut session = Session::open(
+    let mut session = super::open_session(
         target,
         SessionOptions {
             thresholds,
@@ -123,7 +123,7 @@ pub(super) async fn simulate(args: &SimulateArgs) -> Result<ExitCode, Failure> {
     };
     let pool = target.simulator_pool(args.rollout.workers + 4).await?;
     let simulation = Simulation::start(pool, args.rollout.run_config(), writers);
-    let session = Session::open(&target, SessionOptions::default()).await?;
+    let session = super::open_session(&target, SessionOptions::default()).await?;
     let duration = args.duration_secs.map(Duration::from_secs);
     let label = format!("SIMULATE {target}");
     let every = args.rollout.report_every;
@@ -169,7 +169,7 @@ pub(super) async fn fixture(args: &FixtureArgs) -> Result<ExitCode, Failure> {
     let target = args.connect.target()?;
     let mut conn = target.connect().await?;
     platform_tables(&mut conn, &target, args.create_standin).await?;
-    let spaces: i64 = sqlx::query_scalar("SELECT count(*) FROM knowledge_spaces")
+    let spaces: i64 = crate::store::sql::query_scalar("SELECT count(*) FROM knowledge_spaces")
         .fetch_one(&mut conn)
         .await
         .map_err(store_error)?;

@@ -63,7 +63,7 @@ pub(super) async fn open_to_read(
 ) -> Result<Session, Failure> {
     let target = connect.target()?;
     let read = read.target()?;
-    let mut session = Session::open(
+    let mut session = super::open_session(
         &target,
         SessionOptions {
             tenant,

@@ -14,26 +14,23 @@
 
 use std::fs;
 use std::io::Read;
-use std::os::unix::fs::PermissionsExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::thread::JoinHandle;
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::{Pid, User, geteuid};
 use sqlx::postgres::PgConnectOptions;
 
 use super::SandboxError;
 use super::binaries::ServerBinaries;
-use super::reaper::{self, DIR_PREFIX, OWNER_FILE, PARENT_DIR};
+use super::process::{
+    self, Keeper, RunAs, prepare_directory, server_command, unprivileged_account,
+};
+use super::reaper::{self, DIR_PREFIX, PARENT_DIR};
 
 /// The port only names the socket file inside the private directory; it never binds TCP.
 const SOCKET_PORT: u16 = 5432;
 /// Unix socket paths are limited to 107 bytes, so the cluster sits directly under `/tmp`.
-const SUPERUSER: &str = "postgres";
+const SUPERUSER: &str = process::SERVER_ACCOUNT;
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A running private cluster. Dropping it stops the server and deletes its directory.
@@ -46,22 +43,6 @@ pub struct PrivateCluster {
     run_as: Option<RunAs>,
     /// Server settings beyond the defaults (`-c name=value`).
     settings: Vec<(String, String)>,
-}
-
-/// The thread that spawned the server. The parent-death signal fires when the *spawning thread*
-/// exits, so this thread must outlive the server: it parks until asked to stop.
-struct Keeper {
-    stop: mpsc::Sender<()>,
-    thread: JoinHandle<()>,
-}
-
-/// The unprivileged account the server runs as, when we are root.
-#[derive(Clone)]
-struct RunAs {
-    uid: u32,
-    gid: u32,
-    name: String,
-    home: PathBuf,
 }
 
 impl PrivateCluster {
@@ -329,53 +310,6 @@ fn socket_url(socket_dir: &Path, database: &str) -> String {
     format!("postgres://{SUPERUSER}@{host}:{SOCKET_PORT}/{database}")
 }
 
-fn unprivileged_account() -> Result<Option<RunAs>, SandboxError> {
-    if !geteuid().is_root() {
-        return Ok(None);
-    }
-    let user = User::from_name(SUPERUSER)
-        .ok()
-        .flatten()
-        .ok_or(SandboxError::NoUnprivilegedUser)?;
-    Ok(Some(RunAs {
-        uid: user.uid.as_raw(),
-        gid: user.gid.as_raw(),
-        name: user.name,
-        home: user.dir,
-    }))
-}
-
-/// Records who owns the directory (for the sweep) and hands it to the server's account.
-fn prepare_directory(dir: &Path, run_as: Option<&RunAs>) -> Result<(), SandboxError> {
-    fs::write(dir.join(OWNER_FILE), std::process::id().to_string())
-        .map_err(|e| SandboxError::io("write the owner file", e))?;
-    fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
-        .map_err(|e| SandboxError::io("restrict the cluster directory", e))?;
-    if let Some(account) = run_as {
-        std::os::unix::fs::chown(dir, Some(account.uid), Some(account.gid))
-            .map_err(|e| SandboxError::io("hand the cluster directory to postgres", e))?;
-    }
-    Ok(())
-}
-
-/// A command for a server binary, run as the unprivileged account when there is one.
-fn server_command(program: &Path, dir: &Path, run_as: Option<&RunAs>) -> Command {
-    let mut command = Command::new(program);
-    command
-        .current_dir(dir)
-        .env("LC_ALL", "C")
-        .env_remove("PGDATA")
-        .stdin(Stdio::null());
-    if let Some(account) = run_as {
-        command
-            .uid(account.uid)
-            .gid(account.gid)
-            .env("USER", &account.name)
-            .env("HOME", &account.home);
-    }
-    command
-}
-
 fn run_initdb(
     binaries: &ServerBinaries,
     dir: &Path,
@@ -417,67 +351,12 @@ fn spawn_server(
     for (name, value) in settings {
         command.arg("-c").arg(format!("{name}={value}"));
     }
-    command
-        .stdout(Stdio::null())
-        .stderr(log)
-        // Its own process group: a Ctrl-C on our terminal must not reach the server directly;
-        // we stop it ourselves, in order.
-        .process_group(0);
-    die_with_spawning_thread(&mut command);
-
-    let (ready_tx, ready_rx) = mpsc::channel();
-    let (stop_tx, stop_rx) = mpsc::channel::<()>();
+    command.stdout(Stdio::null()).stderr(log);
     let data_dir = dir.join("data");
     let log_path = dir.join("server.log");
-    let thread = std::thread::Builder::new()
-        .name("private-postgres".into())
-        .spawn(move || {
-            let mut child = match command.spawn() {
-                Ok(child) => child,
-                Err(e) => {
-                    let _ = ready_tx.send(Err(SandboxError::io("start postgres", e)));
-                    return;
-                }
-            };
-            match wait_until_ready(&mut child, &data_dir, &log_path) {
-                Ok(()) => {
-                    let _ = ready_tx.send(Ok(child.id()));
-                }
-                Err(e) => {
-                    stop_server(&mut child);
-                    let _ = ready_tx.send(Err(e));
-                    return;
-                }
-            }
-            // Either a stop request or the handle going away ends the wait.
-            let _ = stop_rx.recv();
-            stop_server(&mut child);
-        })
-        .map_err(|e| SandboxError::io("start the server keeper thread", e))?;
-
-    let pid = ready_rx
-        .recv()
-        .map_err(|_| SandboxError::Stop("the server keeper thread died".into()))??;
-    Ok((
-        pid,
-        Keeper {
-            stop: stop_tx,
-            thread,
-        },
-    ))
-}
-
-/// Makes the kernel send `SIGQUIT` (immediate shutdown) to the server when the thread that
-/// spawned it dies, so a killed console never leaves a server running.
-#[allow(unsafe_code)]
-fn die_with_spawning_thread(command: &mut Command) {
-    // SAFETY: the closure runs in the forked child before exec and only makes the prctl
-    // system call, which is async-signal-safe; it allocates nothing and takes no lock.
-    unsafe {
-        command.pre_exec(|| {
-            nix::sys::prctl::set_pdeathsig(Signal::SIGQUIT).map_err(std::io::Error::from)
-        });
-    }
+    process::spawn_kept("private-postgres", command, move |child| {
+        wait_until_ready(child, &data_dir, &log_path)
+    })
 }
 
 /// Waits until `postmaster.pid` reports `ready`, failing early (with the log) if the server dies.
@@ -530,26 +409,4 @@ fn log_tail(log: &Path) -> String {
     } else {
         tail.join(" | ")
     }
-}
-
-/// Fast shutdown (`SIGINT`), escalating to immediate (`SIGQUIT`) and then `SIGKILL`.
-fn stop_server(child: &mut Child) {
-    let pid = Pid::from_raw(child.id() as i32);
-    for (signal, patience) in [
-        (Signal::SIGINT, Duration::from_secs(15)),
-        (Signal::SIGQUIT, Duration::from_secs(5)),
-        (Signal::SIGKILL, Duration::from_secs(5)),
-    ] {
-        if kill(pid, signal).is_err() {
-            break;
-        }
-        let deadline = Instant::now() + patience;
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-    }
-    let _ = child.wait();
 }

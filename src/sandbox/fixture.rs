@@ -199,7 +199,7 @@ pub async fn build(
         progress(what, step.elapsed());
         *step = Instant::now();
     };
-    let query = |sql: &'static str| sqlx::query(sql).bind(&seed);
+    let query = |sql: &'static str| crate::store::sql::query(sql).bind(&seed);
     query(PLAN)
         .bind(spaces)
         .bind(tenants)
@@ -208,7 +208,7 @@ pub async fn build(
         .execute(&mut *tx)
         .await?;
     done("planned the spaces", &mut step);
-    sqlx::query(SPACES).execute(&mut *tx).await?;
+    crate::store::sql::query(SPACES).execute(&mut *tx).await?;
     done("knowledge spaces", &mut step);
     query(PUBLICATIONS).execute(&mut *tx).await?;
     query(HEADS).execute(&mut *tx).await?;
@@ -224,14 +224,15 @@ pub async fn build(
     tx.commit().await?;
     sqlx::raw_sql("ANALYZE").execute(&mut *conn).await?;
     done("analyzed", &mut step);
-    let (spaces, items, leases, database_bytes): (i64, i64, i64, i64) = sqlx::query_as(
-        "SELECT (SELECT count(*) FROM legacy_space_publication_bootstraps), \
+    let (spaces, items, leases, database_bytes): (i64, i64, i64, i64) =
+        crate::store::sql::query_as(
+            "SELECT (SELECT count(*) FROM legacy_space_publication_bootstraps), \
                 (SELECT count(*) FROM legacy_space_publication_bootstrap_items), \
                 (SELECT count(*) FROM knowledge_space_mutation_leases), \
                 pg_database_size(current_database())",
-    )
-    .fetch_one(&mut *conn)
-    .await?;
+        )
+        .fetch_one(&mut *conn)
+        .await?;
     Ok(FixtureReport {
         spaces,
         items,

@@ -4,6 +4,8 @@ mod binaries;
 mod cluster;
 mod database;
 pub mod fixture;
+mod pooler;
+mod process;
 pub mod protocol;
 mod reaper;
 pub mod sim;
@@ -11,6 +13,7 @@ pub mod sim;
 pub use binaries::{BINDIR_OVERRIDE, ServerBinaries};
 pub use cluster::{KeptCluster, PrivateCluster, StandbyRecipe};
 pub use database::{SANDBOX_DATABASE, SandboxDatabase, SandboxFailure, SandboxSchema};
+pub use pooler::{PoolMode, PoolerConfig, PrivatePooler};
 
 /// Why a private cluster could not be started or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +29,13 @@ pub enum SandboxError {
          install the PostgreSQL server package (it creates that user) or run as another user"
     )]
     NoUnprivilegedUser,
+    #[error(
+        "PgBouncer was not found in PATH or /usr/sbin: install it (for example `apt-get \
+         install pgbouncer`)"
+    )]
+    NoPooler,
+    #[error("the private PgBouncer did not start: {0}")]
+    PoolerStart(String),
     #[error("initdb failed: {0}")]
     Initdb(String),
     #[error("the private PostgreSQL did not start: {0}")]

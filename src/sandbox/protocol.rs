@@ -42,7 +42,7 @@ pub async fn claim(
     limit: i64,
 ) -> Result<Vec<Claim>, sqlx::Error> {
     let ttl_ms = lease_ttl.as_millis() as i64;
-    let rows = sqlx::query_as::<_, (Uuid, String, Uuid, Uuid, i32, String, bool)>(
+    let rows = crate::store::sql::query_as::<(Uuid, String, Uuid, Uuid, i32, String, bool)>(
         "WITH candidates AS ( \
            SELECT id, run_state = 'running' AS reclaimed FROM legacy_space_publication_bootstraps \
            WHERE run_state = 'queued' OR (run_state = 'running' AND lease_expires_at <= now()) \
@@ -94,7 +94,7 @@ pub async fn heartbeat(
            row_version = b.row_version + 1, updated_at = now() \
          WHERE {FENCE} RETURNING b.row_version, b.lease_expires_at"
     );
-    let row: Option<(i32, DateTime<Utc>)> = sqlx::query_as(sqlx::AssertSqlSafe(sql))
+    let row: Option<(i32, DateTime<Utc>)> = crate::store::sql::query_as(sqlx::AssertSqlSafe(sql))
         .bind(claim.bootstrap_id)
         .bind(claim.row_version)
         .bind(claim.lease_token)
@@ -110,7 +110,7 @@ pub async fn heartbeat(
 async fn lock_fenced(tx: &mut Transaction<'_, Postgres>, claim: &Claim) -> Result<(), StepError> {
     let sql =
         format!("SELECT b.id FROM legacy_space_publication_bootstraps b WHERE {FENCE} FOR UPDATE");
-    let held: Option<Uuid> = sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
+    let held: Option<Uuid> = crate::store::sql::query_scalar(sqlx::AssertSqlSafe(sql))
         .bind(claim.bootstrap_id)
         .bind(claim.row_version)
         .bind(claim.lease_token)
@@ -131,10 +131,11 @@ async fn write_job(
            row_version = b.row_version + 1, updated_at = now() \
          WHERE b.id = $1 RETURNING b.row_version, b.checkpoint"
     );
-    let (version, checkpoint): (i32, String) = sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(claim.bootstrap_id)
-        .fetch_one(&mut **tx)
-        .await?;
+    let (version, checkpoint): (i32, String) =
+        crate::store::sql::query_as(sqlx::AssertSqlSafe(sql))
+            .bind(claim.bootstrap_id)
+            .fetch_one(&mut **tx)
+            .await?;
     claim.row_version = version;
     claim.checkpoint = checkpoint;
     Ok(())
@@ -159,13 +160,15 @@ pub(crate) async fn capture_snapshot(
 ) -> Result<Capture, StepError> {
     let mut tx = pool.begin().await?;
     // The same row lock document writers take on admission closes the check-then-write race.
-    sqlx::query("SELECT id FROM knowledge_spaces WHERE tenant_id = $1 AND id = $2 FOR UPDATE")
-        .bind(&claim.tenant_id)
-        .bind(claim.knowledge_space_id)
-        .fetch_optional(&mut *tx)
-        .await?;
+    crate::store::sql::query(
+        "SELECT id FROM knowledge_spaces WHERE tenant_id = $1 AND id = $2 FOR UPDATE",
+    )
+    .bind(&claim.tenant_id)
+    .bind(claim.knowledge_space_id)
+    .fetch_optional(&mut *tx)
+    .await?;
     lock_fenced(&mut tx, claim).await?;
-    let (leased, headed): (bool, bool) = sqlx::query_as(
+    let (leased, headed): (bool, bool) = crate::store::sql::query_as(
         "SELECT EXISTS (SELECT 1 FROM knowledge_space_mutation_leases \
                         WHERE tenant_id = $1 AND knowledge_space_id = $2), \
                 EXISTS (SELECT 1 FROM projection_set_publication_heads \
@@ -183,7 +186,7 @@ pub(crate) async fn capture_snapshot(
         tx.rollback().await?;
         return Ok(Capture::HeadExists);
     }
-    let frozen = sqlx::query(
+    let frozen = crate::store::sql::query(
         "INSERT INTO legacy_space_publication_bootstrap_items \
            (bootstrap_id, document_asset_id, document_version, document_sha256, ordinal, \
             status, created_at, updated_at) \
@@ -217,7 +220,7 @@ pub struct NextItem {
 }
 
 pub async fn next_item(pool: &PgPool, claim: &Claim) -> Result<Option<NextItem>, sqlx::Error> {
-    sqlx::query_as(
+    crate::store::sql::query_as(
         "SELECT document_asset_id, ordinal, status FROM legacy_space_publication_bootstrap_items \
          WHERE bootstrap_id = $1 AND status <> 'succeeded' ORDER BY ordinal LIMIT 1",
     )
@@ -235,7 +238,7 @@ pub async fn bind_item(
     let mut tx = pool.begin().await?;
     lock_fenced(&mut tx, claim).await?;
     write_job(&mut tx, claim, "checkpoint = 'rebuilding'").await?;
-    let attempt: Uuid = sqlx::query_scalar(
+    let attempt: Uuid = crate::store::sql::query_scalar(
         "UPDATE legacy_space_publication_bootstrap_items SET status = 'running', \
            compilation_attempt_id = gen_random_uuid(), last_error = NULL, updated_at = now() \
          WHERE bootstrap_id = $1 AND document_asset_id = $2 RETURNING compilation_attempt_id",
@@ -262,7 +265,7 @@ pub async fn complete_item(
         "completed_documents = b.completed_documents + 1",
     )
     .await?;
-    sqlx::query(
+    crate::store::sql::query(
         "UPDATE legacy_space_publication_bootstrap_items SET status = 'succeeded', \
            updated_at = now() WHERE bootstrap_id = $1 AND document_asset_id = $2",
     )
@@ -278,7 +281,7 @@ pub async fn complete_item(
 pub(crate) async fn verify(pool: &PgPool, claim: &mut Claim) -> Result<bool, StepError> {
     let mut tx = pool.begin().await?;
     lock_fenced(&mut tx, claim).await?;
-    let ready: bool = sqlx::query_scalar(
+    let ready: bool = crate::store::sql::query_scalar(
         "SELECT b.completed_documents = b.total_documents AND NOT EXISTS ( \
            SELECT 1 FROM legacy_space_publication_bootstrap_items i \
            WHERE i.bootstrap_id = b.id AND i.status <> 'succeeded') \
@@ -309,7 +312,7 @@ pub(crate) enum Completion {
 pub(crate) async fn complete(pool: &PgPool, claim: &mut Claim) -> Result<Completion, StepError> {
     let mut tx = pool.begin().await?;
     lock_fenced(&mut tx, claim).await?;
-    let drifted: bool = sqlx::query_scalar(
+    let drifted: bool = crate::store::sql::query_scalar(
         "SELECT EXISTS ( \
            SELECT 1 FROM legacy_space_publication_bootstrap_items i \
            LEFT JOIN document_assets a ON a.id = i.document_asset_id \
@@ -332,7 +335,7 @@ pub(crate) async fn complete(pool: &PgPool, claim: &mut Claim) -> Result<Complet
         tx.commit().await?;
         return Ok(Completion::Drifted);
     }
-    let total: i32 = sqlx::query_scalar(
+    let total: i32 = crate::store::sql::query_scalar(
         "SELECT total_documents FROM legacy_space_publication_bootstraps WHERE id = $1",
     )
     .bind(claim.bootstrap_id)
@@ -360,7 +363,7 @@ async fn publish(
     claim: &Claim,
 ) -> Result<(Uuid, String, i32), StepError> {
     // base64url of SHA-512 over the frozen hashes: 86 characters, the column's width.
-    let (publication, fingerprint): (Uuid, String) = sqlx::query_as(
+    let (publication, fingerprint): (Uuid, String) = crate::store::sql::query_as(
         "INSERT INTO projection_set_publications \
            (id, tenant_id, knowledge_space_id, fingerprint, document_count) \
          SELECT gen_random_uuid(), $2, $3, \
@@ -375,7 +378,7 @@ async fn publish(
     .bind(claim.knowledge_space_id)
     .fetch_one(&mut **tx)
     .await?;
-    let revision: i32 = sqlx::query_scalar(
+    let revision: i32 = crate::store::sql::query_scalar(
         "INSERT INTO projection_set_publication_heads \
            (tenant_id, knowledge_space_id, publication_id, fingerprint, revision) \
          VALUES ($1, $2, $3, $4, 1) \
@@ -400,7 +403,7 @@ async fn fail_job(
     code: &str,
     message: &str,
 ) -> Result<(), StepError> {
-    let (version, checkpoint): (i32, String) = sqlx::query_as(
+    let (version, checkpoint): (i32, String) = crate::store::sql::query_as(
         "UPDATE legacy_space_publication_bootstraps b SET \
            run_state = 'failed', completed_at = now(), last_error_code = $2, \
            last_error_message = $3, worker_id = NULL, lease_token = NULL, \
@@ -429,7 +432,7 @@ pub async fn fail(
     let mut tx = pool.begin().await?;
     lock_fenced(&mut tx, claim).await?;
     if let Some(item) = item {
-        sqlx::query(
+        crate::store::sql::query(
             "UPDATE legacy_space_publication_bootstrap_items SET status = 'failed', \
                last_error = $3, updated_at = now() \
              WHERE bootstrap_id = $1 AND document_asset_id = $2",

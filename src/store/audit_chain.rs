@@ -69,7 +69,7 @@ pub(crate) async fn links_from(
          FROM bootstrap_console.audit_log r WHERE r.chain_seq >= $1 \
          ORDER BY r.chain_seq LIMIT $2"
     );
-    let rows = sqlx::query_as::<_, LinkRow>(sqlx::AssertSqlSafe(sql))
+    let rows = crate::store::sql::query_as::<LinkRow>(sqlx::AssertSqlSafe(sql))
         .bind(from)
         .bind(PAGE)
         .fetch_all(&mut *conn)
@@ -83,7 +83,7 @@ pub(crate) async fn record_with_hash(
     conn: &mut PgConnection,
     hash: &[u8],
 ) -> Result<Option<(i64, i64, Option<Vec<u8>>)>, StoreError> {
-    Ok(sqlx::query_as(
+    Ok(crate::store::sql::query_as(
         "SELECT id, chain_seq, prev_hash FROM bootstrap_console.audit_log WHERE hash = $1 \
          ORDER BY chain_seq LIMIT 1",
     )
@@ -98,7 +98,7 @@ pub(crate) async fn kept_head(
     conn: &mut PgConnection,
 ) -> Result<Option<(i64, Option<Vec<u8>>)>, StoreError> {
     // Asked first: a statement naming a table this role may not read fails whole.
-    let readable: bool = sqlx::query_scalar(
+    let readable: bool = crate::store::sql::query_scalar(
         "SELECT pg_catalog.has_table_privilege('bootstrap_console.audit_chain_head', 'SELECT')",
     )
     .fetch_one(&mut *conn)
@@ -106,11 +106,11 @@ pub(crate) async fn kept_head(
     if !readable {
         return Ok(None);
     }
-    Ok(
-        sqlx::query_as("SELECT h.chain_seq, h.hash FROM bootstrap_console.audit_chain_head h")
-            .fetch_optional(&mut *conn)
-            .await?,
+    Ok(crate::store::sql::query_as(
+        "SELECT h.chain_seq, h.hash FROM bootstrap_console.audit_chain_head h",
     )
+    .fetch_optional(&mut *conn)
+    .await?)
 }
 
 /// What keeps the log append-only and complete that is not in place now, in words: a chain
@@ -120,7 +120,7 @@ pub(crate) async fn kept_head(
 pub(crate) async fn missing_protections(
     conn: &mut PgConnection,
 ) -> Result<Vec<String>, StoreError> {
-    Ok(sqlx::query_scalar(
+    Ok(crate::store::sql::query_scalar(
         "WITH t AS (SELECT c.oid, c.relkind, c.relrowsecurity FROM pg_catalog.pg_class c \
                      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
                     WHERE n.nspname = 'bootstrap_console' AND c.relname = 'audit_log'), \

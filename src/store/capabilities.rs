@@ -9,6 +9,9 @@ use super::write::{AUDIT_INSERTED_COLUMNS, BOOTSTRAP_UPDATED_COLUMNS, ITEM_UPDAT
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Capabilities {
     pub current_user: String,
+    /// The role the server says this session logged in as. A pooler entry that forces a user
+    /// makes it another role than the one named in the connection string.
+    pub session_user: String,
     pub server_version: String,
     pub has_bootstraps: bool,
     pub has_items: bool,
@@ -60,6 +63,7 @@ WITH t AS (SELECT to_regclass('legacy_space_publication_bootstraps') AS bootstra
                     AS console),
 u AS (SELECT t.*, coalesce(has_schema_privilege(t.console, 'USAGE'), false) AS usage FROM t)
 SELECT current_user::text AS current_user,
+       session_user::text AS session_user,
        current_setting('server_version') AS server_version,
        u.bootstraps IS NOT NULL AS has_bootstraps,
        u.items IS NOT NULL AS has_items,
@@ -151,7 +155,7 @@ pub(crate) const STANDBY: &str = "the database is a read-only standby (in recove
 
 impl Capabilities {
     pub(crate) async fn detect(conn: &mut PgConnection) -> Result<Self, StoreError> {
-        Ok(sqlx::query_as::<_, Self>(CAPABILITIES_SQL)
+        Ok(crate::store::sql::query_as::<Self>(CAPABILITIES_SQL)
             .bind(&BOOTSTRAP_UPDATED_COLUMNS[..])
             .bind(&ITEM_UPDATED_COLUMNS[..])
             .bind(&AUDIT_INSERTED_COLUMNS[..])

@@ -3,8 +3,8 @@
 //! The target comes from `--database-url`, else `DATABASE_URL`, else the standard libpq `PG*`
 //! variables (`PGHOST`, `PGPORT`, `PGUSER`, `PGPASSWORD`, `PGDATABASE`, `PGSSLMODE`, …) and
 //! `~/.pgpass`, the way PostgreSQL users expect. Every connection announces itself as
-//! `application_name=bootstrap-console`, so a DBA finds it in `pg_stat_activity`, and carries a
-//! `statement_timeout`, so a console can never hold the database hostage.
+//! `application_name=bootstrap-console`, so a DBA finds it in `pg_stat_activity`, and sends
+//! no other startup parameter, so PgBouncer's defaults accept it.
 //!
 //! TLS follows libpq's `sslmode` (`disable`, `prefer`, `require`, `verify-ca`, `verify-full`)
 //! with `sslrootcert` for a private CA, `sslcert`/`sslkey` for a client certificate; with
@@ -15,12 +15,10 @@
 //! connect timeout; a refused connection, a missing socket or a failed login is said at once,
 //! with how to name a database.
 //!
-//! The session settings (`statement_timeout`, `lock_timeout` 5 s,
-//! `idle_in_transaction_session_timeout` 60 s, `default_transaction_read_only` for observer
-//! sessions, `plan_cache_mode`) are sent as startup `options`, and sqlx prepares named
-//! statements. So the console needs a direct connection, or a pooler in session mode that
-//! passes those startup parameters on; transaction pooling (PgBouncer's usual mode) is not
-//! supported yet.
+//! A connection pooler in front of the database is fine in session and in transaction
+//! pooling: every statement runs inside an explicit transaction that carries its own limits
+//! (`statement_timeout`, `lock_timeout`, `idle_in_transaction_session_timeout`; see
+//! [`super::db::TxKind`]), as an unnamed statement (see [`super::sql`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -32,10 +30,7 @@ use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
 pub(crate) const APPLICATION_NAME: &str = "bootstrap-console";
 /// The simulated platform's sessions, told apart from the console's in `pg_stat_activity`.
 pub(crate) const SIMULATOR_APPLICATION_NAME: &str = "bootstrap-console-simulator";
-pub(crate) const DEFAULT_STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-const LOCK_TIMEOUT: Duration = Duration::from_secs(5);
-const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A database to connect to: one host, or several (`postgres://a,b:5433/db`, or
 /// `?host=a,b&port=5432,5433`, as libpq accepts) of which the primary is used. Its `Display`
@@ -111,47 +106,29 @@ impl Target {
             .collect()
     }
 
+    /// The user the connection logs in as.
+    pub(crate) fn user(&self) -> &str {
+        self.options.get_username()
+    }
+
     /// Whether several hosts were listed (a failover is possible).
     pub(crate) fn has_alternates(&self) -> bool {
         self.hosts.len() > 1
     }
 
-    /// The options with the console's session settings applied.
-    pub fn options(&self, statement_timeout: Duration) -> PgConnectOptions {
-        self.session_options(statement_timeout, false)
-    }
-
-    /// `observer` sessions default to read-only transactions: a read can never write by
-    /// mistake, and a write must open its transaction with `BEGIN READ WRITE` on purpose. They
-    /// also plan every statement for its actual parameters: a generic plan cannot know that a
-    /// poll's `updated_at > $1` matches a handful of rows, and may scan the table instead.
-    /// Every session waits at most `LOCK_TIMEOUT` for a row lock (a worker holding a row must
-    /// not freeze the console) and is cut off if it sits idle inside a transaction.
-    fn session_options(&self, statement_timeout: Duration, observer: bool) -> PgConnectOptions {
-        let statement_ms = statement_timeout.as_millis().to_string();
-        let lock_ms = LOCK_TIMEOUT.as_millis().to_string();
-        let idle_ms = IDLE_IN_TRANSACTION_TIMEOUT.as_millis().to_string();
-        let (read_only, plans) = if observer {
-            ("on", "force_custom_plan")
-        } else {
-            ("off", "auto")
-        };
+    /// The options every console session uses: it announces itself by name, and sends no
+    /// other startup parameter a pooler would refuse (`extra_float_digits`, `options`). Its
+    /// limits and read-only-ness come with each transaction instead ([`super::db::TxKind`]).
+    pub fn options(&self) -> PgConnectOptions {
         self.options
             .clone()
             .application_name(APPLICATION_NAME)
-            .options([
-                ("statement_timeout", statement_ms.as_str()),
-                ("lock_timeout", lock_ms.as_str()),
-                ("idle_in_transaction_session_timeout", idle_ms.as_str()),
-                ("default_transaction_read_only", read_only),
-                ("plan_cache_mode", plans),
-            ])
+            .extra_float_digits(None)
     }
 
     /// One connection (for `migrate` and other one-shot commands).
     pub async fn connect(&self) -> Result<PgConnection, ConnectError> {
-        self.connect_with(self.options(DEFAULT_STATEMENT_TIMEOUT))
-            .await
+        self.connect_with(self.options()).await
     }
 
     /// One connection, tried once: a refused connection or a missing socket is said at once,
@@ -169,18 +146,10 @@ impl Target {
         }
     }
 
-    /// One observer connection (read-only sessions), for a probe of this host.
-    pub(super) async fn observer_connection(&self) -> Result<PgConnection, ConnectError> {
-        self.connect_with(self.session_options(DEFAULT_STATEMENT_TIMEOUT, true))
-            .await
-    }
-
     /// A pool for the simulated platform (workers and writers): ordinary read-write sessions
     /// under their own application name.
     pub async fn simulator_pool(&self, max_connections: u32) -> Result<PgPool, ConnectError> {
-        let options = self
-            .session_options(DEFAULT_STATEMENT_TIMEOUT, false)
-            .application_name(SIMULATOR_APPLICATION_NAME);
+        let options = self.options().application_name(SIMULATOR_APPLICATION_NAME);
         self.probe(options.clone()).await?;
         PgPoolOptions::new()
             .max_connections(max_connections)
@@ -190,9 +159,10 @@ impl Target {
             .map_err(|e| ConnectError::classify(self, e))
     }
 
-    /// A small pool of observer sessions (see `session_options`).
-    pub(crate) async fn observer_pool(&self, max_connections: u32) -> Result<PgPool, ConnectError> {
-        let options = self.session_options(DEFAULT_STATEMENT_TIMEOUT, true);
+    /// A small pool of the console's sessions: each transaction on it opens through
+    /// [`super::Db::begin`], read-only unless it is an action's.
+    pub(crate) async fn pool(&self, max_connections: u32) -> Result<PgPool, ConnectError> {
+        let options = self.options();
         self.probe(options.clone()).await?;
         PgPoolOptions::new()
             .max_connections(max_connections)
@@ -252,6 +222,9 @@ pub enum ConnectError {
     Login { target: String, reason: String },
     #[error("the database at {target} does not exist")]
     NoSuchDatabase { target: String },
+    /// A connection pooler in front of the database refused, not the database itself.
+    #[error("the connection pooler at {target} refused the connection: {reason}")]
+    Pooler { target: String, reason: String },
 }
 
 impl ConnectError {
@@ -273,6 +246,10 @@ impl ConnectError {
             Self::NoSuchDatabase { target } => Self::NoSuchDatabase {
                 target: named(target),
             },
+            Self::Pooler { target, reason } => Self::Pooler {
+                target: named(target),
+                reason,
+            },
             bad @ Self::BadUrl { .. } => bad,
         }
     }
@@ -285,6 +262,12 @@ impl ConnectError {
     pub(super) fn classify(target: &Target, error: sqlx::Error) -> Self {
         let target_text = target.to_string();
         if let sqlx::Error::Database(db) = &error {
+            if let Some(said) = pooler_said(db.as_ref()) {
+                return Self::Pooler {
+                    target: target_text,
+                    reason: said,
+                };
+            }
             let code = db.code().unwrap_or_default();
             return match code.as_ref() {
                 "3D000" => Self::NoSuchDatabase {
@@ -329,6 +312,29 @@ pub(crate) fn nothing_there(io: &std::io::Error) -> Option<&'static str> {
         std::io::ErrorKind::TimedOut => Some("the connection timed out"),
         _ => None,
     }
+}
+
+/// What a connection pooler in front of the database said, when the error is the pooler's and
+/// not the database's; `None` for the database's own errors. PostgreSQL's errors always name
+/// the source file and routine that raised them; a pooler's (PgBouncer's) carry only a
+/// severity, a code and a message.
+pub(crate) fn pooler_said(error: &dyn sqlx::error::DatabaseError) -> Option<String> {
+    let pg = error.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()?;
+    if pg.file().is_some() || pg.routine().is_some() {
+        return None;
+    }
+    let message = crate::text::clean(pg.message(), 200);
+    let why = if message.contains("server conn crashed") {
+        " — it lost its server connection, which is how it reports a transaction the server \
+         ended (idle_in_transaction_session_timeout, or a terminated backend)"
+    } else if message.contains("authentication failed") {
+        " — the pooler checks logins itself: its auth_file or auth_query must know the user"
+    } else if message.contains("unsupported startup parameter") {
+        " — add it to the pooler's ignore_startup_parameters, or connect without it"
+    } else {
+        ""
+    };
+    Some(format!("{message}{why}"))
 }
 
 /// Said when no database answered: where the console looks for one.
@@ -453,12 +459,9 @@ mod tests {
     #[test]
     fn the_session_identifies_itself() {
         let target = Target::from_url_or_env(Some("postgres://a@b/c")).expect("valid");
-        let options = target.options(Duration::from_secs(5));
+        let options = target.options();
         assert_eq!(options.get_application_name(), Some(APPLICATION_NAME));
-        assert!(
-            options
-                .get_options()
-                .is_some_and(|o| o.contains("statement_timeout=5000"))
-        );
+        // Nothing a pooler would refuse at startup.
+        assert_eq!(options.get_options(), None);
     }
 }

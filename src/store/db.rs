@@ -49,6 +49,14 @@ pub enum TxKind {
     Write,
 }
 
+/// How long a statement may run before the server cancels it: a console never holds the
+/// database hostage.
+pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a statement waits for a lock: a worker holding a row must not freeze the console.
+pub(crate) const LOCK_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a transaction may sit idle before the server ends it.
+pub(crate) const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
+
 impl TxKind {
     fn begin(self) -> &'static str {
         match self {
@@ -56,6 +64,24 @@ impl TxKind {
             Self::Snapshot => "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
             Self::Write => "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE",
         }
+    }
+
+    /// The statements that open a transaction of this kind, sent as one message (one round
+    /// trip). The limits are `SET LOCAL`, so they end with the transaction: no startup
+    /// parameter is needed (a pooler refuses those it does not track), and a pooled server
+    /// connection's next client never inherits them. Read-only comes from `BEGIN READ ONLY`
+    /// itself: `SET LOCAL default_transaction_read_only` would leave this transaction
+    /// writable. Every statement is planned for its actual parameters (see [`super::sql`]).
+    pub(crate) fn opening(self, lock_wait: Duration) -> String {
+        format!(
+            "{}; SET LOCAL statement_timeout = {}; SET LOCAL lock_timeout = {}; \
+             SET LOCAL idle_in_transaction_session_timeout = {}; \
+             SET LOCAL plan_cache_mode = force_custom_plan",
+            self.begin(),
+            STATEMENT_TIMEOUT.as_millis(),
+            lock_wait.as_millis(),
+            IDLE_IN_TRANSACTION_TIMEOUT.as_millis()
+        )
     }
 }
 
@@ -80,12 +106,14 @@ impl Db {
 
     /// Opens a transaction of `kind`: the only way the console starts one on a pool.
     pub async fn begin(&self, kind: TxKind) -> Result<Tx, sqlx::Error> {
-        self.pool.begin_with(kind.begin()).await
+        self.pool
+            .begin_with(sqlx::AssertSqlSafe(kind.opening(LOCK_TIMEOUT)))
+            .await
     }
 
     /// Whether the server answers within `within`.
     pub(crate) async fn answers(&self, within: Duration) -> bool {
-        let asked = async { read_tx!(self, |c| sqlx::query("SELECT 1").execute(c)) };
+        let asked = async { read_tx!(self, |c| crate::store::sql::query("SELECT 1").execute(c)) };
         matches!(tokio::time::timeout(within, asked).await, Ok(Ok(_)))
     }
 
@@ -123,6 +151,34 @@ impl Db {
     }
 }
 
+/// Whether the limits a write transaction opened with are the ones the server keeps
+/// (`lock_ms`, `statement_ms`, as `pg_settings` shows them): a limit that is off (0) or longer
+/// than asked is refused with a sentence.
+pub(crate) fn limits_in_force(lock_ms: i64, statement_ms: i64) -> Result<(), String> {
+    let kept =
+        |in_force: i64, asked: Duration| in_force > 0 && in_force as u128 <= asked.as_millis();
+    let mut off = Vec::new();
+    for (name, in_force, asked) in [
+        ("lock_timeout", lock_ms, LOCK_TIMEOUT),
+        ("statement_timeout", statement_ms, STATEMENT_TIMEOUT),
+    ] {
+        if !kept(in_force, asked) {
+            off.push(format!(
+                "{name} is {in_force} ms, not {} ms",
+                asked.as_millis()
+            ));
+        }
+    }
+    if off.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "this transaction's limits are not in force ({}): nothing was written — a pooler or \
+         proxy in front of the database may be dropping SET LOCAL",
+        off.join(", ")
+    ))
+}
+
 /// Ends a read transaction and passes `outcome` on. A failed statement has aborted it: it is
 /// ended either way, and the statement's error comes first.
 pub(crate) async fn ended<T, E: From<sqlx::Error>>(tx: Tx, outcome: Result<T, E>) -> Result<T, E> {
@@ -139,14 +195,8 @@ pub(crate) async fn begin_on(
     kind: TxKind,
     lock_wait: Option<Duration>,
 ) -> Result<(), sqlx::Error> {
-    let mut sql = kind.begin().to_string();
-    if let Some(wait) = lock_wait {
-        sql.push_str(&format!(
-            "; SET LOCAL lock_timeout = '{}ms'",
-            wait.as_millis()
-        ));
-    }
-    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+    let opening = kind.opening(lock_wait.unwrap_or(LOCK_TIMEOUT));
+    sqlx::raw_sql(sqlx::AssertSqlSafe(opening))
         .execute(conn)
         .await?;
     Ok(())
@@ -155,7 +205,7 @@ pub(crate) async fn begin_on(
 /// Whether the server `conn` is on is in recovery (a standby): the question a probe of a
 /// listed host and the topology's recheck both ask.
 pub(crate) async fn in_recovery(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar("SELECT pg_is_in_recovery()")
+    crate::store::sql::query_scalar("SELECT pg_is_in_recovery()")
         .fetch_one(conn)
         .await
 }
@@ -200,3 +250,38 @@ macro_rules! read_retried {
     };
 }
 pub(crate) use read_retried;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_needs_its_lock_and_statement_timeouts_in_force() {
+        assert_eq!(limits_in_force(5000, 10_000), Ok(()));
+        // Stricter than asked is still bounded.
+        assert_eq!(limits_in_force(1000, 10_000), Ok(()));
+        let off = limits_in_force(0, 10_000).expect_err("no lock timeout");
+        assert!(off.contains("lock_timeout is 0 ms, not 5000 ms"), "{off}");
+        assert!(off.contains("nothing was written"), "{off}");
+        let long = limits_in_force(5000, 600_000).expect_err("a longer statement timeout");
+        assert!(long.contains("statement_timeout is 600000 ms"), "{long}");
+    }
+
+    #[test]
+    fn a_transaction_opens_in_one_message_with_its_limits() {
+        let opening = TxKind::Read.opening(LOCK_TIMEOUT);
+        assert!(opening.starts_with("BEGIN READ ONLY; "), "{opening}");
+        for limit in [
+            "SET LOCAL statement_timeout = 10000",
+            "SET LOCAL lock_timeout = 5000",
+            "SET LOCAL idle_in_transaction_session_timeout = 60000",
+        ] {
+            assert!(opening.contains(limit), "{opening}");
+        }
+        assert!(
+            TxKind::Write
+                .opening(LOCK_TIMEOUT)
+                .starts_with("BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE; ")
+        );
+    }
+}

@@ -162,7 +162,7 @@ impl Clock {
 }
 
 pub(crate) async fn clock(conn: &mut PgConnection) -> Result<Clock, StoreError> {
-    let row = sqlx::query(CLOCK_SQL).fetch_one(conn).await?;
+    let row = crate::store::sql::query(CLOCK_SQL).fetch_one(conn).await?;
     let now = row.try_get("db_now")?;
     let replay = if row.try_get("in_recovery")? {
         let replayed: Option<String> = row.try_get("replayed")?;
@@ -187,22 +187,26 @@ pub(crate) async fn pages(
     from: i64,
     to: Option<i64>,
 ) -> Result<Vec<BoardRecord>, StoreError> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(pages_sql()))
-        .bind(tenant)
-        .bind(from)
-        .bind(to)
-        .fetch_all(conn)
-        .await?)
+    Ok(
+        crate::store::sql::query_as(sqlx::AssertSqlSafe(pages_sql()))
+            .bind(tenant)
+            .bind(from)
+            .bind(to)
+            .fetch_all(conn)
+            .await?,
+    )
 }
 
 pub(crate) async fn tenant(
     conn: &mut PgConnection,
     tenant: &str,
 ) -> Result<Vec<BoardRecord>, StoreError> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(tenant_sql()))
-        .bind(tenant)
-        .fetch_all(conn)
-        .await?)
+    Ok(
+        crate::store::sql::query_as(sqlx::AssertSqlSafe(tenant_sql()))
+            .bind(tenant)
+            .fetch_all(conn)
+            .await?,
+    )
 }
 
 pub(crate) async fn changed_since(
@@ -211,11 +215,13 @@ pub(crate) async fn changed_since(
     tenant: Option<&str>,
     since: DateTime<Utc>,
 ) -> Result<Vec<BoardRecord>, StoreError> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(changed_sql(layout)))
-        .bind(tenant)
-        .bind(since)
-        .fetch_all(conn)
-        .await?)
+    Ok(
+        crate::store::sql::query_as(sqlx::AssertSqlSafe(changed_sql(layout)))
+            .bind(tenant)
+            .bind(since)
+            .fetch_all(conn)
+            .await?,
+    )
 }
 
 /// One row of a resync slice: the id, the row version and the page it is on.
@@ -227,12 +233,14 @@ pub(crate) async fn versions(
     from: i64,
     to: Option<i64>,
 ) -> Result<Vec<Version>, StoreError> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(versions_sql()))
-        .bind(tenant)
-        .bind(from)
-        .bind(to)
-        .fetch_all(conn)
-        .await?)
+    Ok(
+        crate::store::sql::query_as(sqlx::AssertSqlSafe(versions_sql()))
+            .bind(tenant)
+            .bind(from)
+            .bind(to)
+            .fetch_all(conn)
+            .await?,
+    )
 }
 
 pub(crate) async fn by_ids(
@@ -240,11 +248,13 @@ pub(crate) async fn by_ids(
     tenant: Option<&str>,
     ids: &[Uuid],
 ) -> Result<Vec<BoardRecord>, StoreError> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(by_ids_sql()))
-        .bind(tenant)
-        .bind(ids)
-        .fetch_all(conn)
-        .await?)
+    Ok(
+        crate::store::sql::query_as(sqlx::AssertSqlSafe(by_ids_sql()))
+            .bind(tenant)
+            .bind(ids)
+            .fetch_all(conn)
+            .await?,
+    )
 }
 
 /// Every mutation lease in scope (in a poll's transaction, or on the pool).
@@ -253,8 +263,10 @@ pub async fn leases<'e, E: sqlx::PgExecutor<'e>>(
     layout: &Layout,
     tenant: Option<&str>,
 ) -> Result<Vec<LeaseRow>, StoreError> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(leases_sql(layout)))
-        .bind(tenant)
-        .fetch_all(executor)
-        .await?)
+    Ok(
+        crate::store::sql::query_as(sqlx::AssertSqlSafe(leases_sql(layout)))
+            .bind(tenant)
+            .fetch_all(executor)
+            .await?,
+    )
 }

@@ -30,7 +30,7 @@ pub(crate) async fn batch_end(
     after: Option<Uuid>,
     size: i64,
 ) -> Result<Option<Uuid>, StoreError> {
-    Ok(sqlx::query_scalar(
+    Ok(crate::store::sql::query_scalar(
         "SELECT id FROM legacy_space_publication_bootstraps \
          WHERE ($1::uuid IS NULL OR id > $1) AND ($2::text IS NULL OR tenant_id = $2) \
          ORDER BY id OFFSET $3 - 1 LIMIT 1",
@@ -47,7 +47,7 @@ pub(crate) async fn bootstraps_in_scope(
     conn: &mut PgConnection,
     tenant: Option<&str>,
 ) -> Result<i64, StoreError> {
-    Ok(sqlx::query_scalar(
+    Ok(crate::store::sql::query_scalar(
         "SELECT count(*) FROM legacy_space_publication_bootstraps \
          WHERE $1::text IS NULL OR tenant_id = $1",
     )
@@ -81,7 +81,7 @@ pub(crate) async fn item_disagreements(
     after: Option<Uuid>,
     until: Option<Uuid>,
 ) -> Result<Vec<ItemCounts>, StoreError> {
-    Ok(sqlx::query_as(
+    Ok(crate::store::sql::query_as(
         "SELECT b.id, b.tenant_id, b.knowledge_space_id, b.checkpoint, b.run_state, \
                 b.total_documents, b.completed_documents, i.items, i.succeeded, i.running \
          FROM legacy_space_publication_bootstraps b \
@@ -114,7 +114,7 @@ pub(crate) struct HeadTable {
 }
 
 pub(crate) async fn head_table(conn: &mut PgConnection) -> Result<HeadTable, StoreError> {
-    Ok(sqlx::query_as(
+    Ok(crate::store::sql::query_as(
         "SELECT coalesce(has_table_privilege(t.oid, 'SELECT'), false) AS readable, \
                 EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = t.oid \
                           AND a.attname = 'revision' AND NOT a.attisdropped) AS revision \
@@ -155,7 +155,7 @@ pub(crate) async fn head_mismatches(
     } else {
         ("NULL::int", "h.knowledge_space_id IS NULL")
     };
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(format!(
+    Ok(crate::store::sql::query_as(sqlx::AssertSqlSafe(format!(
         "SELECT b.id, b.tenant_id, b.knowledge_space_id, b.total_documents, \
                 b.published_head_revision, {revision} AS head_revision, \
                 h.knowledge_space_id IS NOT NULL AS has_head \
@@ -197,7 +197,7 @@ pub(crate) async fn abandoned(
     windows: i32,
     now: DateTime<Utc>,
 ) -> Result<Vec<Abandoned>, StoreError> {
-    Ok(sqlx::query_as(
+    Ok(crate::store::sql::query_as(
         "SELECT id, tenant_id, knowledge_space_id, worker_id, heartbeat_at, lease_expires_at, \
                 $3::timestamptz AS db_now \
          FROM legacy_space_publication_bootstraps \

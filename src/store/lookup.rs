@@ -14,9 +14,10 @@ use super::db::TxKind;
 use super::write::{AuditSubject, Backend};
 use super::{StoreError, is_lock_timeout};
 
-/// An open lookup: its own connection. Each check of the server's activity is a statement of
-/// its own (activity is read once per transaction); the row lock is held in a transaction
-/// that is always rolled back.
+/// An open lookup: its own connection. Each check of the server's activity is a transaction
+/// of its own (activity is read once per transaction, and behind a transaction pooler only a
+/// transaction keeps an unnamed statement's two round trips on one server connection); the
+/// row lock is held in a transaction that is always rolled back.
 pub(crate) struct LookupTx {
     conn: PgConnection,
     /// Whether the row lock's transaction was begun (and must be rolled back).
@@ -35,14 +36,16 @@ impl LookupTx {
     /// transaction, never a later one the connection went on to serve. Whatever it had not
     /// committed rolls back; it cannot commit later behind the operator's back.
     pub(crate) async fn end_transaction(&mut self, backend: Backend) -> Result<(), StoreError> {
-        sqlx::query(
+        self.begin_read().await?;
+        let ended = crate::store::sql::query(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
              WHERE pid = $1 AND xact_start = $2",
         )
         .bind(backend.pid)
         .bind(backend.xact_start)
         .execute(&mut self.conn)
-        .await?;
+        .await;
+        self.end_read(ended).await?;
         Ok(())
     }
 
@@ -56,19 +59,38 @@ impl LookupTx {
     ) -> Result<bool, StoreError> {
         let started = std::time::Instant::now();
         loop {
-            let open: bool = sqlx::query_scalar(
+            self.begin_read().await?;
+            let open = crate::store::sql::query_scalar::<bool>(
                 "SELECT EXISTS (SELECT 1 FROM pg_stat_activity \
                                 WHERE pid = $1 AND (xact_start = $2 OR state = 'disabled'))",
             )
             .bind(backend.pid)
             .bind(backend.xact_start)
             .fetch_one(&mut self.conn)
-            .await?;
+            .await;
+            let open = self.end_read(open).await?;
             if !open || started.elapsed() >= wait {
                 return Ok(open);
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// Opens a read transaction for one question (see [`Self::end_read`]).
+    async fn begin_read(&mut self) -> Result<(), StoreError> {
+        super::db::begin_on(&mut self.conn, TxKind::Read, None).await?;
+        Ok(())
+    }
+
+    /// Ends the read transaction of one question and passes its answer on.
+    async fn end_read<T, E>(&mut self, answer: Result<T, E>) -> Result<T, StoreError>
+    where
+        StoreError: From<E>,
+    {
+        let ended = sqlx::raw_sql("COMMIT").execute(&mut self.conn).await;
+        let answer = answer?;
+        ended?;
+        Ok(answer)
     }
 
     /// Takes the row lock the request took, waiting at most `wait`, and keeps it until
@@ -82,19 +104,29 @@ impl LookupTx {
         super::db::begin_on(&mut self.conn, TxKind::Write, Some(wait)).await?;
         self.locking = true;
         let (sql, id) = super::write::row_lock(subject);
-        match sqlx::query(sql).bind(id).execute(&mut self.conn).await {
+        match crate::store::sql::query(sql)
+            .bind(id)
+            .execute(&mut self.conn)
+            .await
+        {
             Ok(_) => Ok(true),
             Err(e) if is_lock_timeout(&e) => Ok(false),
             Err(e) => Err(e.into()),
         }
     }
 
-    /// The audit record of the request, if it was applied (asked with the lock held).
+    /// The audit record of the request, if it was applied: asked with the lock held when it
+    /// was taken, else in a read transaction of its own.
     pub(crate) async fn audit_of_action(
         &mut self,
         action_id: Uuid,
     ) -> Result<Option<i64>, StoreError> {
-        super::read::audit_of_action(&mut self.conn, action_id).await
+        if self.locking {
+            return super::read::audit_of_action(&mut self.conn, action_id).await;
+        }
+        self.begin_read().await?;
+        let found = super::read::audit_of_action(&mut self.conn, action_id).await;
+        self.end_read(found).await
     }
 
     pub async fn close(mut self) {

@@ -22,6 +22,7 @@ pub mod replica;
 pub mod report;
 pub mod rows;
 pub mod schema;
+pub(crate) mod sql;
 pub mod sync;
 pub mod write;
 
@@ -76,6 +77,9 @@ pub enum StoreError {
          again, or end that transaction"
     )]
     AuditChainBusy { holder: String },
+    /// A write transaction's lock or statement timeout was not what it opened with.
+    #[error("{0}")]
+    LimitsNotInForce(String),
 }
 
 /// A failed statement in words, the cause first: short lines (the status line at 80 columns)
@@ -87,6 +91,10 @@ fn describe(error: &sqlx::Error) -> String {
             None => format!("the database does not answer ({io})"),
         },
         sqlx::Error::PoolTimedOut => "the database does not answer (no connection in time)".into(),
+        sqlx::Error::Database(db) if connect::pooler_said(db.as_ref()).is_some() => format!(
+            "the connection pooler in front of the database said: {}",
+            connect::pooler_said(db.as_ref()).unwrap_or_default()
+        ),
         sqlx::Error::Database(db) => match db.code() {
             Some(code) => format!("{} (SQLSTATE {code})", db.message()),
             None => db.message().to_string(),
@@ -181,7 +189,7 @@ pub(crate) async fn find_primary(listed: &Target, in_use: &Db) -> Option<Db> {
         .filter(|(_, primary)| *primary)
         .map(|(host, _)| host);
     for host in found {
-        let Ok(pool) = host.observer_pool(POOL_SIZE).await else {
+        let Ok(pool) = host.pool(POOL_SIZE).await else {
             continue;
         };
         // The same catalog: a promoted standby has replayed its primary's.
@@ -207,14 +215,14 @@ async fn open_host(
 ) -> Result<(Target, PgPool, Option<String>), ConnectError> {
     let hosts = target.hosts();
     if hosts.len() == 1 {
-        return Ok((target.clone(), target.observer_pool(POOL_SIZE).await?, None));
+        return Ok((target.clone(), target.pool(POOL_SIZE).await?, None));
     }
     let mut errors: Vec<ConnectError> = Vec::new();
     let mut other = None;
     for host in hosts {
         match in_recovery(&host).await {
             Ok(in_recovery) if in_recovery == (wanted == Wanted::Standby) => {
-                let pool = host.observer_pool(POOL_SIZE).await?;
+                let pool = host.pool(POOL_SIZE).await?;
                 return Ok((host, pool, None));
             }
             Ok(_) => {
@@ -225,7 +233,7 @@ async fn open_host(
     }
     match other {
         Some(host) => {
-            let pool = host.observer_pool(POOL_SIZE).await?;
+            let pool = host.pool(POOL_SIZE).await?;
             let passed_over = (!errors.is_empty()).then(|| {
                 let said: Vec<String> = errors.iter().map(ToString::to_string).collect();
                 let role = match wanted {
@@ -247,7 +255,7 @@ async fn open_host(
 /// Whether `host` is a standby, asked over one connection of its own (a listed host is
 /// probed before any pool is made on it).
 async fn in_recovery(host: &Target) -> Result<bool, ConnectError> {
-    let mut conn = host.observer_connection().await?;
+    let mut conn = host.connect().await?;
     let answer = async {
         db::begin_on(&mut conn, db::TxKind::Read, None).await?;
         let in_recovery = db::in_recovery(&mut conn).await?;

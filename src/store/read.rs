@@ -133,7 +133,7 @@ pub async fn detail(
     bootstrap_id: Uuid,
     tenant: Option<&str>,
 ) -> Result<Option<DetailRows>, StoreError> {
-    let row = sqlx::query(sqlx::AssertSqlSafe(detail_sql(layout)))
+    let row = crate::store::sql::query(sqlx::AssertSqlSafe(detail_sql(layout)))
         .bind(bootstrap_id)
         .bind(tenant)
         .fetch_optional(&mut *conn)
@@ -196,7 +196,7 @@ pub async fn leases(
          ORDER BY x.acquired_at, x.id",
         lease = lease_columns(layout)
     );
-    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+    let rows = crate::store::sql::query(sqlx::AssertSqlSafe(sql))
         .bind(tenant)
         .bind(only)
         .fetch_all(&mut *conn)
@@ -226,7 +226,7 @@ pub async fn recent_audit(
     tenant: Option<&str>,
     limit: i64,
 ) -> Result<Vec<AuditRow>, StoreError> {
-    let rows = sqlx::query_as::<_, AuditRow>(
+    let rows = crate::store::sql::query_as::<AuditRow>(
         "SELECT id, at, actor, host, ssh_client, action, tenant_id, knowledge_space_id, \
                 bootstrap_id, lease_id, reason, row_before, row_after, outcome, \
                 to_jsonb(a) ->> 'db_role' AS db_role \
@@ -247,7 +247,7 @@ pub(crate) async fn last_applied(
     (tenant, space): (&str, Uuid),
     action: &str,
 ) -> Result<Option<(i64, String, String, Option<Uuid>)>, StoreError> {
-    Ok(sqlx::query_as(
+    Ok(crate::store::sql::query_as(
         "SELECT id, actor, host, request_id FROM bootstrap_console.audit_log \
          WHERE tenant_id = $1 AND knowledge_space_id = $2 AND action = $3 \
            AND outcome LIKE 'applied%' \
@@ -265,7 +265,7 @@ pub(crate) async fn item_counts(
     conn: &mut PgConnection,
     bootstrap_id: Uuid,
 ) -> Result<Vec<(String, i64)>, StoreError> {
-    let rows = sqlx::query_as::<_, (String, i64)>(
+    let rows = crate::store::sql::query_as::<(String, i64)>(
         "SELECT status, count(*) FROM legacy_space_publication_bootstrap_items \
          WHERE bootstrap_id = $1 GROUP BY status",
     )
@@ -283,10 +283,12 @@ pub async fn bootstrap(
     let sql = format!(
         "SELECT {BOOTSTRAP_COLUMNS} FROM legacy_space_publication_bootstraps b WHERE b.id = $1"
     );
-    Ok(sqlx::query_as::<_, BootstrapRow>(sqlx::AssertSqlSafe(sql))
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await?)
+    Ok(
+        crate::store::sql::query_as::<BootstrapRow>(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?,
+    )
 }
 
 /// Which table's primary key an id prefix is looked up in.
@@ -320,7 +322,7 @@ pub(crate) async fn ids_in_range(
              ORDER BY id LIMIT $3"
         }
     };
-    Ok(sqlx::query_scalar(sql)
+    Ok(crate::store::sql::query_scalar(sql)
         .bind(first)
         .bind(last)
         .bind(limit)
@@ -352,7 +354,7 @@ pub(crate) async fn ids_with_suffix(
                AND right(replace(id::text, '-', ''), length($1)) = $1 ORDER BY id LIMIT $2"
         }
     };
-    Ok(sqlx::query_scalar(sql)
+    Ok(crate::store::sql::query_scalar(sql)
         .bind(digits)
         .bind(limit)
         .bind(tenant)
@@ -366,7 +368,7 @@ pub(crate) async fn neighbour_ids(
     conn: &mut PgConnection,
     ids: &[Uuid],
 ) -> Result<Vec<Uuid>, StoreError> {
-    Ok(sqlx::query_scalar(
+    Ok(crate::store::sql::query_scalar(
         "SELECT n.id FROM unnest($1::uuid[]) AS x(id), LATERAL ( \
            (SELECT id FROM legacy_space_publication_bootstraps WHERE id < x.id \
              ORDER BY id DESC LIMIT 1) \
@@ -392,7 +394,7 @@ pub(crate) async fn ids_in_scope(
     // not 100,000 rows to decode. A space id is sent only where it differs from its
     // bootstrap's id (never, for legacy spaces).
     type Packed = Option<Vec<u8>>;
-    let (bootstraps, spaces, leases): (Packed, Packed, Packed) = sqlx::query_as(
+    let (bootstraps, spaces, leases): (Packed, Packed, Packed) = crate::store::sql::query_as(
         "SELECT string_agg(uuid_send(b.id), ''::bytea), \
                     string_agg(uuid_send(b.knowledge_space_id), ''::bytea) \
                       FILTER (WHERE b.knowledge_space_id <> b.id), \
@@ -431,10 +433,12 @@ pub(crate) async fn bootstrap_by_id_or_space(
           WHERE b.knowledge_space_id = $1 AND b.id <> $1 ORDER BY b.created_at LIMIT 1) \
          LIMIT 1"
     );
-    Ok(sqlx::query_as::<_, BootstrapRow>(sqlx::AssertSqlSafe(sql))
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await?)
+    Ok(
+        crate::store::sql::query_as::<BootstrapRow>(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?,
+    )
 }
 
 /// One lease by id, without locking (for an action's plan).
@@ -447,10 +451,12 @@ pub async fn lease(
         "SELECT {} FROM knowledge_space_mutation_leases l WHERE l.id = $1",
         lease_columns(layout)
     );
-    Ok(sqlx::query_as::<_, LeaseRow>(sqlx::AssertSqlSafe(sql))
-        .bind(id)
-        .fetch_optional(&mut *conn)
-        .await?)
+    Ok(
+        crate::store::sql::query_as::<LeaseRow>(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .fetch_optional(&mut *conn)
+            .await?,
+    )
 }
 
 /// The lease currently on a space, if any (on the pool, or inside a write transaction).
@@ -465,11 +471,13 @@ pub(crate) async fn lease_of_space<'e, E: sqlx::PgExecutor<'e>>(
          WHERE l.tenant_id = $1 AND l.knowledge_space_id = $2",
         lease_columns(layout)
     );
-    Ok(sqlx::query_as::<_, LeaseRow>(sqlx::AssertSqlSafe(sql))
-        .bind(tenant)
-        .bind(space)
-        .fetch_optional(executor)
-        .await?)
+    Ok(
+        crate::store::sql::query_as::<LeaseRow>(sqlx::AssertSqlSafe(sql))
+            .bind(tenant)
+            .bind(space)
+            .fetch_optional(executor)
+            .await?,
+    )
 }
 
 /// The audit record of an applied request, if this request id was applied before.
@@ -477,12 +485,12 @@ pub(crate) async fn audit_of_action<'e, E: sqlx::PgExecutor<'e>>(
     executor: E,
     action_id: Uuid,
 ) -> Result<Option<i64>, StoreError> {
-    Ok(
-        sqlx::query_scalar("SELECT id FROM bootstrap_console.audit_log WHERE action_id = $1")
-            .bind(action_id)
-            .fetch_optional(executor)
-            .await?,
+    Ok(crate::store::sql::query_scalar(
+        "SELECT id FROM bootstrap_console.audit_log WHERE action_id = $1",
     )
+    .bind(action_id)
+    .fetch_optional(executor)
+    .await?)
 }
 
 /// Whether `tenant` has bootstraps, and (when the platform's `knowledge_spaces` table can be
@@ -491,7 +499,7 @@ pub(crate) async fn tenant_presence(
     conn: &mut PgConnection,
     tenant: &str,
 ) -> Result<(bool, Option<bool>), StoreError> {
-    let bootstraps: bool = sqlx::query_scalar(
+    let bootstraps: bool = crate::store::sql::query_scalar(
         "SELECT EXISTS (SELECT 1 FROM legacy_space_publication_bootstraps WHERE tenant_id = $1)",
     )
     .bind(tenant)
@@ -501,7 +509,7 @@ pub(crate) async fn tenant_presence(
         return Ok((true, Some(true)));
     }
     // The platform's own table: absent or unreadable, it just cannot tell.
-    let spaces = sqlx::query_scalar::<_, bool>(
+    let spaces = crate::store::sql::query_scalar::<bool>(
         "SELECT EXISTS (SELECT 1 FROM knowledge_spaces WHERE tenant_id = $1)",
     )
     .bind(tenant)
@@ -513,7 +521,7 @@ pub(crate) async fn tenant_presence(
 
 /// Every tenant that has bootstraps (to suggest what a mistyped scope meant).
 pub(crate) async fn bootstrap_tenants(conn: &mut PgConnection) -> Result<Vec<String>, StoreError> {
-    Ok(sqlx::query_scalar(
+    Ok(crate::store::sql::query_scalar(
         "SELECT DISTINCT tenant_id FROM legacy_space_publication_bootstraps ORDER BY 1",
     )
     .fetch_all(&mut *conn)

@@ -66,7 +66,7 @@ pub(crate) async fn primary_position(
     conn: &mut PgConnection,
 ) -> Result<(Lsn, DateTime<Utc>), StoreError> {
     let (text, now): (Option<String>, DateTime<Utc>) =
-        sqlx::query_as("SELECT pg_current_wal_lsn()::text, now()")
+        crate::store::sql::query_as("SELECT pg_current_wal_lsn()::text, now()")
             .fetch_one(&mut *conn)
             .await?;
     let position = parse(text)?.ok_or_else(|| StoreError::Replication("no WAL position".into()))?;
@@ -76,7 +76,7 @@ pub(crate) async fn primary_position(
 /// How far a standby has replayed (`None` on a primary, which replays nothing).
 pub(crate) async fn replay_position(conn: &mut PgConnection) -> Result<Option<Lsn>, StoreError> {
     // A promoted standby keeps its last replay position: on a primary it means nothing.
-    let text: Option<String> = sqlx::query_scalar(
+    let text: Option<String> = crate::store::sql::query_scalar(
         "SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()::text END",
     )
     .fetch_one(&mut *conn)
@@ -99,11 +99,12 @@ pub(crate) async fn holds_audit(conn: &mut PgConnection, audit_ids: &[i64]) -> O
     if audit_ids.is_empty() {
         return None;
     }
-    let found: Result<i64, _> =
-        sqlx::query_scalar("SELECT count(*) FROM bootstrap_console.audit_log WHERE id = ANY($1)")
-            .bind(audit_ids)
-            .fetch_one(&mut *conn)
-            .await;
+    let found: Result<i64, _> = crate::store::sql::query_scalar(
+        "SELECT count(*) FROM bootstrap_console.audit_log WHERE id = ANY($1)",
+    )
+    .bind(audit_ids)
+    .fetch_one(&mut *conn)
+    .await;
     found.ok().map(|n| n == audit_ids.len() as i64)
 }
 

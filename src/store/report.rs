@@ -117,13 +117,15 @@ pub async fn summary(
     tenant: Option<&str>,
     clock: &Clock,
 ) -> Result<Vec<SummaryGroup>, StoreError> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(summary_sql()))
-        .bind(tenant)
-        .bind(clock.now)
-        .bind(clock.stuck_after_us)
-        .bind(clock.heartbeat_late_fraction)
-        .fetch_all(&mut *conn)
-        .await?)
+    Ok(
+        crate::store::sql::query_as(sqlx::AssertSqlSafe(summary_sql()))
+            .bind(tenant)
+            .bind(clock.now)
+            .bind(clock.stuck_after_us)
+            .bind(clock.heartbeat_late_fraction)
+            .fetch_all(&mut *conn)
+            .await?,
+    )
 }
 
 /// A row the console cannot read: its id and what it holds.
@@ -142,10 +144,12 @@ pub async fn unreadable(
     conn: &mut PgConnection,
     tenant: Option<&str>,
 ) -> Result<Vec<UnreadableRow>, StoreError> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(unreadable_sql()))
-        .bind(tenant)
-        .fetch_all(&mut *conn)
-        .await?)
+    Ok(
+        crate::store::sql::query_as(sqlx::AssertSqlSafe(unreadable_sql()))
+            .bind(tenant)
+            .fetch_all(&mut *conn)
+            .await?,
+    )
 }
 
 /// A superset of the rows of attention class `class` (index into `Attention::ALL`), as SQL
@@ -221,16 +225,18 @@ pub(crate) async fn page(
     after: Keyset,
     limit: i64,
 ) -> Result<Vec<BoardRecord>, StoreError> {
-    Ok(sqlx::query_as(sqlx::AssertSqlSafe(page_sql(class)))
-        .bind(narrowing.tenant.as_deref())
-        .bind(clock.now)
-        .bind(clock.stuck_after_us)
-        .bind(clock.heartbeat_late_fraction)
-        .bind(narrowing.run_states.as_deref())
-        .bind(narrowing.checkpoints.as_deref())
-        .bind(after.map(|(at, _)| at))
-        .bind(after.map(|(_, id)| id))
-        .bind(limit)
-        .fetch_all(&mut *conn)
-        .await?)
+    Ok(
+        crate::store::sql::query_as(sqlx::AssertSqlSafe(page_sql(class)))
+            .bind(narrowing.tenant.as_deref())
+            .bind(clock.now)
+            .bind(clock.stuck_after_us)
+            .bind(clock.heartbeat_late_fraction)
+            .bind(narrowing.run_states.as_deref())
+            .bind(narrowing.checkpoints.as_deref())
+            .bind(after.map(|(at, _)| at))
+            .bind(after.map(|(_, id)| id))
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?,
+    )
 }

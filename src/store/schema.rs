@@ -150,7 +150,12 @@ pub(crate) struct MigrateRights {
 
 /// Who is running `migrate`, and whether the role may.
 pub(crate) async fn migrate_rights(conn: &mut PgConnection) -> Result<MigrateRights, sqlx::Error> {
-    sqlx::query_as(MIGRATE_RIGHTS_SQL).fetch_one(conn).await
+    let mut tx = conn.begin().await?;
+    let rights = crate::store::sql::query_as(MIGRATE_RIGHTS_SQL)
+        .fetch_one(&mut *tx)
+        .await;
+    tx.rollback().await?;
+    rights
 }
 
 /// Applies the console's own schema units that the database does not have yet, all in one
@@ -158,20 +163,23 @@ pub(crate) async fn migrate_rights(conn: &mut PgConnection) -> Result<MigrateRig
 pub async fn migrate_console(conn: &mut PgConnection) -> Result<ConsoleMigration, SchemaError> {
     let fail = SchemaError::at("console schema");
     let mut tx = conn.begin().await.map_err(fail)?;
-    sqlx::query(CONSOLE_MIGRATE_LOCK)
+    crate::store::sql::query(CONSOLE_MIGRATE_LOCK)
         .execute(&mut *tx)
         .await
         .map_err(SchemaError::at("console schema"))?;
-    let ledger: Option<String> =
-        sqlx::query_scalar("SELECT to_regclass('bootstrap_console.schema_migrations')::text")
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(SchemaError::at("console schema"))?;
+    let ledger: Option<String> = crate::store::sql::query_scalar(
+        "SELECT to_regclass('bootstrap_console.schema_migrations')::text",
+    )
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(SchemaError::at("console schema"))?;
     let present: Vec<i32> = match ledger {
-        Some(_) => sqlx::query_scalar("SELECT version FROM bootstrap_console.schema_migrations")
-            .fetch_all(&mut *tx)
-            .await
-            .map_err(SchemaError::at("console schema"))?,
+        Some(_) => crate::store::sql::query_scalar(
+            "SELECT version FROM bootstrap_console.schema_migrations",
+        )
+        .fetch_all(&mut *tx)
+        .await
+        .map_err(SchemaError::at("console schema"))?,
         None => Vec::new(),
     };
     let mut report = ConsoleMigration::default();
@@ -185,7 +193,7 @@ pub async fn migrate_console(conn: &mut PgConnection) -> Result<ConsoleMigration
             .execute(&mut *tx)
             .await
             .map_err(fail)?;
-        sqlx::query(
+        crate::store::sql::query(
             "INSERT INTO bootstrap_console.schema_migrations (version, name) VALUES ($1, $2) \
              ON CONFLICT (version) DO NOTHING",
         )
@@ -216,7 +224,7 @@ pub(crate) async fn relation_exists(
     conn: &mut PgConnection,
     name: &str,
 ) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar("SELECT to_regclass($1) IS NOT NULL")
+    crate::store::sql::query_scalar("SELECT to_regclass($1) IS NOT NULL")
         .bind(name)
         .fetch_one(conn)
         .await
@@ -227,7 +235,7 @@ pub(crate) async fn ledger_size(conn: &mut PgConnection) -> Result<i64, sqlx::Er
     if !relation_exists(conn, "legacy_space_publication_bootstraps").await? {
         return Ok(0);
     }
-    sqlx::query_scalar("SELECT count(*) FROM legacy_space_publication_bootstraps")
+    crate::store::sql::query_scalar("SELECT count(*) FROM legacy_space_publication_bootstraps")
         .fetch_one(conn)
         .await
 }

@@ -325,17 +325,27 @@ struct WriteTx {
 }
 
 impl WriteTx {
-    /// A write transaction ([`TxKind::Write`]): the pool's sessions default to read-only, so
-    /// writing is explicit. Its server process and start are written to `backend` at once, so that a caller who
-    /// stops waiting can still find exactly this transaction.
+    /// A write transaction ([`TxKind::Write`]). Its server process and start are written to
+    /// `backend` at once, so that a caller who stops waiting can still find exactly this
+    /// transaction. Nothing is written unless its lock and statement timeouts are in force:
+    /// an action that could wait on a row without bound is refused before it locks one.
     async fn begin(db: &Db, backend: &BackendSlot) -> Result<Self, StoreError> {
         let mut tx = db.begin(TxKind::Write).await?;
-        // `now()` is the transaction's start, as `pg_stat_activity.xact_start` shows it.
-        let (pid, xact_start): (i32, DateTime<Utc>) =
-            sqlx::query_as("SELECT pg_backend_pid(), now()")
-                .fetch_one(&mut *tx)
-                .await?;
+        // `now()` is the transaction's start, as `pg_stat_activity.xact_start` shows it. The
+        // limits are read back as the server keeps them, in milliseconds.
+        let (pid, xact_start, lock_ms, statement_ms): (i32, DateTime<Utc>, i64, i64) =
+            crate::store::sql::query_as(
+                "SELECT pg_backend_pid(), now(), \
+                   (SELECT setting::bigint FROM pg_settings WHERE name = 'lock_timeout'), \
+                   (SELECT setting::bigint FROM pg_settings WHERE name = 'statement_timeout')",
+            )
+            .fetch_one(&mut *tx)
+            .await?;
         backend.set(Backend { pid, xact_start });
+        if let Err(said) = super::db::limits_in_force(lock_ms, statement_ms) {
+            let _ = tx.rollback().await;
+            return Err(StoreError::LimitsNotInForce(said));
+        }
         Ok(Self {
             tx,
             layout: *db.layout(),
@@ -344,7 +354,7 @@ impl WriteTx {
 
     /// The database clock of this transaction.
     async fn now(&mut self) -> Result<DateTime<Utc>, StoreError> {
-        Ok(sqlx::query_scalar("SELECT now()")
+        Ok(crate::store::sql::query_scalar("SELECT now()")
             .fetch_one(&mut *self.tx)
             .await?)
     }
@@ -358,7 +368,7 @@ impl WriteTx {
             "SELECT {BOOTSTRAP_COLUMNS}, to_jsonb(b) AS row_json \
              FROM legacy_space_publication_bootstraps b WHERE b.id = $1 FOR UPDATE"
         );
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        let row = crate::store::sql::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
             .fetch_optional(&mut *self.tx)
             .await?;
@@ -376,7 +386,7 @@ impl WriteTx {
              WHERE b.id = $1 \
              RETURNING {BOOTSTRAP_COLUMNS}, to_jsonb(b) AS row_json"
         );
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        let row = crate::store::sql::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
             .fetch_one(&mut *self.tx)
             .await?;
@@ -385,7 +395,7 @@ impl WriteTx {
 
     /// Retry (domain contract §3), items: failed or running items go back to pending.
     async fn reset_items_for_retry(&mut self, bootstrap_id: Uuid) -> Result<u64, StoreError> {
-        let done = sqlx::query(
+        let done = crate::store::sql::query(
             "UPDATE legacy_space_publication_bootstrap_items SET \
                status = 'pending', compilation_attempt_id = NULL, last_error = NULL, \
                updated_at = now() \
@@ -413,7 +423,7 @@ impl WriteTx {
              WHERE b.id = $1 \
              RETURNING {BOOTSTRAP_COLUMNS}, to_jsonb(b) AS row_json"
         );
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        let row = crate::store::sql::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
             .bind(error_code)
             .bind(reason)
@@ -432,7 +442,7 @@ impl WriteTx {
              RETURNING {}, to_jsonb(l) AS row_json",
             lease_columns(&self.layout)
         );
-        let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        let row = crate::store::sql::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
             .fetch_optional(&mut *self.tx)
             .await?;
@@ -469,7 +479,7 @@ impl WriteTx {
             AUDIT_INSERTED_COLUMNS.join(", ")
         );
         let inserted: Result<(i64, i64, Vec<u8>), sqlx::Error> =
-            sqlx::query_as(sqlx::AssertSqlSafe(sql))
+            crate::store::sql::query_as(sqlx::AssertSqlSafe(sql))
                 .bind(record.stamp.actor)
                 .bind(record.stamp.host)
                 .bind(record.stamp.ssh_client)

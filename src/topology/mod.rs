@@ -128,6 +128,15 @@ impl Topology {
         access::write_limits(&self.access, &self.capabilities)
     }
 
+    /// What the operator should know of whom and what the console is connected to, said at
+    /// connect: [`Self::login_warning`], then [`Self::reader_warning`].
+    pub(crate) fn warnings(&self) -> Vec<String> {
+        [self.login_warning(), self.reader_warning()]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
     /// What is wrong with the read target, as one sentence: it is a primary, not a standby.
     pub(crate) fn reader_warning(&self) -> Option<String> {
         let reader = self.reader.as_ref()?;
@@ -135,6 +144,23 @@ impl Topology {
             format!(
                 "polls read a primary, not a standby: --read-url names {}",
                 reader.db.host()
+            )
+        })
+    }
+
+    /// What is wrong with whom the console is on the primary, as one sentence: the server
+    /// says the session belongs to another role than the one it logged in as (a pooler entry
+    /// that forces a user). Grants, and so what the console offers to do, are that role's.
+    pub(crate) fn login_warning(&self) -> Option<String> {
+        let asked = self.primary.host().user();
+        let is = &self.capabilities.session_user;
+        (is != asked).then(|| {
+            format!(
+                "logged in as {} but the database says this session is {} (a pooler entry \
+                 forcing the user?): actions are offered as {} may take them",
+                crate::text::clean(asked, 64),
+                crate::text::clean(is, 64),
+                crate::text::clean(is, 64)
             )
         })
     }

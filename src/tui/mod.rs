@@ -178,15 +178,15 @@ async fn event_loop(
     app.bulk_cap = options.bulk_cap;
     // What may not be done is said at once, not first when a key is refused; one message
     // holds both, since the second would replace the first.
-    let reader_warning = session.topology().reader_warning();
-    if let Some(warning) = &reader_warning {
+    let warnings = session.topology().warnings();
+    for warning in &warnings {
         tracing::warn!("{warning}");
     }
     let limits = session.topology().write_limits();
     if let Some(limits) = &limits {
         tracing::info!("{limits}");
     }
-    let said: Vec<String> = [limits, reader_warning].into_iter().flatten().collect();
+    let said: Vec<String> = limits.into_iter().chain(warnings).collect();
     if !said.is_empty() {
         app.say(said.join("; "), true);
     }

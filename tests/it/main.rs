@@ -5,6 +5,10 @@
 //! Tests that change a cluster itself start one of their own: TLS (`ALTER SYSTEM ssl`), roles
 //! checked by `pg_hba` with reloads, replica pairs, a server killed on purpose, the sandbox.
 
+// The tests play the platform and psql, which talk to the database directly: the console's
+// rule that every statement is unnamed (src/store/sql.rs) is the console's, not theirs.
+#![allow(clippy::disallowed_methods)]
+
 mod actions;
 mod audit_chain;
 mod clean_exit;
@@ -18,6 +22,7 @@ mod ids;
 mod incident;
 mod least_privilege;
 mod poller;
+mod pooler;
 mod read_model;
 mod replica;
 mod report;

@@ -403,19 +403,21 @@ async fn console_sessions_identify_themselves_time_out_and_read_read_only() {
         .begin(TxKind::Read)
         .await
         .expect("a read transaction");
-    let (app, timeout, lock, read_only, default): (String, String, String, String, String) =
+    let (app, timeout, lock, idle, read_only): (String, String, String, String, String) =
         sqlx::query_as(
             "SELECT current_setting('application_name'), current_setting('statement_timeout'), \
-                current_setting('lock_timeout'), current_setting('transaction_read_only'), \
-                current_setting('default_transaction_read_only')",
+                current_setting('lock_timeout'), \
+                current_setting('idle_in_transaction_session_timeout'), \
+                current_setting('transaction_read_only')",
         )
         .fetch_one(&mut *tx)
         .await
         .expect("settings");
-    assert_eq!(default, "on", "the console's sessions default to read-only");
+    // Each transaction carries its limits (no startup parameters, which a pooler refuses).
     assert_eq!(app, "bootstrap-console");
     assert_eq!(timeout, "10s");
     assert_eq!(lock, "5s");
+    assert_eq!(idle, "1min");
     assert_eq!(read_only, "on", "reads run in read-only transactions");
     let write = sqlx::query("DELETE FROM knowledge_space_mutation_leases")
         .execute(&mut *tx)

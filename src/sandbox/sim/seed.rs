@@ -131,9 +131,10 @@ pub async fn seed(conn: &mut PgConnection, config: &SeedConfig) -> Result<SeedRe
 
     schema::apply_unit(conn, &schema::LEGACY_SPACE_BOOTSTRAP).await?;
     schema::migrate_console(conn).await?;
-    report.markers = sqlx::query_scalar("SELECT count(*) FROM legacy_space_publication_bootstraps")
-        .fetch_one(&mut *conn)
-        .await?;
+    report.markers =
+        crate::store::sql::query_scalar("SELECT count(*) FROM legacy_space_publication_bootstraps")
+            .fetch_one(&mut *conn)
+            .await?;
     report.writers = place_writers(conn, config, &mut rng).await?;
     Ok(report)
 }
@@ -144,7 +145,7 @@ async fn insert_spaces(
 ) -> Result<(), sqlx::Error> {
     let ids: Vec<Uuid> = spaces.iter().map(|s| s.id).collect();
     let tenants: Vec<String> = spaces.iter().map(|s| s.tenant.clone()).collect();
-    sqlx::query(
+    crate::store::sql::query(
         "INSERT INTO knowledge_spaces (id, tenant_id, name) \
          SELECT id, tenant, 'space ' || left(id::text, 8) FROM unnest($1::uuid[], $2::text[]) AS s(id, tenant)",
     )
@@ -180,7 +181,7 @@ async fn insert_documents(
         ));
         sizes.push(rng.between(2_000, 4_000_000) as i64);
     }
-    sqlx::query(
+    crate::store::sql::query(
         "INSERT INTO document_assets (id, tenant_id, knowledge_space_id, title, version, sha256, size_bytes) \
          SELECT id, $1, $2, 'document ' || left(id::text, 8), version, sha, size \
          FROM unnest($3::uuid[], $4::int[], $5::text[], $6::bigint[]) AS d(id, version, sha, size)",
@@ -209,7 +210,7 @@ async fn insert_legacy_rows(
             "INSERT INTO \"{table}\" (id, tenant_id, knowledge_space_id, publication_generation_id) \
              VALUES ($1, $2, $3, $4)"
         );
-        sqlx::query(sqlx::AssertSqlSafe(sql))
+        crate::store::sql::query(sqlx::AssertSqlSafe(sql))
             .bind(uuid_from(rng))
             .bind(&space.tenant)
             .bind(space.id)
@@ -227,7 +228,7 @@ async fn insert_head(
 ) -> Result<(), sqlx::Error> {
     let publication = uuid_from(rng);
     let fingerprint = format!("seed-{:016x}", rng.next_u64());
-    sqlx::query(
+    crate::store::sql::query(
         "INSERT INTO projection_set_publications (id, tenant_id, knowledge_space_id, fingerprint, document_count) \
          VALUES ($1, $2, $3, $4, $5)",
     )
@@ -238,7 +239,7 @@ async fn insert_head(
     .bind(space.documents as i32)
     .execute(&mut *conn)
     .await?;
-    sqlx::query(
+    crate::store::sql::query(
         "INSERT INTO projection_set_publication_heads (tenant_id, knowledge_space_id, publication_id, fingerprint, revision) \
          VALUES ($1, $2, $3, $4, $5)",
     )
@@ -258,7 +259,7 @@ async fn place_writers(
     config: &SeedConfig,
     rng: &mut Rng,
 ) -> Result<Vec<SeededWriter>, sqlx::Error> {
-    let marked: Vec<(String, Uuid)> = sqlx::query_as(
+    let marked: Vec<(String, Uuid)> = crate::store::sql::query_as(
         // Spaces a writer may take: not one already held (seeding again adds to a ledger).
         "SELECT b.tenant_id, b.knowledge_space_id FROM legacy_space_publication_bootstraps b \
          WHERE NOT EXISTS (SELECT 1 FROM knowledge_space_mutation_leases l \
@@ -267,7 +268,7 @@ async fn place_writers(
     )
     .fetch_all(&mut *conn)
     .await?;
-    let now: DateTime<Utc> = sqlx::query_scalar("SELECT now()")
+    let now: DateTime<Utc> = crate::store::sql::query_scalar("SELECT now()")
         .fetch_one(&mut *conn)
         .await?;
     let mut writers = Vec::new();
@@ -281,7 +282,7 @@ async fn place_writers(
         let operation =
             KNOWN_OPERATIONS[rng.between(0, KNOWN_OPERATIONS.len() as u64 - 1) as usize];
         let lease_id = uuid_from(rng);
-        sqlx::query(
+        crate::store::sql::query(
             "INSERT INTO knowledge_space_mutation_leases (id, tenant_id, knowledge_space_id, operation, acquired_at) \
              VALUES ($1, $2, $3, $4, $5)",
         )

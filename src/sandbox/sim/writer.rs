@@ -31,10 +31,11 @@ pub(super) async fn run_writer(
         stats.writer_crashes.fetch_add(1, Ordering::Relaxed);
         return;
     }
-    let released = sqlx::query("DELETE FROM knowledge_space_mutation_leases WHERE id = $1")
-        .bind(writer.lease_id)
-        .execute(&pool)
-        .await;
+    let released =
+        crate::store::sql::query("DELETE FROM knowledge_space_mutation_leases WHERE id = $1")
+            .bind(writer.lease_id)
+            .execute(&pool)
+            .await;
     match released {
         Ok(_) => {
             stats.writer_releases.fetch_add(1, Ordering::Relaxed);

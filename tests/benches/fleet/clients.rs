@@ -138,7 +138,7 @@ pub async fn pool_as(lab: &Lab, role: &str, size: u32) -> PgPool {
     lab.role(role).await;
     PgPoolOptions::new()
         .max_connections(size)
-        .connect_with(lab.target(role).options(Duration::from_secs(600)))
+        .connect_with(lab.target(role).options())
         .await
         .expect("a pool")
 }

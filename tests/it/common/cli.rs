@@ -28,9 +28,13 @@ pub fn run_in_locale(args: &[&str], lang: &str) -> Output {
 }
 
 pub fn on(db: &TestDb, args: &[&str]) -> Output {
-    let url = db.url();
+    on_url(&db.url(), args)
+}
+
+/// `args` against the database `url` names.
+pub fn on_url(url: &str, args: &[&str]) -> Output {
     let mut all: Vec<&str> = args.to_vec();
-    all.extend(["--database-url", url.as_str()]);
+    all.extend(["--database-url", url]);
     run(&all)
 }
 

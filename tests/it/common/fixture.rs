@@ -197,6 +197,14 @@ pub async fn audit_count(pool: &PgPool) -> i64 {
         .expect("audit count")
 }
 
+/// How many mutation leases the database holds.
+pub async fn lease_count(pool: &PgPool) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM knowledge_space_mutation_leases")
+        .fetch_one(pool)
+        .await
+        .expect("lease count")
+}
+
 /// A transaction holding the bootstrap's row lock, as a long write or a stalled action would;
 /// rolling it back (or dropping it) lets go.
 pub async fn hold_row(

@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use bootstrap_console::sandbox::{KeptCluster, PrivateCluster};
+use bootstrap_console::sandbox::{KeptCluster, PoolerConfig, PrivateCluster, PrivatePooler};
 use bootstrap_console::store::schema;
 use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection, PgConnection, PgPool};
@@ -177,6 +177,24 @@ impl TestDb {
         let (scheme, rest) = url.split_once("://").expect("a URL");
         let host = rest.split_once('@').map_or(rest, |(_, host)| host);
         format!("{scheme}://{role}:pw@{host}")
+    }
+
+    /// A private PgBouncer in front of this test's server, accepting `users`.
+    pub async fn pooler(&self, config: PoolerConfig) -> PrivatePooler {
+        let host = match self.options.get_socket() {
+            Some(dir) => dir.to_string_lossy().into_owned(),
+            None => self.options.get_host().to_string(),
+        };
+        let port = self.options.get_port();
+        tokio::task::spawn_blocking(move || PrivatePooler::start(&host, port, &config))
+            .await
+            .expect("join")
+            .expect("a private PgBouncer")
+    }
+
+    /// A URL of this database through `pooler`, as `user`.
+    pub fn url_through(&self, pooler: &PrivatePooler, user: &str) -> String {
+        pooler.url(user, &self.name)
     }
 
     /// The database as a console connection target.
