@@ -109,7 +109,10 @@ impl Failure {
 
     pub fn exit_code(&self) -> ExitCode {
         ExitCode::from(match self {
-            Self::Connect(ConnectError::BadUrl { .. })
+            Self::Connect(ConnectError::BadUrl { .. } | ConnectError::MissingFile { .. })
+            | Self::Open(OpenError::Connect(
+                ConnectError::BadUrl { .. } | ConnectError::MissingFile { .. },
+            ))
             | Self::Open(OpenError::EmptyTenant)
             | Self::Usage(_) => exit::USAGE,
             Self::Store(e) if e.sqlstate().as_deref() == Some(INSUFFICIENT_PRIVILEGE) => {

@@ -40,18 +40,104 @@ pub struct Target {
     options: PgConnectOptions,
     /// Every host listed, in order (this one included); one entry for a single host.
     hosts: std::sync::Arc<Vec<PgConnectOptions>>,
+    given: std::sync::Arc<Given>,
+}
+
+/// What the connection string and the environment gave, for the sentences of a failure.
+#[derive(Debug, Default)]
+struct Given {
+    /// A password, in the URL or `PGPASSWORD` (a `.pgpass` entry is not counted).
+    password: bool,
+    /// The TLS files named (`sslrootcert`, `sslcert`, `sslkey`), as (keyword, path).
+    files: Vec<(&'static str, String)>,
+}
+
+impl Given {
+    /// From `url` (none: the environment alone).
+    fn of(url: Option<&str>) -> Self {
+        let env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let query = url
+            .and_then(|url| url.split_once('?'))
+            .map_or("", |(_, query)| query);
+        let param = |names: &[&str]| {
+            query
+                .split('&')
+                .filter_map(|pair| pair.split_once('='))
+                .filter(|(key, _)| names.contains(&super::conninfo::decode(key).as_str()))
+                .map(|(_, value)| super::conninfo::decode(value))
+                .next_back()
+        };
+        let files = [
+            (
+                "sslrootcert",
+                &["sslrootcert", "ssl-root-cert", "ssl-ca"][..],
+                "PGSSLROOTCERT",
+            ),
+            ("sslcert", &["sslcert", "ssl-cert"][..], "PGSSLCERT"),
+            ("sslkey", &["sslkey", "ssl-key"][..], "PGSSLKEY"),
+        ]
+        .into_iter()
+        .filter_map(|(keyword, names, var)| {
+            let path = param(names).or_else(|| env(var))?;
+            // An inline PEM is not a file.
+            (!path.starts_with("-----BEGIN")).then_some((keyword, path))
+        })
+        .collect();
+        Self {
+            password: env("PGPASSWORD").is_some()
+                || url.is_some_and(|url| password_in(url).is_some_and(|p| !p.is_empty())),
+            files,
+        }
+    }
+
+    /// The first TLS file named that is not there.
+    fn missing_file(&self) -> Option<ConnectError> {
+        self.files
+            .iter()
+            .find(|(_, path)| !std::path::Path::new(path).exists())
+            .map(|(keyword, path)| ConnectError::MissingFile {
+                keyword,
+                path: crate::text::clean(path, 200),
+            })
+    }
 }
 
 impl Target {
     /// From an explicit URL when there is one, otherwise from the `PG*` environment.
     pub fn from_url_or_env(url: Option<&str>) -> Result<Self, ConnectError> {
-        let Some(given) = url.map(str::trim).filter(|u| !u.is_empty()) else {
+        let from_env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        let service = from_env("PGSERVICE").map(|name| {
+            format!(
+                "service='{}'",
+                name.replace('\\', "\\\\").replace('\'', "\\'")
+            )
+        });
+        let Some(given) = url
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .or(service.as_deref())
+        else {
             // `PGHOST=a,b`: sqlx would take the list for one host name.
             return match super::conninfo::pghost_list_url(|name| std::env::var(name).ok()) {
                 Some(url) => Self::from_url(&url, &url),
-                None => Ok(Self::from_options(PgConnectOptions::new())),
+                None => Ok(Self::from_options(libpq_defaults(
+                    PgConnectOptions::new(),
+                    None,
+                ))),
             };
         };
+        if let Some((scheme, _)) = given.split_once("://")
+            && !matches!(scheme, "postgres" | "postgresql")
+            && !scheme.contains(['=', ' '])
+        {
+            return Err(ConnectError::BadUrl {
+                what: "URL",
+                reason: format!(
+                    "{}:// is not PostgreSQL's scheme: write postgres:// or postgresql://",
+                    crate::text::clean(scheme, 40)
+                ),
+            });
+        }
         if super::conninfo::is_keyword_value(given) {
             let url = super::conninfo::to_url(given).map_err(|e| ConnectError::BadUrl {
                 what: "connection string",
@@ -73,18 +159,22 @@ impl Target {
             },
             reason: redact_reason(&redact_reason(&e, url), given),
         };
+        let url = &super::conninfo::with_url_service(url, |name| std::env::var(name).ok())
+            .map_err(bad)?;
         super::conninfo::check_url_parameters(url).map_err(bad)?;
         let hosts = super::hosts::single_host_urls(url).map_err(bad)?;
         let options = hosts
             .iter()
             .map(|one| {
                 PgConnectOptions::from_str(one)
+                    .map(|options| libpq_defaults(options, Some(one)))
                     .map_err(|e| bad(e.to_string().replace("error with configuration: ", "")))
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             options: options[0].clone(),
             hosts: std::sync::Arc::new(options),
+            given: std::sync::Arc::new(Given::of(Some(url))),
         })
     }
 
@@ -92,6 +182,7 @@ impl Target {
         Self {
             hosts: std::sync::Arc::new(vec![options.clone()]),
             options,
+            given: std::sync::Arc::new(Given::of(None)),
         }
     }
 
@@ -102,6 +193,7 @@ impl Target {
             .map(|options| Self {
                 options: options.clone(),
                 hosts: self.hosts.clone(),
+                given: self.given.clone(),
             })
             .collect()
     }
@@ -134,6 +226,9 @@ impl Target {
     /// One connection, tried once: a refused connection or a missing socket is said at once,
     /// with its cause (a pool would retry it quietly until its timeout).
     async fn connect_with(&self, options: PgConnectOptions) -> Result<PgConnection, ConnectError> {
+        if let Some(missing) = self.given.missing_file() {
+            return Err(missing);
+        }
         match tokio::time::timeout(CONNECT_TIMEOUT, options.connect()).await {
             Ok(result) => result.map_err(|e| ConnectError::classify(self, e)),
             Err(_) => Err(ConnectError::Unreachable {
@@ -181,6 +276,46 @@ impl Target {
     }
 }
 
+/// Where libpq looks when no host is named: the Unix socket directory of the server package
+/// (Debian's), else the upstream default.
+fn default_socket_dir() -> &'static str {
+    if std::path::Path::new("/var/run/postgresql").is_dir() {
+        "/var/run/postgresql"
+    } else {
+        "/tmp"
+    }
+}
+
+/// `options` (parsed from the single-host URL `url`, or from the environment alone) with
+/// psql's defaults for what neither names: the local Unix socket rather than TCP to
+/// `localhost`, and the operating system's user (whose name is also the database's, when none
+/// is named). sqlx would try TCP when no socket file is there, as user "unknown" when its own
+/// lookup fails.
+fn libpq_defaults(mut options: PgConnectOptions, url: Option<&str>) -> PgConnectOptions {
+    let env = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+    let named = |query_key: &str, in_authority: fn(&str, &str) -> bool| {
+        url.is_some_and(|url| {
+            let (before_query, query) = url.split_once('?').unwrap_or((url, ""));
+            let rest = before_query.split_once("://").map_or("", |(_, rest)| rest);
+            let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
+            let (userinfo, host) = authority.rsplit_once('@').unwrap_or(("", authority));
+            in_authority(userinfo, host)
+                || query
+                    .split('&')
+                    .any(|pair| pair.split_once('=').is_some_and(|(k, _)| k == query_key))
+        })
+    };
+    let host_named = env("PGHOST") || env("PGHOSTADDR") || named("host", |_, h| !h.is_empty());
+    if !host_named && options.get_socket().is_none() {
+        options = options.socket(default_socket_dir());
+    }
+    let user_named = env("PGUSER") || named("user", |u, _| !u.is_empty());
+    if !user_named && let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::geteuid()) {
+        options = options.username(&user.name);
+    }
+    options
+}
+
 impl fmt::Display for Target {
     /// `user@host:port/database`, with a socket directory shown as the host.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -222,6 +357,13 @@ pub enum ConnectError {
     Login { target: String, reason: String },
     #[error("the database at {target} does not exist")]
     NoSuchDatabase { target: String },
+    /// A TLS file the connection names is not there (known before connecting).
+    #[error(
+        "the {keyword} file {path} does not exist (named by the connection string or \
+         PG{})",
+        keyword.to_uppercase()
+    )]
+    MissingFile { keyword: &'static str, path: String },
     /// A connection pooler in front of the database refused, not the database itself.
     #[error("the connection pooler at {target} refused the connection: {reason}")]
     Pooler { target: String, reason: String },
@@ -250,7 +392,7 @@ impl ConnectError {
                 target: named(target),
                 reason,
             },
-            bad @ Self::BadUrl { .. } => bad,
+            bad @ (Self::BadUrl { .. } | Self::MissingFile { .. }) => bad,
         }
     }
 
@@ -273,6 +415,15 @@ impl ConnectError {
                 "3D000" => Self::NoSuchDatabase {
                     target: target_text,
                 },
+                // invalid_password: without a password given, say where one comes from.
+                "28P01" if !target.given.password => Self::Login {
+                    target: target_text,
+                    reason: format!(
+                        "{} — no password was given: the console takes it from the URL, \
+                         PGPASSWORD or ~/.pgpass (PGPASSFILE)",
+                        db.message()
+                    ),
+                },
                 // invalid_password, invalid_authorization_specification, insufficient_privilege
                 "28P01" | "28000" | "42501" => Self::Login {
                     target: target_text,
@@ -284,10 +435,41 @@ impl ConnectError {
                 },
             };
         }
+        if let Some(said) = not_postgresql(&error) {
+            return Self::Unreachable {
+                target: target_text,
+                reason: format!(
+                    "something answers there, but not PostgreSQL (it does not speak the \
+                     PostgreSQL protocol: {}){NAME_A_DATABASE}",
+                    crate::text::clean(&said, 80)
+                ),
+            };
+        }
         Self::Unreachable {
             target: target_text,
             reason: cause(&error),
         }
+    }
+}
+
+/// What sqlx said when the answer at a host was not PostgreSQL's: a reply to the TLS request
+/// that is neither yes nor no, or a message whose length no PostgreSQL message has (a web
+/// server's `HTTP/1.1 …` read as a PostgreSQL message). `None` for other failures.
+fn not_postgresql(error: &sqlx::Error) -> Option<String> {
+    match error {
+        sqlx::Error::Protocol(said) => Some(said.split(" (").next().unwrap_or(said).to_string()),
+        sqlx::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
+            let said = io.to_string();
+            let claimed: u64 = said
+                .strip_prefix("expected to read ")?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()?;
+            // A message header that claims a gigabyte is not a message.
+            (claimed > 1 << 24).then(|| "the answer is not a PostgreSQL message".to_string())
+        }
+        _ => None,
     }
 }
 

@@ -18,6 +18,7 @@ const KEYWORDS: &[&str] = &[
     "application_name",
     "options",
     "target_session_attrs",
+    "service",
 ];
 
 /// The parameters a URL's query may carry: the keywords above as sqlx spells them too.
@@ -39,6 +40,7 @@ const URL_PARAMETERS: &[&str] = &[
     "application_name",
     "options",
     "statement-cache-capacity",
+    "service",
 ];
 
 /// Refuses what sqlx would ignore or misread in a URL's query: an unknown parameter (it would
@@ -120,8 +122,16 @@ pub(crate) fn is_keyword_value(text: &str) -> bool {
 /// taken when it asks for what the console does anyway — act on the primary among the hosts
 /// (`read-write`, `primary`, `any`) — and refused otherwise.
 pub(crate) fn to_url(text: &str) -> Result<String, String> {
+    to_url_with(text, |name| std::env::var(name).ok())
+}
+
+/// [`to_url`], with the environment `var` reads (for the service file's location).
+pub(crate) fn to_url_with(
+    text: &str,
+    var: impl Fn(&str) -> Option<String>,
+) -> Result<String, String> {
     let mut query = Vec::new();
-    for (key, value) in pairs(text)? {
+    for (key, value) in with_service(pairs(text)?, &var)? {
         if key == "hostaddr" {
             // sqlx would connect to the address *and* check the certificate against it.
             return Err(
@@ -149,6 +159,80 @@ pub(crate) fn to_url(text: &str) -> Result<String, String> {
         query.push(format!("{key}={encoded}"));
     }
     Ok(format!("postgres:///?{}", query.join("&")))
+}
+
+/// `given` with the keywords of the service it names (`service=`) before its own, which win.
+fn with_service(
+    mut given: Vec<(String, String)>,
+    var: &impl Fn(&str) -> Option<String>,
+) -> Result<Vec<(String, String)>, String> {
+    let Some(name) = given
+        .iter()
+        .rfind(|(key, _)| key == "service")
+        .map(|(_, name)| name.clone())
+    else {
+        return Ok(given);
+    };
+    given.retain(|(key, _)| key != "service");
+    let mut merged: Vec<(String, String)> = super::service::keywords(&name, var)?
+        .into_iter()
+        .filter(|(key, _)| !given.iter().any(|(own, _)| own == key))
+        .collect();
+    merged.append(&mut given);
+    Ok(merged)
+}
+
+/// A URL whose query names a service (`postgres:///?service=platform`): the same URL with the
+/// service's keywords as query parameters, except those the URL gives itself (in its query,
+/// its user info, host list or path).
+pub(crate) fn with_url_service(
+    url: &str,
+    var: impl Fn(&str) -> Option<String>,
+) -> Result<String, String> {
+    let (before_query, query) = url.split_once('?').unwrap_or((url, ""));
+    let params: Vec<(String, String)> = query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (decode(key), value.to_string())
+        })
+        .collect();
+    let Some(name) = params
+        .iter()
+        .rfind(|(key, _)| key == "service")
+        .map(|(_, name)| decode(name))
+    else {
+        return Ok(url.to_string());
+    };
+    let rest = before_query.split_once("://").map_or("", |(_, rest)| rest);
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let (userinfo, hosts) = authority.rsplit_once('@').unwrap_or(("", authority));
+    let in_url = |key: &str| match key {
+        "host" | "port" => !hosts.is_empty(),
+        "user" | "password" => !userinfo.is_empty(),
+        "dbname" => !path.trim_start_matches('/').is_empty(),
+        _ => false,
+    };
+    let mut query: Vec<String> = super::service::keywords(&name, var)?
+        .into_iter()
+        .filter(|(key, _)| !in_url(key) && !params.iter().any(|(own, _)| own == key))
+        .map(|(key, value)| {
+            let value = if key == "host" || key == "port" {
+                value.split(',').map(encode).collect::<Vec<_>>().join(",")
+            } else {
+                encode(&value)
+            };
+            format!("{key}={value}")
+        })
+        .collect();
+    query.extend(
+        params
+            .iter()
+            .filter(|(key, _)| key != "service")
+            .map(|(key, value)| format!("{}={value}", encode(key))),
+    );
+    Ok(format!("{before_query}?{}", query.join("&")))
 }
 
 /// The password a keyword/value string carries, to keep it out of error messages.
@@ -361,6 +445,36 @@ mod tests {
         );
         assert!(check_url_parameters("postgres://u@a:5432,b:x/db").is_err());
         assert!(check_url_parameters("postgres://u@[::1]:5432/db").is_ok());
+    }
+
+    #[test]
+    fn a_service_supplies_what_the_string_or_url_does_not_say() {
+        let dir = tempfile::tempdir().expect("dir");
+        let file = dir.path().join("services.conf");
+        std::fs::write(
+            &file,
+            "[platform]\nhost=/tmp/a,/tmp/b\ndbname=platform\nuser=observer\n",
+        )
+        .expect("write");
+        let file = file.display().to_string();
+        let env = |name: &str| (name == "PGSERVICEFILE").then(|| file.clone());
+        assert_eq!(
+            to_url_with("service=platform user=ops", env).expect("valid"),
+            "postgres:///?host=/tmp/a,/tmp/b&dbname=platform&user=ops"
+        );
+        assert_eq!(
+            with_url_service(
+                "postgres://ops@/other?service=platform&sslmode=require",
+                env
+            )
+            .expect("valid"),
+            "postgres://ops@/other?host=/tmp/a,/tmp/b&sslmode=require"
+        );
+        assert!(
+            to_url_with("service=nowhere", env)
+                .expect_err("refused")
+                .contains("no service \"nowhere\"")
+        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod replica;
 pub mod report;
 pub mod rows;
 pub mod schema;
+pub(crate) mod service;
 pub(crate) mod sql;
 pub mod sync;
 pub mod write;

@@ -21,6 +21,7 @@ mod health;
 mod ids;
 mod incident;
 mod least_privilege;
+mod libpq;
 mod poller;
 mod pooler;
 mod read_model;

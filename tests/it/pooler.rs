@@ -260,32 +260,34 @@ async fn a_pooler_that_forces_the_user_is_named_at_connect() {
     assert!(stderr(&direct).is_empty(), "{}", stderr(&direct));
 }
 
-/// The live console through a transaction pooler: the board, and an action confirmed by keys.
+/// The live console through a pooler in each mode: the board, and an action confirmed by keys.
 #[tokio::test(flavor = "multi_thread")]
-async fn the_live_console_acts_through_a_transaction_pooler() {
-    let db = TestDb::migrated().await;
-    let failed = fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
-    fixture::job(&db.pool, &JobSpec::new("tenant-a", "queued")).await;
-    let pooler = pooler(&db, PoolMode::Transaction).await;
-    let url = db.url_through(&pooler, "postgres");
-    let mut console = Console::start(&["watch", "--database-url", &url], &[], 100, 30);
-    console.wait_ready("READ-WRITE", 20);
-    console.wait_for("FAILED", 20);
-    // The failed space comes first in attention order.
-    console.send("r");
-    console.wait_for("will change", 10);
-    console.reason_and_yes("through the pooler");
-    console.wait_for("retry applied", 15);
-    let run_state: String = sqlx::query_scalar(
-        "SELECT run_state FROM legacy_space_publication_bootstraps WHERE id = $1",
-    )
-    .bind(failed.bootstrap)
-    .fetch_one(&db.pool)
-    .await
-    .expect("state");
-    assert_eq!(run_state, "queued");
-    assert_eq!(fixture::audit_count(&db.pool).await, 1);
-    console.send("\r");
-    console.send("q");
-    assert_eq!(console.wait_exit(10), 0);
+async fn the_live_console_acts_through_pgbouncer_in_both_modes() {
+    for mode in MODES {
+        let db = TestDb::migrated().await;
+        let failed = fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
+        fixture::job(&db.pool, &JobSpec::new("tenant-a", "queued")).await;
+        let pooler = pooler(&db, mode).await;
+        let url = db.url_through(&pooler, "postgres");
+        let mut console = Console::start(&["watch", "--database-url", &url], &[], 100, 30);
+        console.wait_ready("READ-WRITE", 20);
+        console.wait_for("FAILED", 20);
+        // The failed space comes first in attention order.
+        console.send("r");
+        console.wait_for("will change", 10);
+        console.reason_and_yes("through the pooler");
+        console.wait_for("retry applied", 15);
+        let run_state: String = sqlx::query_scalar(
+            "SELECT run_state FROM legacy_space_publication_bootstraps WHERE id = $1",
+        )
+        .bind(failed.bootstrap)
+        .fetch_one(&db.pool)
+        .await
+        .expect("state");
+        assert_eq!(run_state, "queued", "{mode:?}");
+        assert_eq!(fixture::audit_count(&db.pool).await, 1, "{mode:?}");
+        console.send("\r");
+        console.send("q");
+        assert_eq!(console.wait_exit(10), 0, "{mode:?}");
+    }
 }

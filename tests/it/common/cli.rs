@@ -13,6 +13,33 @@ pub fn run(args: &[&str]) -> Output {
 
 /// [`run`] with `LANG` set to `lang` (and nothing overriding it).
 pub fn run_in_locale(args: &[&str], lang: &str) -> Output {
+    run_with(args, lang, &[])
+}
+
+/// [`run`] without any `PG*` variable but `envs`, and with `HOME` where `envs` says (a home
+/// with no `.pgpass` or service file, unless the test put one there).
+pub fn run_with_env(args: &[&str], envs: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(BINARY);
+    for (name, _) in std::env::vars() {
+        if name.starts_with("PG") {
+            command.env_remove(name);
+        }
+    }
+    command
+        .args(args)
+        .env("LANG", "C.UTF-8")
+        .env_remove("LC_ALL")
+        .env_remove("LC_CTYPE")
+        .env_remove("DATABASE_URL")
+        .env_remove("RUST_LOG")
+        .env("BOOTSTRAP_CONSOLE_LOG_DIR", super::pty::console_log_dir())
+        .envs(envs.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run the binary")
+}
+
+fn run_with(args: &[&str], lang: &str, envs: &[(&str, &str)]) -> Output {
     Command::new(BINARY)
         .args(args)
         .env("LANG", lang)
@@ -22,6 +49,7 @@ pub fn run_in_locale(args: &[&str], lang: &str) -> Output {
         // The log's default level: tests read what the console logs.
         .env_remove("RUST_LOG")
         .env("BOOTSTRAP_CONSOLE_LOG_DIR", super::pty::console_log_dir())
+        .envs(envs.iter().copied())
         .stdin(std::process::Stdio::null())
         .output()
         .expect("run the binary")
