@@ -35,12 +35,40 @@ pub(crate) fn log_dir() -> PathBuf {
     std::env::temp_dir().join("bootstrap-console")
 }
 
+/// Makes `dir` (0700) and `console.log` in it (0600): the log holds reasons, tenants and
+/// hosts, which other users of a shared jump host must not read. A directory or file of ours
+/// made wider by an earlier version is narrowed; a directory named by
+/// `BOOTSTRAP_CONSOLE_LOG_DIR` that already exists is the operator's, and is left as it is.
+fn private_log(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+    let existed = dir.is_dir();
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let chosen = std::env::var_os("BOOTSTRAP_CONSOLE_LOG_DIR").is_some_and(|d| !d.is_empty());
+    let ours = |meta: &std::fs::Metadata| meta.uid() == nix::unistd::geteuid().as_raw();
+    if existed && !chosen && ours(&std::fs::metadata(dir)?) {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(dir.join("console.log"))?;
+    let meta = file.metadata()?;
+    if ours(&meta) && meta.mode() & 0o077 != 0 {
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    }
+    Ok(())
+}
+
 /// Starts writing `console.log` in [`log_dir`]; keep the guard until the process ends so the
 /// last lines are flushed. `RUST_LOG` overrides the default filter. Returns `None` (logging
 /// off) when the directory cannot be created.
 pub fn init() -> Option<WorkerGuard> {
     let dir = log_dir();
-    std::fs::create_dir_all(&dir).ok()?;
+    private_log(&dir).ok()?;
     let appender = tracing_appender::rolling::never(&dir, "console.log");
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let filter = EnvFilter::try_from_default_env()

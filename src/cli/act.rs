@@ -93,30 +93,23 @@ struct Reason {
 fn reason(flags: &ConfirmArgs) -> Result<Reason, Failure> {
     let (text, from_stdin) = match (&flags.reason, &flags.reason_file) {
         (Some(reason), _) => (reason.clone(), false),
-        (None, Some(path)) if path.as_os_str() == "-" => {
-            let mut text = String::new();
-            std::io::stdin().read_to_string(&mut text).map_err(|e| {
-                Failure::Usage(format!(
-                    "could not read the reason from standard input: {e}"
-                ))
-            })?;
-            (text, true)
-        }
+        (None, Some(path)) if path.as_os_str() == "-" => (
+            read_reason(std::io::stdin().lock(), "standard input")?,
+            true,
+        ),
         (None, Some(path)) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
-                Failure::Usage(format!(
-                    "could not read the reason from {}: {e}",
-                    text::clean(&path.display().to_string(), 120)
-                ))
+            let shown = text::clean(&path.display().to_string(), 120);
+            let file = std::fs::File::open(path).map_err(|e| {
+                Failure::Usage(format!("could not read the reason from {shown}: {e}"))
             })?;
-            (text, false)
+            (read_reason(file, &shown)?, false)
         }
         // clap requires one of the two.
         (None, None) => (String::new(), false),
     };
     match actions::check_reason(&text) {
-        Ok(trimmed) => Ok(Reason {
-            text: trimmed.to_string(),
+        Ok(checked) => Ok(Reason {
+            text: checked.into_owned(),
             from_stdin,
         }),
         Err(Refusal::MissingReason) => Err(Failure::Usage(
@@ -124,6 +117,28 @@ fn reason(flags: &ConfirmArgs) -> Result<Reason, Failure> {
         )),
         Err(refusal) => Err(Failure::Usage(refusal.to_string())),
     }
+}
+
+/// The most a reason can take in UTF-8: a longer file is refused without being read further
+/// (`/dev/zero` would never end).
+const REASON_BYTES: u64 = actions::MAX_REASON_CHARS as u64 * 4;
+
+/// A reason from `source`, read up to one byte past the longest reason there can be.
+fn read_reason(source: impl std::io::Read, from: &str) -> Result<String, Failure> {
+    let mut bytes = Vec::new();
+    source
+        .take(REASON_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Failure::Usage(format!("could not read the reason from {from}: {e}")))?;
+    if bytes.len() as u64 > REASON_BYTES {
+        return Err(Failure::Usage(format!(
+            "the reason in {from} is longer than {REASON_BYTES} bytes: a reason is at most {} \
+             characters",
+            actions::MAX_REASON_CHARS
+        )));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| Failure::Usage(format!("the reason in {from} is not UTF-8 text")))
 }
 
 /// Everything a command checks before it connects.

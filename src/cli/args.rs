@@ -127,13 +127,13 @@ pub(crate) enum LeaseCommand {
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ThresholdArgs {
     /// A mutation lease older than this many minutes is an orphan suspect.
-    #[arg(long, default_value_t = 15.0)]
+    #[arg(long, default_value_t = 15.0, allow_hyphen_values = true, value_parser = minutes)]
     pub(crate) orphan_after_mins: f64,
     /// A queued or running job unchanged for this many minutes is stuck.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, allow_hyphen_values = true, value_parser = minutes)]
     pub(crate) stuck_after_mins: f64,
     /// A running job with less than this share of its lease window left has a late heartbeat.
-    #[arg(long, default_value_t = 1.0 / 3.0)]
+    #[arg(long, default_value_t = 1.0 / 3.0, allow_hyphen_values = true, value_parser = fraction)]
     pub(crate) heartbeat_late_fraction: f64,
 }
 
@@ -148,26 +148,12 @@ impl Default for ThresholdArgs {
 }
 
 impl ThresholdArgs {
+    /// The thresholds (each value was checked when it was parsed).
     pub(crate) fn thresholds(&self) -> Result<Thresholds, String> {
-        let minutes = |name: &str, value: f64| {
-            if value.is_finite() && value > 0.0 {
-                Ok(signals::minutes(value))
-            } else {
-                Err(format!(
-                    "--{name} must be a positive number of minutes, not {value}"
-                ))
-            }
-        };
-        let fraction = self.heartbeat_late_fraction;
-        if !(fraction.is_finite() && fraction > 0.0 && fraction < 1.0) {
-            return Err(format!(
-                "--heartbeat-late-fraction must be between 0 and 1, not {fraction}"
-            ));
-        }
         Ok(Thresholds {
-            orphan_after: minutes("orphan-after-mins", self.orphan_after_mins)?,
-            stuck_after: minutes("stuck-after-mins", self.stuck_after_mins)?,
-            heartbeat_late_fraction: fraction,
+            orphan_after: signals::minutes(self.orphan_after_mins),
+            stuck_after: signals::minutes(self.stuck_after_mins),
+            heartbeat_late_fraction: self.heartbeat_late_fraction,
             ..Thresholds::default()
         })
     }
@@ -264,17 +250,74 @@ pub(crate) struct GateArgs {
         value_name = "SECONDS",
         default_value_t = 10.0,
         requires = "until",
+        allow_hyphen_values = true,
         value_parser = every_seconds
     )]
     pub(crate) every: f64,
 }
 
+/// A number as the operator wrote it, refused with a sentence unless it is a finite number in
+/// `range` (of `unit`s): never clamped, never "NaN", and a negative one is refused for what it
+/// is (clap would take `-1` for a flag and advise `-- -1`).
+fn number_in(text: &str, unit: &str, range: std::ops::RangeInclusive<f64>) -> Result<f64, String> {
+    let said = crate::text::clean(text, 40);
+    let value = text
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| format!("{said:?} is not a number of {unit}"))?;
+    if !range.contains(&value) {
+        return Err(format!(
+            "{said} is outside {} to {} {unit}",
+            range.start(),
+            range.end()
+        ));
+    }
+    Ok(value)
+}
+
 /// Seconds between the gate's readings: 0.5 to 3600.
 fn every_seconds(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(seconds) if seconds.is_finite() && (0.5..=3600.0).contains(&seconds) => Ok(seconds),
-        _ => Err(format!("{text:?} is not between 0.5 and 3600 seconds")),
+    number_in(text, "seconds", 0.5..=3600.0)
+}
+
+/// Seconds between polls: what the poller can keep (0.5 s to 60 s).
+fn interval_seconds(text: &str) -> Result<f64, String> {
+    let range =
+        crate::poller::MIN_INTERVAL.as_secs_f64()..=crate::poller::MAX_INTERVAL.as_secs_f64();
+    number_in(text, "seconds", range)
+}
+
+/// Seconds of slack for late change stamps: 0 to 3600.
+fn slack_seconds(text: &str) -> Result<f64, String> {
+    number_in(text, "seconds", 0.0..=3600.0)
+}
+
+/// Seconds to wait for an action's answer: 0.1 to 3600.
+fn deadline_seconds(text: &str) -> Result<f64, String> {
+    number_in(text, "seconds", 0.1..=3600.0)
+}
+
+/// Minutes for a threshold: more than none, at most a week.
+fn minutes(text: &str) -> Result<f64, String> {
+    let value = number_in(text, "minutes", 0.0..=10_080.0)?;
+    if value == 0.0 {
+        return Err("0 minutes would flag every space: give more than 0".into());
     }
+    Ok(value)
+}
+
+/// A share strictly between 0 and 1.
+fn fraction(text: &str) -> Result<f64, String> {
+    let value = number_in(text, "(a share of the lease window)", f64::MIN..=f64::MAX)?;
+    if value <= 0.0 || value >= 1.0 {
+        return Err(format!(
+            "{} is not between 0 and 1 (a share of the lease window)",
+            crate::text::clean(text, 40)
+        ));
+    }
+    Ok(value)
 }
 
 /// A tenant scope: never empty — an unset shell variable must not mean "every tenant".
@@ -316,7 +359,7 @@ pub(crate) struct ConfirmArgs {
     pub(crate) request_id: Option<uuid::Uuid>,
     /// Stop waiting for an action's answer after this many seconds; its outcome is then
     /// looked up by request id.
-    #[arg(long, default_value_t = 15.0)]
+    #[arg(long, default_value_t = 15.0, allow_hyphen_values = true, value_parser = deadline_seconds)]
     pub(crate) apply_deadline_secs: f64,
 }
 
@@ -364,31 +407,25 @@ pub(crate) struct DisplayArgs {
     #[arg(long)]
     pub(crate) ascii: bool,
     /// Seconds between polls (change it at runtime with + and -).
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, allow_hyphen_values = true, value_parser = interval_seconds)]
     pub(crate) interval: f64,
     /// How far behind the database clock a writer may stamp a change (its clock lag plus its
     /// transaction's duration) and still have it shown at the next poll; later stamps show
     /// within one resync cycle.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 5.0, allow_hyphen_values = true, value_parser = slack_seconds)]
     pub(crate) delta_slack_secs: f64,
     /// The most spaces one bulk action may touch.
     #[arg(long, default_value_t = 100)]
     pub(crate) bulk_cap: usize,
     /// Stop waiting for an action's answer after this many seconds (Esc stops sooner); its
     /// outcome is then looked up by request id.
-    #[arg(long, default_value_t = 15.0)]
+    #[arg(long, default_value_t = 15.0, allow_hyphen_values = true, value_parser = deadline_seconds)]
     pub(crate) apply_deadline_secs: f64,
 }
 
-/// A deadline in seconds, as given on the command line.
+/// A deadline in seconds, as given on the command line (checked when parsed).
 pub(crate) fn deadline(seconds: f64) -> Result<Duration, String> {
-    if seconds.is_finite() && (0.1..=3600.0).contains(&seconds) {
-        Ok(Duration::from_secs_f64(seconds))
-    } else {
-        Err(format!(
-            "--apply-deadline-secs must be between 0.1 and 3600 seconds, not {seconds}"
-        ))
-    }
+    Duration::try_from_secs_f64(deadline_seconds(&seconds.to_string())?).map_err(|e| e.to_string())
 }
 
 /// `watch`: where to look, what may be touched, how it looks.

@@ -22,3 +22,17 @@ pub(crate) const NOTHING_IN_SCOPE: u8 = 7;
 pub(crate) const MISSING_PRIVILEGE: u8 = 8;
 /// `status --until`: the timeout passed before every space in scope reached the checkpoint.
 pub(crate) const TIMED_OUT: u8 = 9;
+
+/// Ended by the stop signal `name` (SIGTERM, SIGHUP or a hang-up, SIGQUIT, SIGINT): 128 + its
+/// number, as a shell reports a process the signal killed, so a supervisor tells it from `q`
+/// (0). An action whose outcome stayed unknown still exits [`OUTCOME_UNKNOWN`].
+pub(crate) fn by_signal(name: &str) -> u8 {
+    let number = match name {
+        "SIGHUP" => libc::SIGHUP,
+        "SIGINT" => libc::SIGINT,
+        "SIGQUIT" => libc::SIGQUIT,
+        "SIGTERM" => libc::SIGTERM,
+        _ => return DONE,
+    };
+    u8::try_from(128 + number).unwrap_or(u8::MAX)
+}

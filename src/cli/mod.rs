@@ -280,8 +280,25 @@ macro_rules! outln {
 pub(crate) use outln;
 
 /// Parses the process arguments (kept here so `main` stays thin).
+/// The command line, or the process ends: a value a parser of ours refused (a number out of
+/// range, a blank tenant) is said as one sentence of ours, exit 2; other usage errors and
+/// `--help` are clap's.
 pub fn parse() -> Cli {
-    Cli::parse()
+    let error = match Cli::try_parse() {
+        Ok(cli) => return cli,
+        Err(error) => error,
+    };
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let ours = (error.kind() == ErrorKind::ValueValidation)
+        .then(|| std::error::Error::source(&error).map(ToString::to_string))
+        .flatten();
+    let (Some(said), Some(ContextValue::String(arg))) = (ours, error.get(ContextKind::InvalidArg))
+    else {
+        error.exit()
+    };
+    let flag = arg.split(' ').next().unwrap_or(arg);
+    say(&format!("bootstrap-console: {flag}: {said}"));
+    std::process::exit(i32::from(exit::USAGE))
 }
 
 /// Ctrl-C, SIGTERM, SIGQUIT or SIGHUP (a dropped ssh session). Installed before anything is

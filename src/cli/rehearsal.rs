@@ -83,7 +83,7 @@ async fn run_demo(
             thresholds,
         )
         .await
-        .map(|()| ExitCode::SUCCESS)
+        .map(|signal| ExitCode::from(signal.map_or(super::exit::DONE, super::exit::by_signal)))
     };
     simulation.stop().await;
     watched
@@ -138,8 +138,9 @@ pub(super) async fn simulate(args: &SimulateArgs) -> Result<ExitCode, Failure> {
     )
     .await;
     simulation.stop().await;
-    watched?;
-    Ok(ExitCode::SUCCESS)
+    Ok(ExitCode::from(
+        watched?.map_or(super::exit::DONE, super::exit::by_signal),
+    ))
 }
 
 /// A rehearsal needs the platform's tables: the stand-in is created only when asked for.
@@ -240,12 +241,19 @@ async fn watch_text(
     label: &str,
     signals: &mut StopSignals,
     thresholds: Thresholds,
-) -> Result<(), Failure> {
+) -> Result<Option<&'static str>, Failure> {
     let period = Duration::from_secs(every.max(1));
     let mut sync = session.ledger_sync(SyncSettings::default());
     let mut fleet = Fleet::new(thresholds);
     let mut ticker = tokio::time::interval(period);
     let deadline = duration.map(|d| tokio::time::Instant::now() + d);
+    // The log tells a text report's life as it tells the live console's.
+    tracing::info!(
+        "text report started: version {}, {}, every {}s",
+        env!("CARGO_PKG_VERSION"),
+        session.topology().primary().host(),
+        period.as_secs()
+    );
     loop {
         let until_deadline = async {
             match deadline {
@@ -253,10 +261,17 @@ async fn watch_text(
                 None => std::future::pending().await,
             }
         };
-        tokio::select! {
-            _ = signals.wait() => return Ok(()),
-            _ = until_deadline => return Ok(()),
-            _ = ticker.tick() => {}
+        let ended = tokio::select! {
+            signal = signals.wait() => Some(Some(signal)),
+            _ = until_deadline => Some(None),
+            _ = ticker.tick() => None,
+        };
+        if let Some(signal) = ended {
+            tracing::info!(
+                "text report ended: {}",
+                signal.unwrap_or("its duration passed")
+            );
+            return Ok(signal);
         }
         if simulation.every_worker_failing() {
             let last = simulation.stats().last_error().unwrap_or_default();
@@ -271,10 +286,11 @@ async fn watch_text(
                 fleet.apply(changes);
                 outln!("{}", summary_line(label, &fleet, simulation.stats()));
             }
-            Err(e) => outln!(
-                "{label} poll failed: {}",
-                crate::domain::text::clean(&e.to_string(), 400)
-            ),
+            Err(e) => {
+                let said = crate::domain::text::clean(&e.to_string(), 400);
+                tracing::warn!("poll failed: {said}");
+                outln!("{label} poll failed: {said}");
+            }
         }
     }
 }

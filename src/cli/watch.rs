@@ -59,6 +59,8 @@ pub(super) async fn run_console(
     }
     Ok(ExitCode::from(if ended.unknown {
         exit::OUTCOME_UNKNOWN
+    } else if let Some(signal) = ended.signal() {
+        exit::by_signal(signal)
     } else {
         exit::DONE
     }))
@@ -90,20 +92,9 @@ pub(super) fn tui_options(
     label: Option<String>,
     sandbox: bool,
 ) -> Result<tui::Options, Failure> {
-    if !(display.interval.is_finite() && display.interval > 0.0) {
-        return Err(Failure::Usage(format!(
-            "--interval must be a positive number of seconds, not {}",
-            display.interval
-        )));
-    }
-    let interval = Duration::from_secs_f64(display.interval)
-        .clamp(crate::poller::MIN_INTERVAL, crate::poller::MAX_INTERVAL);
+    // Both were checked when parsed (see `args`): never clamped behind the operator's back.
+    let interval = Duration::from_secs_f64(display.interval);
     let slack = display.delta_slack_secs;
-    if !(slack.is_finite() && (0.0..=3600.0).contains(&slack)) {
-        return Err(Failure::Usage(format!(
-            "--delta-slack-secs must be between 0 and 3600 seconds, not {slack}"
-        )));
-    }
     Ok(tui::Options {
         label,
         sandbox,

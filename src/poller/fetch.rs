@@ -155,15 +155,13 @@ impl Fetcher {
         };
         let spacing = self.cadence.spacing();
         let outcome = tokio::time::timeout(limit, async {
-            let changes = self
-                .session
-                .reads()
-                .sync(&mut self.sync, spacing)
-                .await
-                .map_err(|e| e.to_string())?;
+            let changes = match self.session.reads().sync(&mut self.sync, spacing).await {
+                Ok(changes) => changes,
+                Err(e) => return Err(self.said_of(e).await),
+            };
             let reads = self.session.reads().as_of(&self.sync);
             let focused = fetch_extra(&reads, &self.focus).await;
-            Ok::<_, String>((changes, focused))
+            Ok::<_, (String, bool)>((changes, focused))
         })
         .await;
         let took = started.elapsed();
@@ -184,6 +182,7 @@ impl Fetcher {
                     );
                 }
                 h.last_error = None;
+                h.locked = false;
                 log_lag_changes(h.replication.as_ref(), changes.replication.as_ref());
                 h.replication = changes.replication;
                 let focused = extra.map(|extra| Focused {
@@ -203,9 +202,13 @@ impl Fetcher {
                     polling: self.polling.clone(),
                 });
             }
-            Ok(Err(error)) => self.fail(error, took),
+            Ok(Err((error, locked))) => {
+                self.polling.locked = locked;
+                self.fail(error, took);
+            }
             Err(_) => {
                 self.session.reads().poll_unanswered();
+                self.polling.locked = false;
                 self.fail(format!("no answer within {}s", limit.as_secs()), took);
             }
         }
@@ -284,6 +287,18 @@ impl Fetcher {
         if let Some(extra) = extra {
             let _ = self.model.send(Input::Focused(Focused { focus, extra }));
         }
+    }
+
+    /// A failed poll in words: a lock wait that ran out names who holds the ledger, rather
+    /// than reading as a connection problem.
+    async fn said_of(&self, error: crate::store::StoreError) -> (String, bool) {
+        if error.is_lock_timeout() {
+            let db = self.session.topology().reads().clone();
+            if let Some(holders) = crate::store::locks::table_holders(&db).await {
+                return (format!("the ledger is locked: {holders}"), true);
+            }
+        }
+        (error.to_string(), false)
     }
 
     fn fail(&mut self, error: String, took: Duration) {

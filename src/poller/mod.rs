@@ -106,6 +106,9 @@ pub struct PollHealth {
     /// Set while polls fail: since when, and why.
     pub failing_since: Option<Instant>,
     pub last_error: Option<String>,
+    /// The failing polls wait on a lock someone holds on the ledger (named in `last_error`):
+    /// nothing is wrong with the connection.
+    pub locked: bool,
     /// How far the standby polled had replayed, as of the last good poll (`None`: polls read
     /// a primary).
     pub replication: Option<Replication>,
@@ -184,6 +187,7 @@ pub struct PollerHandle {
     fetch: mpsc::UnboundedSender<fetch::Request>,
     model: mpsc::UnboundedSender<model::Input>,
     pub status: watch::Receiver<PollStatus>,
+    tasks: [tokio::task::JoinHandle<()>; 2],
 }
 
 impl PollerHandle {
@@ -203,6 +207,18 @@ impl PollerHandle {
         };
         let _ = self.fetch.send(request);
     }
+
+    /// Stops polling now, a poll in flight included, and waits until the tasks are gone: the
+    /// session's connections can then close without a poll meeting a closed pool, and the
+    /// log's last line is the console's ending.
+    pub async fn stop(self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+        for task in self.tasks {
+            let _ = task.await;
+        }
+    }
 }
 
 /// Starts polling `session`.
@@ -218,8 +234,8 @@ pub fn start(session: Session, options: PollerOptions) -> PollerHandle {
         ..PollStatus::default()
     };
     let (publisher, status) = watch::channel(initial);
-    tokio::spawn(model::run(options.thresholds, model_inbox, publisher));
-    tokio::spawn(fetch::run(
+    let model = tokio::spawn(model::run(options.thresholds, model_inbox, publisher));
+    let fetch = tokio::spawn(fetch::run(
         session,
         options,
         fetch_inbox,
@@ -229,5 +245,6 @@ pub fn start(session: Session, options: PollerOptions) -> PollerHandle {
         fetch: fetch_requests,
         model: model_inputs,
         status,
+        tasks: [fetch, model],
     }
 }

@@ -16,6 +16,7 @@ pub mod fleet;
 pub(crate) mod grants;
 pub(crate) mod health;
 pub(crate) mod hosts;
+pub(crate) mod locks;
 pub(crate) mod lookup;
 pub mod read;
 pub mod replica;
@@ -78,6 +79,13 @@ pub enum StoreError {
          again, or end that transaction"
     )]
     AuditChainBusy { holder: String },
+    /// The row an action locks stayed locked past the lock timeout; nothing was written.
+    /// `holder` names the transaction holding it, when the catalog tells.
+    #[error(
+        "the row stayed locked past the lock timeout{}",
+        holder.as_deref().map(|h| format!(", {h}")).unwrap_or_default()
+    )]
+    RowLocked { holder: Option<String> },
     /// A write transaction's lock or statement timeout was not what it opened with.
     #[error("{0}")]
     LimitsNotInForce(String),
@@ -113,6 +121,11 @@ pub(crate) fn is_lock_timeout(error: &sqlx::Error) -> bool {
 }
 
 impl StoreError {
+    /// A lock wait that ran out (`lock_timeout`).
+    pub(crate) fn is_lock_timeout(&self) -> bool {
+        matches!(self, Self::Database(e) if is_lock_timeout(e))
+    }
+
     /// The SQLSTATE, when the database itself refused.
     pub(crate) fn sqlstate(&self) -> Option<String> {
         match self {

@@ -15,6 +15,7 @@ use uuid::Uuid;
 
 use super::audit_chain::ChainHead;
 use super::db::{Db, TxKind};
+use super::locks::RowOf;
 use super::read::{BOOTSTRAP_COLUMNS, lease_columns};
 use super::rows::{BootstrapRow, LeaseRow};
 use super::{Layout, StoreError};
@@ -228,7 +229,24 @@ pub(crate) async fn write_bootstrap<D, R>(
         }))
     }
     .await;
-    tx.end(written).await
+    let ended = tx.end(written).await;
+    name_row_holder(db, ended, RowOf::Bootstrap, id).await
+}
+
+/// `ended`, with a row lock that ran out said as [`StoreError::RowLocked`], naming the
+/// transaction that holds row `id` when the catalog tells.
+async fn name_row_holder<T>(
+    db: &Db,
+    ended: Result<T, StoreError>,
+    row: RowOf,
+    id: Uuid,
+) -> Result<T, StoreError> {
+    match ended {
+        Err(StoreError::Database(e)) if super::is_lock_timeout(&e) => Err(StoreError::RowLocked {
+            holder: super::locks::row_holder(db, row, id).await,
+        }),
+        other => other,
+    }
 }
 
 /// Remove mutation lease `id` in one transaction. `decide` sees the lease as it was and the
@@ -276,7 +294,8 @@ pub(crate) async fn remove_lease<D, R>(
         }))
     }
     .await;
-    tx.end(written).await
+    let ended = tx.end(written).await;
+    name_row_holder(db, ended, RowOf::Lease, id).await
 }
 
 /// The server process of an action's transaction and the moment that transaction began:

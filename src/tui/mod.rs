@@ -72,6 +72,18 @@ pub(crate) struct Ended {
     pub(crate) why: String,
 }
 
+impl Ended {
+    /// The signal that ended the console, by name: the one it was sent, or SIGHUP when its
+    /// terminal went away (what a dropped ssh session sends). `None` for `q` and Ctrl-C.
+    pub(crate) fn signal(&self) -> Option<&str> {
+        match self.why.as_str() {
+            HANG_UP => Some("SIGHUP"),
+            why if why.starts_with("SIG") => Some(why),
+            _ => None,
+        }
+    }
+}
+
 /// Runs the console until `q`, Ctrl-C or a stop signal. The terminal is restored on every
 /// exit path: a panic restores it through the console's own panic hook, installed by
 /// [`terminal::enter`], which restores the screen and then chains to the hook it replaced, so
@@ -136,6 +148,7 @@ pub(crate) async fn run(
             ..ended.unwrap_or_default()
         });
     }
+    poller.stop().await;
     if let Ok(ended) = &ended {
         tracing::info!("console ended: {}", ended.why);
     }

@@ -550,7 +550,7 @@ fn a_bad_polling_setting_is_refused_before_anything_starts() {
         let output = run(&["demo", "--text", flag]);
         assert_eq!(output.status.code(), Some(2), "{flag}: {}", stderr(&output));
         let sentence = assert_one_sentence(&output);
-        assert!(sentence.contains("must be"), "{sentence}");
+        assert!(sentence.contains("is outside"), "{sentence}");
         assert!(
             !stdout(&output).contains("SANDBOX"),
             "no private PostgreSQL was started"

@@ -11,6 +11,7 @@
 
 mod actions;
 mod audit_chain;
+mod bounded_inputs;
 mod clean_exit;
 mod cli;
 mod cli_incident;

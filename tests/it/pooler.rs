@@ -187,6 +187,7 @@ async fn a_held_row_is_refused_after_the_lock_timeout_through_the_pooler() {
         let said = format!("{}{}", stdout(&output), stderr(&output));
         assert_eq!(output.status.code(), Some(4), "{mode:?}: {said}");
         assert!(said.contains("past the lock timeout"), "{mode:?}: {said}");
+        assert!(said.contains("held by pid"), "the holder is named: {said}");
         assert!(!said.contains("deadline"), "{mode:?}: {said}");
         assert_eq!(fixture::audit_count(&db.pool).await, 0);
     }

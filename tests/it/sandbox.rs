@@ -247,7 +247,9 @@ fn without_server_binaries_the_user_is_told_what_to_install() {
 
 #[test]
 fn the_demo_runs_a_labelled_rollout_and_cleans_up_on_sigterm() {
+    let logs = tempfile::tempdir().expect("log dir");
     let mut child = Command::new(BINARY)
+        .env("BOOTSTRAP_CONSOLE_LOG_DIR", logs.path())
         .args([
             "demo",
             "--tenants",
@@ -285,6 +287,12 @@ fn the_demo_runs_a_labelled_rollout_and_cleans_up_on_sigterm() {
     // Keep reading so the demo never blocks on a full pipe while it stops.
     for _ in lines {}
     let status = child.wait().expect("wait");
-    assert!(status.success(), "{status}");
+    // Ended by SIGTERM, cleanly: 128 + 15, so a supervisor tells it from an ordinary end.
+    assert_eq!(status.code(), Some(143), "{status}");
     eventually("the sandbox directory is deleted", || !dir.exists());
+    // The text report logs its life as the live console does, its ending last.
+    let log = std::fs::read_to_string(logs.path().join("console.log")).expect("the log");
+    assert!(log.contains("text report started"), "{log}");
+    let last = log.lines().last().unwrap_or_default();
+    assert!(last.contains("text report ended: SIGTERM"), "{log}");
 }

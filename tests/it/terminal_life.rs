@@ -63,11 +63,11 @@ async fn a_dropped_terminal_ends_the_console_cleanly_and_says_so_in_the_log() {
     );
     console.wait_ready("READ-WRITE", 20);
     console.hang_up();
-    // No panic, no abort: an ordinary exit.
+    // No panic, no abort: a clean exit that says it was a hang-up (128 + SIGHUP).
     let status = console.wait_status(20);
     assert_eq!(
         (status.exit_code(), status.signal()),
-        (0, None),
+        (129, None),
         "{}",
         log_of(logs.path())
     );
@@ -123,10 +123,14 @@ async fn a_terminal_that_fails_without_a_sighup_ends_the_console_cleanly_too() {
             }
         }
     };
-    // An ordinary exit: not 134 (abort) nor 129 (SIGHUP).
-    assert_eq!(status.trim(), "0", "{}", log_of(logs.path()));
+    // A clean exit that says how it ended: 128 + SIGHUP, as a dropped session ends a
+    // process (not 134, an abort); the log shows it was the console's own ending.
+    assert_eq!(status.trim(), "129", "{}", log_of(logs.path()));
     let log = log_of(logs.path());
     assert!(log.contains("console ended: hang-up"), "{log}");
+    // Its ending is the last line: no poll is left running to log a closed pool after it.
+    let last = log.lines().last().unwrap_or_default();
+    assert!(last.contains("console ended"), "{log}");
     assert!(!log.contains("panicked"), "{log}");
 }
 
@@ -153,7 +157,7 @@ async fn a_dropped_terminal_under_demo_stops_and_deletes_the_private_cluster() {
     let status = console.wait_status(60);
     assert_eq!(
         (status.exit_code(), status.signal()),
-        (0, None),
+        (129, None),
         "{}",
         log_of(logs.path())
     );
@@ -166,18 +170,18 @@ async fn sigquit_restores_the_terminal() {
     let mut console = Console::start(&["watch", "--database-url", &db.url()], &[], 80, 24);
     console.wait_ready("READ-WRITE", 20);
     signal(&console, Signal::SIGQUIT);
-    assert_eq!(console.wait_exit(10), 0);
+    assert_eq!(console.wait_exit(10), 131, "128 + SIGQUIT");
     assert!(!console.alternate_screen(), "the terminal is restored");
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigint_and_sigterm_from_elsewhere_end_it_cleanly() {
     let db = TestDb::migrated().await;
-    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+    for (sig, code) in [(Signal::SIGINT, 130), (Signal::SIGTERM, 143)] {
         let mut console = Console::start(&["watch", "--database-url", &db.url()], &[], 80, 24);
         console.wait_ready("READ-WRITE", 20);
         signal(&console, sig);
-        assert_eq!(console.wait_exit(10), 0, "{sig}");
+        assert_eq!(console.wait_exit(10), code, "{sig}: 128 + its number");
         assert!(
             !console.alternate_screen(),
             "{sig}: the terminal is restored"

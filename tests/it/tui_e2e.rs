@@ -178,15 +178,19 @@ async fn sigterm_and_sighup_restore_the_terminal() {
     use nix::sys::signal::{Signal, kill};
     use nix::unistd::Pid;
     let db = TestDb::migrated().await;
-    for signal in [Signal::SIGTERM, Signal::SIGHUP] {
+    for (signal, code) in [
+        (Signal::SIGTERM, 143),
+        (Signal::SIGHUP, 129),
+        (Signal::SIGQUIT, 131),
+    ] {
         let mut console = Console::start(&["watch", "--database-url", &db.url()], &[], 80, 24);
         console.wait_ready("READ-WRITE", 20);
         assert!(console.alternate_screen());
         kill(Pid::from_raw(console.pid().expect("pid") as i32), signal).expect("signal");
         assert_eq!(
             console.wait_exit(10),
-            0,
-            "{signal} ends the console cleanly"
+            code,
+            "{signal} ends the console cleanly, with 128 + its number"
         );
         assert!(
             !console.alternate_screen(),
@@ -436,4 +440,50 @@ async fn colours_are_written_at_the_terminals_depth() {
             assert!(raw.contains("\x1b[0;"), "basic colour codes are written");
         }
     }
+}
+
+/// A table lock held by someone is said as a lock, with who holds it, not as a connection
+/// problem; once let go, the board is live again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_locked_ledger_is_said_with_its_holder_not_as_reconnecting() {
+    let db = TestDb::migrated().await;
+    common::fixture::job(
+        &db.pool,
+        &common::fixture::JobSpec::new("tenant-a", "failed"),
+    )
+    .await;
+    let mut console = Console::start(
+        &["watch", "--database-url", &db.url(), "--interval", "1"],
+        &[],
+        120,
+        30,
+    );
+    console.wait_ready("READ-WRITE", 20);
+    let mut holder = db
+        .options()
+        .application_name("schema-change")
+        .connect()
+        .await
+        .expect("the holder's session");
+    sqlx::raw_sql("BEGIN; LOCK TABLE legacy_space_publication_bootstraps IN ACCESS EXCLUSIVE MODE")
+        .execute(&mut holder)
+        .await
+        .expect("the table lock");
+    let screen = console.wait_for("ledger locked", 30);
+    let screen = if screen.contains("locked: pid") {
+        screen
+    } else {
+        console.wait_for("locked: pid", 10)
+    };
+    assert!(!screen.contains("reconnecting"), "{screen}");
+    assert!(screen.contains("schema-change"), "{screen}");
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut holder)
+        .await
+        .expect("let go");
+    console.wait_until("the board to be live again", 30, |s| {
+        !s.contains("ledger locked") && s.contains("live")
+    });
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
 }

@@ -12,9 +12,9 @@ use super::action::Action;
 use super::outcome::{Lookup, Outcome};
 use super::{ActionError, apply_recording};
 use crate::domain::session::Session;
+use crate::store::StoreError;
 use crate::store::lookup::LookupTx;
 use crate::store::write::{Backend, BackendSlot};
-use crate::store::{StoreError, is_lock_timeout};
 
 /// How long the lookup waits for the row lock, and for an abandoned transaction to end.
 const LOOKUP_WAIT: Duration = Duration::from_secs(3);
@@ -63,7 +63,7 @@ async fn apply_or_look_up(
         result = apply_recording(session, action, reason, &backend) => match result {
             // Its own lock wait ran out: another transaction holds the row, maybe an earlier
             // run of this very request.
-            Err(ActionError::Store(StoreError::Database(e))) if is_lock_timeout(&e) => {
+            Err(ActionError::Store(locked @ StoreError::RowLocked { .. })) => {
                 // Its own transaction wrote nothing. A fresh request has no other attempt;
                 // a re-driven one's earlier run may be what holds the row.
                 let found = if action.request().is_fresh() {
@@ -72,7 +72,7 @@ async fn apply_or_look_up(
                     Lookup::RowLocked
                 };
                 return Ok(Outcome::Interrupted {
-                    why: "the row stayed locked past the lock timeout".into(),
+                    why: locked.to_string(),
                     found,
                 });
             }

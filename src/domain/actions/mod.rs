@@ -65,7 +65,7 @@ impl ActionError {
 
 /// A reason the audit table accepts: not blank, at most [`MAX_REASON_CHARS`] characters
 /// (trimmed). Checked before anything is planned, by every caller.
-pub(crate) fn check_reason(reason: &str) -> Result<&str, Refusal> {
+pub(crate) fn check_reason(reason: &str) -> Result<std::borrow::Cow<'_, str>, Refusal> {
     let reason = reason.trim();
     let chars = reason.chars().count();
     if chars == 0 {
@@ -92,7 +92,13 @@ pub(crate) fn check_reason(reason: &str) -> Result<&str, Refusal> {
             shown: hidden.escape_unicode().to_string(),
         });
     }
-    Ok(reason)
+    // A CRLF line end is stored as the line break it is: the audit log never holds a CR,
+    // which `--reason` refuses on its own.
+    Ok(if reason.contains('\r') {
+        std::borrow::Cow::Owned(reason.replace("\r\n", "\n"))
+    } else {
+        std::borrow::Cow::Borrowed(reason)
+    })
 }
 
 /// The session-level gates every action passes first, then the grants this kind needs.
@@ -190,10 +196,10 @@ async fn apply_recording(
     };
     let applied = match action {
         Action::Bootstrap(bootstrap) => {
-            bootstrap_action::apply(session, action, bootstrap, reason, backend).await
+            bootstrap_action::apply(session, action, bootstrap, &reason, backend).await
         }
         Action::Lease(removal) => {
-            remove_lease::apply(session, action, removal, reason, backend).await
+            remove_lease::apply(session, action, removal, &reason, backend).await
         }
     };
     match applied {

@@ -68,8 +68,13 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
         let age = app.snapshot_age().map_or("no data yet".to_string(), |a| {
             format!("stale {}", duration::human_std(a))
         });
+        let waiting = if health.locked {
+            "ledger locked"
+        } else {
+            "reconnecting"
+        };
         return Span::styled(
-            format!(" {age}, reconnecting ({}) ", duration::human_std(failing)),
+            format!(" {age}, {waiting} ({}) ", duration::human_std(failing)),
             theme.stale(),
         );
     }
@@ -477,14 +482,17 @@ pub(crate) fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Them
         let age = app
             .snapshot_age()
             .map_or("no data yet".to_string(), duration::human_std);
-        Line::from(Span::styled(
-            fit(format!(
+        // A lock is said as the lock it is, with its holder: nothing needs reconnecting.
+        let text = if app.status.polling.locked {
+            format!(" stale for {age} — {}", text::clean(error, 200))
+        } else {
+            format!(
                 " stale for {age} — reconnecting (failing {}): {}",
                 duration::human_std(failing),
                 text::clean(error, 200)
-            )),
-            theme.stale(),
-        ))
+            )
+        };
+        Line::from(Span::styled(fit(text), theme.stale()))
     } else if let Some(waiting) = &app.awaiting_replica {
         let waited = app.now.saturating_duration_since(waiting.since).as_secs();
         let text = if waiting.gave_up {
