@@ -67,22 +67,6 @@ fn in_scope(session: &Session) -> String {
     })
 }
 
-/// `text` as one word a POSIX shell reads back unchanged; text a shell line cannot carry
-/// (control characters, or too long to read) becomes `placeholder`, to fill in.
-fn shell_word(text: &str, placeholder: &str) -> String {
-    if text.chars().any(char::is_control) || text.chars().count() > 200 {
-        return format!("'<{placeholder}>'");
-    }
-    if !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+,-".contains(c))
-    {
-        return text.to_string();
-    }
-    format!("'{}'", text.replace('\'', "'\\''"))
-}
-
 /// The reason, read and checked before anything is planned (a dry run included).
 struct Reason {
     text: String,
@@ -523,36 +507,14 @@ impl Run {
     /// How to learn what became of the actions whose outcome is unknown: the same request
     /// again, naming exactly their subjects.
     fn unknown_advice(&self, request: RequestId, reason: &str, tenant: Option<&str>) -> String {
-        let Some(first) = self.tally.unknown.first() else {
+        if self.tally.unknown.is_empty() {
             return String::new();
-        };
-        let command = match first.kind() {
-            Kind::Retry => "retry",
-            Kind::Cancel => "cancel",
-            Kind::RemoveLease => "lease remove",
-        };
-        let mut words: Vec<String> = self
-            .tally
-            .unknown
-            .iter()
-            .map(|a| a.subject_id().to_string())
-            .collect();
-        if let Some(tenant) = tenant {
-            words.push(format!(
-                "--tenant {}",
-                shell_word(tenant, "the same tenant")
-            ));
-        }
-        if self.tally.unknown.iter().any(Action::is_forced) {
-            words.push("--force".into());
         }
         format!(
-            ", {} unknown — `bootstrap-console {command} {} --request-id {request} --reason {} \
-             --dry-run` (with the same connection) tells what became of them; without --dry-run \
-             it finishes the request, applying nothing twice",
+            ", {} unknown — `{}` (with the same connection) tells what became of them; without \
+             --dry-run it finishes the request, applying nothing twice",
             self.tally.unknown.len(),
-            words.join(" "),
-            shell_word(reason, "the same reason")
+            actions::settle_command(&self.tally.unknown, request, reason, tenant)
         )
     }
 
@@ -644,7 +606,7 @@ async fn confirmed(confirm: &Confirmation, verb: &str, reason: &Reason) -> Resul
 
 #[cfg(test)]
 mod tests {
-    use super::shell_word;
+    use crate::domain::actions::settle::shell_word;
 
     #[test]
     fn shell_words_read_back_unchanged_or_are_placeholders() {

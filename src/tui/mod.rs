@@ -357,6 +357,60 @@ async fn finish_applying(
     }
 }
 
+/// How often an unknown outcome is looked up again, and for how long.
+const SETTLE_EVERY: Duration = Duration::from_secs(3);
+const SETTLE_FOR: Duration = Duration::from_secs(15 * 60);
+
+/// Looks `action` up by its request id until it is known to be applied or not, then reports
+/// it as [`Event::Settled`] and logs it. The attempt's transaction (`backend`) is ended first
+/// when it is still open: a stalled commit never commits later behind the operator's back.
+fn settle_later(
+    session: &Session,
+    action: &actions::Action,
+    backend: Option<crate::store::write::Backend>,
+    dialog: u64,
+    index: usize,
+    results: &mpsc::UnboundedSender<Event>,
+) {
+    let (session, action, results) = (session.clone(), action.clone(), results.clone());
+    tokio::spawn(async move {
+        let started = Instant::now();
+        while started.elapsed() < SETTLE_FOR && !results.is_closed() {
+            tokio::time::sleep(SETTLE_EVERY).await;
+            let found = match actions::resolve(&session, &action, backend).await {
+                Ok(found @ (actions::Lookup::Applied { .. } | actions::Lookup::NotApplied)) => {
+                    found
+                }
+                Ok(_) | Err(_) => continue,
+            };
+            let outcome = Ok(actions::Outcome::Interrupted {
+                why: "its answer never came".into(),
+                found,
+                backend,
+            });
+            let (verdict, line) = actions::sentence(&action, &outcome, &session.names());
+            tracing::info!(
+                "request {} settled: {}",
+                action.request(),
+                crate::domain::text::clean(&line, 1000)
+            );
+            let _ = results.send(Event::Settled {
+                dialog,
+                index,
+                verdict,
+                line,
+            });
+            return;
+        }
+        tracing::warn!(
+            "request {} of {}: outcome still unknown after {} min of lookups",
+            action.request(),
+            action.subject_id(),
+            started.elapsed().as_secs() / 60
+        );
+    });
+}
+
 /// The applies in flight, by dialog: telling one to stop waiting.
 type Waiting = HashMap<u64, watch::Sender<bool>>;
 
@@ -433,8 +487,35 @@ fn perform(
                     |_, verdict, line| report.push((verdict, line)),
                 )
                 .await;
+                // What settles each unknown one is said with it, and each is looked up again
+                // in the background until it is known.
+                let unknown: Vec<usize> = report
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, (verdict, _))| *verdict == Verdict::Unknown)
+                    .map(|(index, _)| index)
+                    .collect();
+                for (index, action) in unknown.iter().zip(&tally.unknown) {
+                    let command = actions::settle_command(
+                        std::slice::from_ref(action),
+                        action.request(),
+                        &reason,
+                        session.tenant_scope(),
+                    );
+                    report[*index]
+                        .1
+                        .push_str(&format!(" — to settle: {command}"));
+                    settle_later(
+                        &session,
+                        action,
+                        tally.backend_of(action),
+                        dialog,
+                        *index,
+                        &results,
+                    );
+                }
                 // Read your own writes: polls of a standby wait for it to hold what was written.
-                let replica = session.reads().replay_mark(tally.audit_ids).await;
+                let replica = session.reads().replay_mark(tally.audit_ids.clone()).await;
                 let _ = results.send(Event::Applied {
                     dialog,
                     results: report,

@@ -408,7 +408,7 @@ async fn an_apply_stalled_at_commit_ends_at_its_deadline_and_is_resolved_by_requ
     .expect("an answer");
 
     // The stalled transaction was ended, so the lookup can say for certain: not applied.
-    let Outcome::Interrupted { why, found } = &outcome else {
+    let Outcome::Interrupted { why, found, .. } = &outcome else {
         panic!("{outcome:?}")
     };
     assert!(why.contains("deadline of 0.5s"), "{why}");
@@ -441,7 +441,7 @@ async fn an_apply_stalled_at_commit_ends_at_its_deadline_and_is_resolved_by_requ
     let _ = stop.send(());
     let outcome = waiting.await.expect("task").expect("an answer");
     assert!(
-        matches!(&outcome, Outcome::Interrupted { why, found: Lookup::NotApplied } if why == "you stopped waiting"),
+        matches!(&outcome, Outcome::Interrupted { why, found: Lookup::NotApplied, .. } if why == "you stopped waiting"),
         "{outcome:?}"
     );
     assert_eq!(fixture::audit_count(&db.pool).await, 0);
@@ -514,12 +514,20 @@ async fn a_frozen_server_is_reported_unknown_with_its_backend_and_resolved_once_
     let outcome = applying.await.expect("task").expect("an answer");
     signal("-CONT", pid);
 
+    let Outcome::Interrupted {
+        why,
+        found,
+        backend: kept,
+    } = &outcome
+    else {
+        panic!("interrupted: {outcome:?}");
+    };
+    assert_eq!(why, "no answer within the deadline of 1s");
+    assert_eq!(found, &Lookup::StillOpen { backend_pid: pid });
     assert_eq!(
-        outcome,
-        Outcome::Interrupted {
-            why: "no answer within the deadline of 1s".into(),
-            found: Lookup::StillOpen { backend_pid: pid },
-        }
+        kept.map(|b| b.pid),
+        Some(pid),
+        "the attempt's transaction is kept"
     );
     let (verdict, sentence) = actions::sentence(&action, &Ok(outcome), &session.names());
     assert_eq!(verdict, Verdict::Unknown);
@@ -593,4 +601,62 @@ async fn a_young_lease_is_not_removed_without_force_and_its_plan_shows_the_evide
         .expect("apply");
     assert!(matches!(outcome, Outcome::Applied(_)), "{outcome:?}");
     assert_eq!(fixture::audit_outcomes(&db.pool).await, ["applied_forced"]);
+}
+
+/// In the live console, an action whose commit froze is shown unknown with the command that
+/// settles it; once the server resumes, the console looks the request up again by itself,
+/// shows what became of it in the dialog and the status line, and logs it.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_live_console_settles_an_unknown_outcome_by_itself_once_the_server_resumes() {
+    let (db, _session, _job, _) = stalled_cancel("frozen in the console", 1.5, "queued").await;
+    let logs = tempfile::tempdir().expect("log dir");
+    let log_dir = logs.path().to_str().expect("utf-8").to_string();
+    let mut console = common::pty::Console::start(
+        &[
+            "watch",
+            "--database-url",
+            &db.url(),
+            "--apply-deadline-secs",
+            "1",
+        ],
+        &[("BOOTSTRAP_CONSOLE_LOG_DIR", &log_dir)],
+        120,
+        40,
+    );
+    console.wait_ready("READ-WRITE", 20);
+    console.wait_for("queued", 20);
+    console.send("c");
+    console.wait_for("will change", 10);
+    console.reason_and_yes("frozen in the console");
+    let backend = stalled_backend(&db).await;
+    assert!(
+        can_signal(backend.pid),
+        "this test freezes a server process: run it as root or as the server's user, on this host"
+    );
+    signal("-STOP", backend.pid);
+    let unknown = console.wait_for("outcome unknown", 30);
+    let unknown = if unknown.contains("to settle:") {
+        unknown
+    } else {
+        console.wait_for("to settle:", 10)
+    };
+    signal("-CONT", backend.pid);
+    assert!(unknown.contains("--request-id"), "{unknown}");
+    assert!(unknown.contains("--dry-run"), "{unknown}");
+    let settled = console.wait_until("the outcome to be settled", 60, |s| {
+        !s.contains("outcome unknown")
+            && (s.contains("not applied") || s.contains("cancel applied"))
+    });
+    let audits = fixture::audit_count(&db.pool).await;
+    let said = if audits == 1 {
+        "cancel applied"
+    } else {
+        "not applied"
+    };
+    assert!(settled.contains(said), "{audits} audit records:\n{settled}");
+    let log = std::fs::read_to_string(logs.path().join("console.log")).expect("the log");
+    assert!(log.contains("settled:"), "{log}");
+    console.send("\r");
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
 }

@@ -74,6 +74,7 @@ async fn apply_or_look_up(
                 return Ok(Outcome::Interrupted {
                     why: locked.to_string(),
                     found,
+                    backend: None,
                 });
             }
             Err(e) if !e.is_definite() => format!("the connection failed ({e})"),
@@ -101,10 +102,15 @@ async fn apply_or_look_up(
             return Ok(Outcome::Interrupted {
                 why: format!("{why}; looking it up failed too ({e})"),
                 found: Lookup::Unreachable,
+                backend: backend.get(),
             });
         }
     };
-    Ok(Outcome::Interrupted { why, found })
+    Ok(Outcome::Interrupted {
+        why,
+        found,
+        backend: backend.get(),
+    })
 }
 
 /// Looks `action`'s request up: ends its abandoned transaction (`backend`, when it got that

@@ -20,6 +20,7 @@ mod pipeline;
 mod precondition;
 mod remove_lease;
 mod retry;
+pub(crate) mod settle;
 
 pub use action::{
     Action, BootstrapAction, BootstrapKind, Kind, LeaseRemoval, RequestId, SeenBootstrap,
@@ -30,6 +31,7 @@ pub use confirmation::Confirmation;
 pub use outcome::{Applied, Change, Lookup, Outcome, Plan, Verdict, sentence};
 pub use pipeline::{Planned, Tally, apply_each, plan_all};
 pub(crate) use pipeline::{confirmation_of, to_apply};
+pub use settle::settle_command;
 
 pub use super::refusal::{MAX_REASON_CHARS, Refusal};
 use super::session::Session;

@@ -120,10 +120,12 @@ pub enum Outcome {
         audit_id: i64,
     },
     Refused(Refusal),
-    /// No answer came (`why`); the lookup by request id found this.
+    /// No answer came (`why`); the lookup by request id found this. `backend` is the
+    /// attempt's transaction, when it got that far: what a later lookup must see end.
     Interrupted {
         why: String,
         found: Lookup,
+        backend: Option<crate::store::write::Backend>,
     },
 }
 
@@ -186,7 +188,7 @@ pub fn sentence(
         Ok(Outcome::Refused(refusal)) => {
             (Verdict::Refused, format!("{target}: refused — {refusal}"))
         }
-        Ok(Outcome::Interrupted { why, found }) => match found {
+        Ok(Outcome::Interrupted { why, found, .. }) => match found {
             Lookup::Applied { audit_id } => (
                 Verdict::Applied,
                 format!(

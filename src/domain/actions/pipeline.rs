@@ -77,9 +77,17 @@ pub struct Tally {
     pub(crate) audit_ids: Vec<i64>,
     /// The audit chain's head after the last action applied (printed, to be kept).
     pub(crate) chain_head: Option<ChainHead>,
+    /// The transactions of the unknown ones that got that far, by action id: what a later
+    /// lookup must see end ([`super::resolve`]).
+    pub(crate) backends: std::collections::HashMap<uuid::Uuid, crate::store::write::Backend>,
 }
 
 impl Tally {
+    /// The transaction of an action whose outcome is unknown, when it began one.
+    pub fn backend_of(&self, action: &Action) -> Option<crate::store::write::Backend> {
+        self.backends.get(&action.action_id()).copied()
+    }
+
     fn count(&mut self, action: &Action, verdict: Verdict, result: &Result<Outcome, ActionError>) {
         match result {
             Ok(Outcome::Applied(applied)) => {
@@ -90,6 +98,12 @@ impl Tally {
                 found: Lookup::Applied { audit_id },
                 ..
             }) => self.audit_ids.push(*audit_id),
+            Ok(Outcome::Interrupted {
+                backend: Some(backend),
+                ..
+            }) => {
+                self.backends.insert(action.action_id(), *backend);
+            }
             _ => {}
         }
         match verdict {

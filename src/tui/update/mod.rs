@@ -44,6 +44,14 @@ pub enum Event {
         /// shows what was done.
         replica: Option<ReplayMark>,
     },
+    /// An action of the dialog whose outcome was unknown was looked up again and is known
+    /// now: result `index` of its dialog becomes `line`.
+    Settled {
+        dialog: u64,
+        index: usize,
+        verdict: Verdict,
+        line: String,
+    },
     Tick(Instant),
     /// The ledger check's progress: (bootstraps checked, bootstraps in scope).
     HealthProgress(i64, i64),
@@ -201,6 +209,22 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
                 effects.clear();
             }
             effects
+        }
+        Event::Settled {
+            dialog,
+            index,
+            verdict,
+            line,
+        } => {
+            if let Overlay::Dialog(d) = &mut app.overlay
+                && d.id == dialog
+                && let Stage::Done(results) = &mut d.stage
+                && let Some(result) = results.get_mut(index)
+            {
+                *result = (verdict, line.clone());
+            }
+            app.say(line, verdict != Verdict::Applied);
+            vec![Effect::Poller(poller::Instruction::PollNow)]
         }
         Event::Key(key) => on_key(app, key),
     }

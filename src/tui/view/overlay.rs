@@ -164,7 +164,8 @@ fn result_lines<'a>(results: &'a [(Verdict, String)], ascii: bool, theme: &Theme
         };
         lines.push(Line::from(vec![
             Span::styled(mark, style),
-            Span::styled(text::clean(sentence, 300), style),
+            // Long enough for an unknown one's settle command, whole ids and reason included.
+            Span::styled(text::clean(sentence, 800), style),
         ]));
     }
     lines
