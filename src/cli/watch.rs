@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::{DisplayArgs, Failure, StopSignals, WatchArgs, exit};
 use crate::domain::session::{Session, SessionOptions};
 use crate::domain::text;
+use crate::topology::OpenError;
 use crate::tui;
 
 pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
@@ -26,11 +27,20 @@ pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
         },
     )
     .await?;
-    if let Some(read) = read
-        && let Err(e) = session.add_reader(&read).await
-    {
-        session.close().await;
-        return Err(e.into());
+    if let Some(read) = read {
+        match session.add_reader(&read).await {
+            Ok(()) => {}
+            // A standby that is down now is waited for, as one lost later is: the console
+            // starts on the primary and says so.
+            Err(OpenError::Connect(e)) if e.is_unreachable() => {
+                tracing::warn!("{e}; polls read the primary until it answers");
+                session.add_reader_not_answering(&read).await;
+            }
+            Err(e) => {
+                session.close().await;
+                return Err(e.into());
+            }
+        }
     }
     if let (Some(tenant), Some(found)) =
         (session.tenant_scope(), session.reads().scope_match().await?)

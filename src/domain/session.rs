@@ -69,6 +69,11 @@ impl Session {
         })
     }
 
+    /// Polls read `target` once it answers (see [`TopologyHandle::add_reader_not_answering`]).
+    pub async fn add_reader_not_answering(&mut self, target: &Target) {
+        self.topology.add_reader_not_answering(target).await;
+    }
+
     /// Polls and reports read `target` from now on (see [`TopologyHandle::add_reader`]).
     pub async fn add_reader(&mut self, target: &Target) -> Result<(), OpenError> {
         self.topology.add_reader(target).await

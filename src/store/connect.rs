@@ -267,6 +267,15 @@ impl Target {
             .map_err(|e| ConnectError::classify(self, e))
     }
 
+    /// A pool that connects only when first used: for a standby that does not answer yet,
+    /// asked again later.
+    pub(crate) fn lazy_pool(&self, max_connections: u32) -> PgPool {
+        PgPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(CONNECT_TIMEOUT)
+            .connect_lazy_with(self.options())
+    }
+
     /// Connects once before a pool is made, so that a database that is not there is said
     /// within a second, with its cause, instead of "pool timed out" after the pool's retries.
     async fn probe(&self, options: PgConnectOptions) -> Result<(), ConnectError> {

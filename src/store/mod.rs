@@ -212,6 +212,17 @@ pub(crate) async fn find_primary(listed: &Target, in_use: &Db) -> Option<Db> {
     None
 }
 
+/// The standby `target` names, which does not answer now: a handle whose pool connects when
+/// first used, with the catalog of `primary` (a standby's is its primary's).
+pub(crate) fn standby_not_answering(target: &Target, primary: &Db) -> Db {
+    Db::new(
+        target.lazy_pool(POOL_SIZE),
+        target.clone(),
+        *primary.layout(),
+        true,
+    )
+}
+
 /// Which of several listed hosts a connection wants.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Wanted {

@@ -137,9 +137,17 @@ impl Topology {
             .collect()
     }
 
-    /// What is wrong with the read target, as one sentence: it is a primary, not a standby.
+    /// What is wrong with the read target, as one sentence: it does not answer, or it is a
+    /// primary, not a standby.
     pub(crate) fn reader_warning(&self) -> Option<String> {
         let reader = self.reader.as_ref()?;
+        if reader.down {
+            return Some(format!(
+                "the standby named by --read-url ({}) does not answer: polls read the primary \
+                 until it does",
+                reader.db.host()
+            ));
+        }
         (!reader.db.is_standby()).then(|| {
             format!(
                 "polls read a primary, not a standby: --read-url names {}",
@@ -245,13 +253,25 @@ impl TopologyHandle {
             opened.db.close().await;
             return Err(refusal);
         }
+        self.send_reader(opened.db, false).await;
+        Ok(())
+    }
+
+    /// Takes `target` as where polls read although it does not answer now: polls read the
+    /// primary until it answers and has caught up, asked again every few seconds, as for a
+    /// standby lost later ([`Topology::reader_warning`] says so).
+    pub async fn add_reader_not_answering(&mut self, target: &Target) {
+        let db = crate::store::standby_not_answering(target, self.now().primary());
+        self.send_reader(db, true).await;
+    }
+
+    async fn send_reader(&mut self, db: Db, down: bool) {
         let (added, done) = tokio::sync::oneshot::channel();
         let _ = self
             .reports
-            .send(task::Message::AddReader(Box::new(opened.db), added));
+            .send(task::Message::AddReader(Box::new(db), down, added));
         let _ = done.await;
         self.snapshots.mark_unchanged();
-        Ok(())
     }
 
     /// Closes every server's sessions, so the server sees each end cleanly (no "connection to

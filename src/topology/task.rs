@@ -25,8 +25,9 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(2);
 
 pub(super) enum Message {
     Report(Report),
-    /// Polls read this server from now on; answered once it is published.
-    AddReader(Box<Db>, oneshot::Sender<()>),
+    /// Polls read this server from now on (or, when it is down, once it answers and has
+    /// caught up); answered once it is published.
+    AddReader(Box<Db>, bool, oneshot::Sender<()>),
 }
 
 struct Task {
@@ -92,10 +93,10 @@ impl Task {
     async fn run(mut self, mut inbox: mpsc::UnboundedReceiver<Message>) {
         while let Some(message) = inbox.recv().await {
             match message {
-                Message::AddReader(db, added) => {
+                Message::AddReader(db, down, added) => {
                     self.reader = Some(Reader {
                         db: *db,
-                        down: false,
+                        down,
                         promoted: false,
                     });
                     self.publish();

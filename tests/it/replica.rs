@@ -721,3 +721,30 @@ async fn once_the_polled_standby_is_promoted_the_old_primary_is_not_acted_on() {
     assert_eq!(fixture::audit_count(&pair.primary).await, 0);
     assert_eq!(fixture::audit_count(&pair.standby).await, 0);
 }
+
+/// A `--read-url` standby that is down when `watch` starts: the console starts on the primary
+/// and says so, as it does for a standby lost later, and moves its polls to the standby once
+/// it answers and has caught up.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_standby_down_at_start_is_waited_for_and_polls_move_to_it_once_it_answers() {
+    let mut pair = Pair::start().await;
+    fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
+    pair.replayed().await;
+    pair.standby.close().await;
+    let standby = pair.sandbox.standby_mut().expect("a standby");
+    tokio::task::block_in_place(|| standby.stop_server()).expect("stop the standby");
+    let (primary, standby_url) = (pair.primary_url(), pair.standby_url());
+    let mut console = watch(&primary, &standby_url, 140);
+    let screen = console.wait_for("FAILED", 30);
+    let screen = if screen.contains("does not answer") {
+        screen
+    } else {
+        console.wait_for("does not answer", 10)
+    };
+    assert!(screen.contains("READ-WRITE"), "{screen}");
+    let standby = pair.sandbox.standby_mut().expect("a standby");
+    tokio::task::block_in_place(|| standby.start_server()).expect("start the standby");
+    console.wait_for("standby in sync", 60);
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+}
