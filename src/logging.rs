@@ -48,22 +48,33 @@ fn private_log(dir: &std::path::Path) -> std::io::Result<()> {
         .create(dir)?;
     let chosen = std::env::var_os("BOOTSTRAP_CONSOLE_LOG_DIR").is_some_and(|d| !d.is_empty());
     let ours = |meta: &std::fs::Metadata| meta.uid() == nix::unistd::geteuid().as_raw();
-    if existed && !chosen && ours(&std::fs::metadata(dir)?) {
+    let refused = |what: &str| std::io::Error::other(format!("{what} belongs to another user"));
+    if existed && !chosen {
+        // A default directory someone else made (the temp directory's, say) is not written
+        // to: its owner could read the log.
+        if !ours(&std::fs::metadata(dir)?) {
+            return Err(refused("the log directory"));
+        }
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     }
+    // Never through a link someone planted, never into a file someone else owns.
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(dir.join("console.log"))?;
     let meta = file.metadata()?;
-    if ours(&meta) && meta.mode() & 0o077 != 0 {
+    if !ours(&meta) {
+        return Err(refused("the log file"));
+    }
+    if meta.mode() & 0o077 != 0 {
         file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     }
     Ok(())
 }
 
-/// Starts writing `console.log` in [`log_dir`]; keep the guard until the process ends so the
+/// Starts writing `console.log` in [`log_dir`] (see [`private_log`]); keep the guard until the process ends so the
 /// last lines are flushed. `RUST_LOG` overrides the default filter. Returns `None` (logging
 /// off) when the directory cannot be created.
 pub fn init() -> Option<WorkerGuard> {

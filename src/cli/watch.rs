@@ -64,7 +64,7 @@ pub(super) async fn run_console(
     let ended = ended?;
     for line in &ended.unfinished {
         // The terminal's character set still holds after the screen is left.
-        let line = text::in_ascii(ascii, || text::clean(line, 400));
+        let line = text::in_ascii(ascii, || text::clean(line, 1000));
         super::say(&format!("bootstrap-console: {line}"));
     }
     Ok(ExitCode::from(if ended.unknown {

@@ -1,5 +1,5 @@
 //! A private PgBouncer in front of a private cluster: how a deployment behind a connection
-//! pooler is tried, by the tests and by anyone with `sandbox --pooler`.
+//! pooler is tried by the tests.
 //!
 //! It runs like the private PostgreSQL (see [`super::cluster`]): in a fresh directory under
 //! `/tmp`, as the unprivileged `postgres` account when this process is root (PgBouncer refuses

@@ -466,7 +466,14 @@ impl ConnectError {
 /// server's `HTTP/1.1 …` read as a PostgreSQL message). `None` for other failures.
 fn not_postgresql(error: &sqlx::Error) -> Option<String> {
     match error {
-        sqlx::Error::Protocol(said) => Some(said.split(" (").next().unwrap_or(said).to_string()),
+        // Only the answers no PostgreSQL gives: its authentication failures are protocol
+        // errors too, and a real server.
+        sqlx::Error::Protocol(said)
+            if said.starts_with("unexpected response from SSLRequest")
+                || said.contains("unexpected message") =>
+        {
+            Some(said.split(" (").next().unwrap_or(said).to_string())
+        }
         sqlx::Error::Io(io) if io.kind() == std::io::ErrorKind::UnexpectedEof => {
             let said = io.to_string();
             let claimed: u64 = said

@@ -57,6 +57,21 @@ WHERE l.granted AND l.mode = 'AccessExclusiveLock' AND l.pid <> pg_backend_pid()
 ORDER BY a.xact_start NULLS LAST
 LIMIT 3";
 
+/// An ACCESS EXCLUSIVE request still waiting on a ledger table (an `ALTER TABLE` queued behind
+/// a long transaction): reads queue behind it, so it and what it waits for are the holders.
+const WAITING_SQL: &str =
+    "SELECT l.pid, a.usename::text AS role, a.application_name AS application,
+       extract(epoch FROM now() - a.query_start)::float8 AS held_secs,
+       l.mode, c.relname::text AS relation, pg_blocking_pids(l.pid) AS blockers
+FROM pg_locks l
+JOIN pg_class c ON c.oid = l.relation
+LEFT JOIN pg_stat_activity a ON a.pid = l.pid
+WHERE NOT l.granted AND l.mode = 'AccessExclusiveLock' AND l.pid <> pg_backend_pid()
+  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND c.relname = ANY($1)
+ORDER BY a.query_start NULLS LAST
+LIMIT 1";
+
 /// Who holds a ledger table so that reads wait (ACCESS EXCLUSIVE: an `ALTER TABLE`, a
 /// `LOCK TABLE`, a `VACUUM FULL`), as a sentence; `None` when nobody does (or it cannot be
 /// asked).
@@ -77,7 +92,46 @@ pub(crate) async fn table_holders(db: &Db) -> Option<String> {
             )
         })
         .collect();
-    (!said.is_empty()).then(|| said.join("; "))
+    if !said.is_empty() {
+        return Some(said.join("; "));
+    }
+    waiting_holder(db).await
+}
+
+/// [`WAITING_SQL`] as a sentence: who waits to take the table, and behind whom.
+async fn waiting_holder(db: &Db) -> Option<String> {
+    let row: Option<sqlx::postgres::PgRow> =
+        read_tx!(db, |c| crate::store::sql::query(WAITING_SQL)
+            .bind(&LEDGER_TABLES[..])
+            .fetch_optional(c))
+        .ok()?;
+    let row = row?;
+    let holder = <Holder as sqlx::FromRow<_>>::from_row(&row).ok()?;
+    let blockers: Vec<i32> = sqlx::Row::try_get(&row, "blockers").unwrap_or_default();
+    let behind = blockers
+        .iter()
+        .map(|pid| format!("pid {pid}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    // Who to ask first: the waiter, what it waits for, and behind whom; then who it is.
+    let clean = |text: &Option<String>| crate::text::clean(text.as_deref().unwrap_or("?"), 64);
+    Some(format!(
+        "pid {} waits{} for {} on {}{} (role {}, application {:?})",
+        holder.pid,
+        holder.held_secs.map_or(String::new(), |s| format!(
+            " {}s",
+            s.max(0.0).round() as u64
+        )),
+        mode_words(&holder.mode),
+        clean(&holder.relation),
+        if behind.is_empty() {
+            String::new()
+        } else {
+            format!(" behind {behind}")
+        },
+        clean(&holder.role),
+        clean(&holder.application)
+    ))
 }
 
 /// `AccessExclusiveLock` as `LOCK TABLE` spells it: `ACCESS EXCLUSIVE`.

@@ -314,11 +314,17 @@ async fn finish_applying(
     waiting: &mut Waiting,
     inbox: &mut mpsc::UnboundedReceiver<Event>,
 ) -> Ended {
+    // Results still unknown from earlier requests: said with what settles them.
+    let unsettled = Ended {
+        unfinished: app.unsettled.values().cloned().collect(),
+        unknown: !app.unsettled.is_empty(),
+        why: String::new(),
+    };
     let Overlay::Dialog(d) = &app.overlay else {
-        return Ended::default();
+        return unsettled;
     };
     if d.stage != Stage::Applying {
-        return Ended::default();
+        return unsettled;
     }
     let (id, request) = (d.id, d.request);
     tracing::warn!("quit while request {request} was being applied; looking it up");
@@ -349,7 +355,8 @@ async fn finish_applying(
         None => Ended {
             unfinished: vec![format!(
                 "request {request} was being applied when the console quit and its outcome is \
-                 unknown: `--request-id {request} --dry-run` on the same command tells"
+                 unknown: `{}` tells",
+                actions::settle_command(&d.actions, request, &d.reason, None)
             )],
             unknown: true,
             why: String::new(),
@@ -357,31 +364,38 @@ async fn finish_applying(
     }
 }
 
-/// How often an unknown outcome is looked up again, and for how long.
-const SETTLE_EVERY: Duration = Duration::from_secs(3);
+/// How soon an unknown outcome is looked up again (doubling up to the longest), and for how
+/// long in all.
+const SETTLE_FIRST: Duration = Duration::from_secs(3);
+const SETTLE_LONGEST: Duration = Duration::from_secs(30);
 const SETTLE_FOR: Duration = Duration::from_secs(15 * 60);
 
-/// Looks `action` up by its request id until it is known to be applied or not, then reports
-/// it as [`Event::Settled`] and logs it. The attempt's transaction (`backend`) is ended first
-/// when it is still open: a stalled commit never commits later behind the operator's back.
-fn settle_later(
+/// Looks the unknown results of a dialog up by request id — one after another, one lookup
+/// connection at a time, less often the longer it takes — until each is known to be applied
+/// or not, reporting each as [`Event::Settled`] and logging it. An attempt's transaction
+/// (`backend`) still open is ended first: a stalled commit never commits later behind the
+/// operator's back.
+async fn settle_later(
     session: &Session,
-    action: &actions::Action,
-    backend: Option<crate::store::write::Backend>,
     dialog: u64,
-    index: usize,
+    mut pending: Vec<(usize, actions::Action, Option<crate::store::write::Backend>)>,
     results: &mpsc::UnboundedSender<Event>,
 ) {
-    let (session, action, results) = (session.clone(), action.clone(), results.clone());
-    tokio::spawn(async move {
-        let started = Instant::now();
-        while started.elapsed() < SETTLE_FOR && !results.is_closed() {
-            tokio::time::sleep(SETTLE_EVERY).await;
-            let found = match actions::resolve(&session, &action, backend).await {
+    let started = Instant::now();
+    let mut wait = SETTLE_FIRST;
+    while !pending.is_empty() && started.elapsed() < SETTLE_FOR && !results.is_closed() {
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(SETTLE_LONGEST);
+        let mut still = Vec::new();
+        for (index, action, backend) in pending {
+            let found = match actions::resolve(session, &action, backend).await {
                 Ok(found @ (actions::Lookup::Applied { .. } | actions::Lookup::NotApplied)) => {
                     found
                 }
-                Ok(_) | Err(_) => continue,
+                Ok(_) | Err(_) => {
+                    still.push((index, action, backend));
+                    continue;
+                }
             };
             let outcome = Ok(actions::Outcome::Interrupted {
                 why: "its answer never came".into(),
@@ -400,15 +414,17 @@ fn settle_later(
                 verdict,
                 line,
             });
-            return;
         }
+        pending = still;
+    }
+    for (_, action, _) in &pending {
         tracing::warn!(
             "request {} of {}: outcome still unknown after {} min of lookups",
             action.request(),
             action.subject_id(),
             started.elapsed().as_secs() / 60
         );
-    });
+    }
 }
 
 /// The applies in flight, by dialog: telling one to stop waiting.
@@ -487,32 +503,26 @@ fn perform(
                     |_, verdict, line| report.push((verdict, line)),
                 )
                 .await;
-                // What settles each unknown one is said with it, and each is looked up again
-                // in the background until it is known.
-                let unknown: Vec<usize> = report
+                // What settles each unknown one is said with it; after the results are out,
+                // they are looked up again in the background until each is known.
+                let mut pending = Vec::new();
+                let unknown = report
                     .iter()
                     .enumerate()
                     .filter(|(_, (verdict, _))| *verdict == Verdict::Unknown)
                     .map(|(index, _)| index)
-                    .collect();
-                for (index, action) in unknown.iter().zip(&tally.unknown) {
+                    .collect::<Vec<_>>();
+                for (index, action) in unknown.into_iter().zip(&tally.unknown) {
                     let command = actions::settle_command(
                         std::slice::from_ref(action),
                         action.request(),
                         &reason,
                         session.tenant_scope(),
                     );
-                    report[*index]
+                    report[index]
                         .1
                         .push_str(&format!(" — to settle: {command}"));
-                    settle_later(
-                        &session,
-                        action,
-                        tally.backend_of(action),
-                        dialog,
-                        *index,
-                        &results,
-                    );
+                    pending.push((index, action.clone(), tally.backend_of(action)));
                 }
                 // Read your own writes: polls of a standby wait for it to hold what was written.
                 let replica = session.reads().replay_mark(tally.audit_ids.clone()).await;
@@ -521,6 +531,9 @@ fn perform(
                     results: report,
                     replica,
                 });
+                if !pending.is_empty() {
+                    settle_later(&session, dialog, pending, &results).await;
+                }
             });
         }
         Effect::CheckHealth => {

@@ -3,12 +3,10 @@
 
 use crate::common;
 
-use bootstrap_console::sandbox::PrivateCluster;
 use bootstrap_console::store::schema;
 use common::TestDb;
 use common::cli::{assert_one_sentence, on, run, stderr, stdout};
 use common::fixture::{self, JobSpec};
-use sqlx::{ConnectOptions, Connection};
 
 async fn every_situation(db: &TestDb) -> Vec<fixture::Job> {
     let spec = |state| JobSpec::new("tenant-a", state);
@@ -485,46 +483,7 @@ async fn bad_connections_and_bad_input_get_one_sentence_a_code_and_no_write() {
 
 #[tokio::test]
 async fn a_wrong_password_is_a_login_refusal_that_never_shows_the_password() {
-    let cluster = tokio::task::spawn_blocking(PrivateCluster::start)
-        .await
-        .expect("join")
-        .expect("a cluster that checks passwords");
-    let mut admin = cluster
-        .connect_options("postgres")
-        .connect()
-        .await
-        .expect("admin");
-    sqlx::raw_sql("CREATE ROLE ops LOGIN PASSWORD 'right-one'")
-        .execute(&mut admin)
-        .await
-        .expect("role");
-    let hba = cluster.socket_dir().join("data/pg_hba.conf");
-    std::fs::write(
-        &hba,
-        "local all postgres trust\nlocal all all scram-sha-256\n",
-    )
-    .expect("pg_hba");
-    sqlx::raw_sql("SELECT pg_reload_conf()")
-        .execute(&mut admin)
-        .await
-        .expect("reload");
-    admin.close().await.expect("close");
-    // The reload is asynchronous: wait until the server checks passwords.
-    let wrong = cluster
-        .connect_options("postgres")
-        .username("ops")
-        .password("wr0ng-secret");
-    common::until("the server checks passwords", 30, || async {
-        match wrong.connect().await {
-            Ok(conn) => {
-                let _ = conn.close().await;
-                false
-            }
-            Err(_) => true,
-        }
-    })
-    .await;
-
+    let cluster = common::password_cluster().await;
     let url = cluster
         .url("postgres")
         .replace("postgres@", "ops:wr0ng-secret@");

@@ -7,11 +7,9 @@ use crate::common;
 
 use std::io::{Read, Write};
 
-use bootstrap_console::sandbox::PrivateCluster;
 use common::TestDb;
 use common::cli::{assert_one_sentence, run, run_with_env, stderr, stdout};
 use common::fixture::{self, JobSpec};
-use sqlx::{ConnectOptions, Connection};
 
 /// With nothing named, psql's defaults: the local socket directory, the operating system's
 /// user, and the database named after it — and the sentence says where it tried.
@@ -163,43 +161,7 @@ fn a_port_where_something_else_answers_is_named_as_not_postgresql() {
 /// A server that asks for a password nobody gave: the sentence says where passwords come from.
 #[tokio::test]
 async fn a_password_never_given_is_said_with_where_passwords_come_from() {
-    let cluster = tokio::task::spawn_blocking(PrivateCluster::start)
-        .await
-        .expect("join")
-        .expect("a cluster that checks passwords");
-    let mut admin = cluster
-        .connect_options("postgres")
-        .connect()
-        .await
-        .expect("admin");
-    sqlx::raw_sql("CREATE ROLE ops LOGIN PASSWORD 'right-one'")
-        .execute(&mut admin)
-        .await
-        .expect("role");
-    std::fs::write(
-        cluster.socket_dir().join("data/pg_hba.conf"),
-        "local all postgres trust\nlocal all all scram-sha-256\n",
-    )
-    .expect("pg_hba");
-    sqlx::raw_sql("SELECT pg_reload_conf()")
-        .execute(&mut admin)
-        .await
-        .expect("reload");
-    admin.close().await.expect("close");
-    let wrong = cluster
-        .connect_options("postgres")
-        .username("ops")
-        .password("wrong");
-    common::until("the server checks passwords", 30, || async {
-        match wrong.connect().await {
-            Ok(conn) => {
-                let _ = conn.close().await;
-                false
-            }
-            Err(_) => true,
-        }
-    })
-    .await;
+    let cluster = common::password_cluster().await;
     let home = tempfile::tempdir().expect("home");
     let home = home.path().to_string_lossy().into_owned();
     let url = cluster.url("postgres").replace("postgres@", "ops@");

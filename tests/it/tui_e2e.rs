@@ -455,7 +455,7 @@ async fn a_locked_ledger_is_said_with_its_holder_not_as_reconnecting() {
     let mut console = Console::start(
         &["watch", "--database-url", &db.url(), "--interval", "1"],
         &[],
-        120,
+        180,
         30,
     );
     console.wait_ready("READ-WRITE", 20);
@@ -481,6 +481,33 @@ async fn a_locked_ledger_is_said_with_its_holder_not_as_reconnecting() {
         .execute(&mut holder)
         .await
         .expect("let go");
+    console.wait_until("the board to be live again", 30, |s| {
+        !s.contains("ledger locked") && s.contains("live")
+    });
+    // The usual case: an ALTER waits behind a long transaction, and reads queue behind it.
+    let mut long = db.connect().await;
+    sqlx::raw_sql("BEGIN; SELECT count(*) FROM legacy_space_publication_bootstraps")
+        .execute(&mut long)
+        .await
+        .expect("a long transaction");
+    let alter = tokio::spawn(async move {
+        let _ = sqlx::raw_sql(
+            "BEGIN; LOCK TABLE legacy_space_publication_bootstraps IN ACCESS EXCLUSIVE MODE; \
+             ROLLBACK",
+        )
+        .execute(&mut holder)
+        .await;
+        holder
+    });
+    let screen = console.wait_until("the ALTER that waits, named", 30, |s| {
+        s.contains("for ACCESS EXCLUSIVE on") && s.contains("behind pid")
+    });
+    assert!(screen.contains("behind pid"), "{screen}");
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut long)
+        .await
+        .expect("end the long transaction");
+    alter.await.expect("the ALTER's turn");
     console.wait_until("the board to be live again", 30, |s| {
         !s.contains("ledger locked") && s.contains("live")
     });

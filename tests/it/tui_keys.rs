@@ -1169,3 +1169,34 @@ fn behind_the_too_small_screen_keys_act_on_nothing_and_q_quits() {
     press(&mut app, KeyCode::Char('q'));
     assert!(app.app.should_quit, "q quits, as the screen says");
 }
+
+/// An unknown result stays among what the console says at quit until it is settled; a settled
+/// one replaces its line in the dialog.
+#[test]
+fn an_unknown_result_is_kept_for_the_quit_until_it_is_settled() {
+    let mut app = app();
+    let dialog = open_dialog(&mut app, 'r');
+    app.update(Event::Applied {
+        dialog,
+        results: vec![(
+            Verdict::Unknown,
+            "space 1: outcome unknown — to settle: bootstrap-console retry …".into(),
+        )],
+        replica: None,
+    });
+    assert_eq!(app.app.unsettled.len(), 1);
+    app.update(Event::Settled {
+        dialog,
+        index: 0,
+        verdict: Verdict::Failed,
+        line: "space 1: not applied".into(),
+    });
+    assert!(app.app.unsettled.is_empty());
+    let Overlay::Dialog(d) = &app.app.overlay else {
+        panic!("the dialog is open");
+    };
+    assert_eq!(
+        d.stage,
+        Stage::Done(vec![(Verdict::Failed, "space 1: not applied".into())])
+    );
+}

@@ -56,9 +56,17 @@ pub enum ActionError {
 impl ActionError {
     /// Whether the database answered, so the transaction certainly did not commit; otherwise
     /// (a lost connection, say) it may have, and only a lookup can tell.
+    /// A connection the pooler lost under the transaction (`08…`, PgBouncer's "server conn
+    /// crashed?"), or a backend ended by an administrator or a shutdown (`57P0…`), may have
+    /// been in the middle of COMMIT: not definite either.
     pub(crate) fn is_definite(&self) -> bool {
         match self {
-            Self::Store(StoreError::Database(sqlx::Error::Database(_))) => true,
+            Self::Store(StoreError::Database(sqlx::Error::Database(db))) => {
+                let code = db.code().unwrap_or_default();
+                !(code.starts_with("08")
+                    || code.starts_with("57P0")
+                    || crate::store::connect::pooler_said(db.as_ref()).is_some())
+            }
             Self::Store(StoreError::Database(_)) | Self::Connect(_) => false,
             Self::Store(_) | Self::Row(_) => true,
         }

@@ -295,6 +295,9 @@ pub struct App {
     /// Ctrl-L: the event loop clears the terminal and draws everything again (after another
     /// program wrote over the screen).
     pub repaint: bool,
+    /// Results whose outcome is still unknown, by (dialog, result): each line carries the
+    /// command that settles it, printed when the console quits before they are looked up.
+    pub unsettled: std::collections::BTreeMap<(u64, usize), String>,
 }
 
 impl App {
@@ -349,6 +352,7 @@ impl App {
             quit_armed: false,
             suspend: false,
             repaint: false,
+            unsettled: std::collections::BTreeMap::new(),
         }
     }
 

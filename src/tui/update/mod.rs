@@ -192,6 +192,11 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
                 None => poller::Instruction::PollNow,
             };
             let mut effects = vec![Effect::Poller(poll)];
+            for (index, (verdict, line)) in results.iter().enumerate() {
+                if *verdict == Verdict::Unknown {
+                    app.unsettled.insert((dialog, index), line.clone());
+                }
+            }
             if let Overlay::Dialog(d) = &mut app.overlay
                 && d.id == dialog
             {
@@ -216,6 +221,7 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             verdict,
             line,
         } => {
+            app.unsettled.remove(&(dialog, index));
             if let Overlay::Dialog(d) = &mut app.overlay
                 && d.id == dialog
                 && let Stage::Done(results) = &mut d.stage

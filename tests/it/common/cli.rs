@@ -13,34 +13,28 @@ pub fn run(args: &[&str]) -> Output {
 
 /// [`run`] with `LANG` set to `lang` (and nothing overriding it).
 pub fn run_in_locale(args: &[&str], lang: &str) -> Output {
-    run_with(args, lang, &[])
+    command(args, lang).output().expect("run the binary")
 }
 
 /// [`run`] without any `PG*` variable but `envs`, and with `HOME` where `envs` says (a home
 /// with no `.pgpass` or service file, unless the test put one there).
 pub fn run_with_env(args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let mut command = Command::new(BINARY);
+    let mut command = command(args, "C.UTF-8");
     for (name, _) in std::env::vars() {
         if name.starts_with("PG") {
             command.env_remove(name);
         }
     }
     command
-        .args(args)
-        .env("LANG", "C.UTF-8")
-        .env_remove("LC_ALL")
-        .env_remove("LC_CTYPE")
-        .env_remove("DATABASE_URL")
-        .env_remove("RUST_LOG")
-        .env("BOOTSTRAP_CONSOLE_LOG_DIR", super::pty::console_log_dir())
         .envs(envs.iter().copied())
-        .stdin(std::process::Stdio::null())
         .output()
         .expect("run the binary")
 }
 
-fn run_with(args: &[&str], lang: &str, envs: &[(&str, &str)]) -> Output {
-    Command::new(BINARY)
+/// The binary with `args`, under `lang`, with the environment a test controls.
+fn command(args: &[&str], lang: &str) -> Command {
+    let mut command = Command::new(BINARY);
+    command
         .args(args)
         .env("LANG", lang)
         .env_remove("LC_ALL")
@@ -49,10 +43,8 @@ fn run_with(args: &[&str], lang: &str, envs: &[(&str, &str)]) -> Output {
         // The log's default level: tests read what the console logs.
         .env_remove("RUST_LOG")
         .env("BOOTSTRAP_CONSOLE_LOG_DIR", super::pty::console_log_dir())
-        .envs(envs.iter().copied())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run the binary")
+        .stdin(std::process::Stdio::null());
+    command
 }
 
 pub fn on(db: &TestDb, args: &[&str]) -> Output {

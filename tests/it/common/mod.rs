@@ -94,6 +94,50 @@ pub struct OwnCluster {
     cluster: PrivateCluster,
 }
 
+/// A private cluster that checks passwords (scram) for every role but `postgres`, with role
+/// `ops` whose password is `right-one`.
+pub async fn password_cluster() -> PrivateCluster {
+    let cluster = tokio::task::spawn_blocking(PrivateCluster::start)
+        .await
+        .expect("join")
+        .expect("a cluster that checks passwords");
+    let mut admin = cluster
+        .connect_options("postgres")
+        .connect()
+        .await
+        .expect("admin");
+    sqlx::raw_sql("CREATE ROLE ops LOGIN PASSWORD 'right-one'")
+        .execute(&mut admin)
+        .await
+        .expect("role");
+    std::fs::write(
+        cluster.socket_dir().join("data/pg_hba.conf"),
+        "local all postgres trust\nlocal all all scram-sha-256\n",
+    )
+    .expect("pg_hba");
+    sqlx::raw_sql("SELECT pg_reload_conf()")
+        .execute(&mut admin)
+        .await
+        .expect("reload");
+    let _ = admin.close().await;
+    // The reload is asynchronous: wait until the server checks passwords.
+    let wrong = cluster
+        .connect_options("postgres")
+        .username("ops")
+        .password("wrong");
+    until("the server checks passwords", 30, || async {
+        match wrong.connect().await {
+            Ok(conn) => {
+                let _ = conn.close().await;
+                false
+            }
+            Err(_) => true,
+        }
+    })
+    .await;
+    cluster
+}
+
 impl OwnCluster {
     pub async fn start() -> Self {
         let cluster = tokio::task::spawn_blocking(PrivateCluster::start)
