@@ -184,6 +184,7 @@ pub(super) async fn bootstrap_action(
             tenant: args.filter.tenant.clone(),
             read_only: false,
             thresholds,
+            primary: args.confirm.primary.clone(),
         },
     )
     .await?;
@@ -305,6 +306,7 @@ pub(super) async fn remove_lease(args: &LeaseRemoveArgs) -> Result<ExitCode, Fai
             tenant: args.tenant.clone(),
             read_only: false,
             thresholds,
+            primary: args.confirm.primary.clone(),
         },
     )
     .await?;
@@ -376,7 +378,9 @@ impl Run {
 
     fn exit_code(&self) -> ExitCode {
         let tally = &self.tally;
-        ExitCode::from(if !tally.unknown.is_empty() {
+        ExitCode::from(if tally.primary_in_doubt {
+            exit::PRIMARY_IN_DOUBT
+        } else if !tally.unknown.is_empty() {
             exit::OUTCOME_UNKNOWN
         } else if tally.failed > 0 {
             exit::UNREACHABLE
@@ -453,6 +457,7 @@ impl Run {
         tally.failed += applied.failed;
         tally.unknown.extend(applied.unknown);
         tally.chain_head = applied.chain_head;
+        tally.primary_in_doubt = applied.primary_in_doubt;
         let tally = &self.tally;
         outln!(
             "{} applied{already}, {} refused{}{}",

@@ -361,6 +361,11 @@ pub(crate) struct ConfirmArgs {
     /// looked up by request id.
     #[arg(long, default_value_t = 15.0, allow_hyphen_values = true, value_parser = deadline_seconds)]
     pub(crate) apply_deadline_secs: f64,
+    /// Write to this listed host (host:port, or the host alone) even when the split-brain
+    /// guard refuses: several hosts answer as primaries, or this one is on a lower timeline
+    /// than one written to before. Audited as forced.
+    #[arg(long, value_name = "HOST")]
+    pub(crate) primary: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -54,6 +54,9 @@ pub enum Failure {
     ConsoleSchema(String),
     #[error("{0}")]
     Refused(String),
+    /// The split-brain guard refused the primary (see `topology::lineage`).
+    #[error("{0}")]
+    PrimaryInDoubt(String),
     /// The role may not run this command at all (the sentence says who may).
     #[error("{0}")]
     NotPermitted(String),
@@ -73,6 +76,7 @@ impl From<crate::domain::actions::ActionError> for Failure {
             ActionError::Store(e) => Self::Store(e),
             ActionError::Connect(e) => Self::Connect(e),
             ActionError::Row(e) => Self::Refused(e.to_string()),
+            ActionError::PrimaryInDoubt(doubt) => Self::PrimaryInDoubt(doubt.to_string()),
         }
     }
 }
@@ -113,7 +117,7 @@ impl Failure {
             | Self::Open(OpenError::Connect(
                 ConnectError::BadUrl { .. } | ConnectError::MissingFile { .. },
             ))
-            | Self::Open(OpenError::EmptyTenant)
+            | Self::Open(OpenError::EmptyTenant | OpenError::PrimaryNotListed(_))
             | Self::Usage(_) => exit::USAGE,
             Self::Store(e) if e.sqlstate().as_deref() == Some(INSUFFICIENT_PRIVILEGE) => {
                 exit::MISSING_PRIVILEGE
@@ -129,6 +133,7 @@ impl Failure {
             | Self::ConsoleSchema(_)
             | Self::Open(OpenError::MissingLedger { .. }) => exit::SCHEMA,
             Self::Refused(_) => exit::REFUSED,
+            Self::PrimaryInDoubt(_) => exit::PRIMARY_IN_DOUBT,
             Self::NothingInScope(_) => exit::NOTHING_IN_SCOPE,
             Self::Sandbox(_) | Self::Seed(_) | Self::Io(_) => 1,
         })

@@ -69,6 +69,7 @@ pub(super) async fn open_to_read(
             tenant,
             read_only: true,
             thresholds,
+            primary: None,
         },
     )
     .await?;

@@ -24,6 +24,7 @@ pub(super) async fn watch(args: &WatchArgs) -> Result<ExitCode, Failure> {
             tenant: args.tenant.clone(),
             read_only: args.read_only,
             thresholds: options.thresholds,
+            primary: None,
         },
     )
     .await?;

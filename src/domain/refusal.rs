@@ -25,6 +25,11 @@ pub enum Refusal {
         missing: Vec<String>,
     },
     NoAuditTable,
+    /// The split-brain guard (see `topology::lineage`): writing to the host in use could
+    /// split the database's history. The sentence names each primary.
+    PrimaryInDoubt {
+        said: String,
+    },
     /// The audit table predates a column the actions need (`migrate` adds it).
     AuditOutdated {
         missing: &'static str,
@@ -115,6 +120,7 @@ impl fmt::Display for Refusal {
             Self::NotGranted { role, missing } => {
                 write!(f, "role {role} lacks {}", missing.join(", "))
             }
+            Self::PrimaryInDoubt { said } => write!(f, "{said}"),
             Self::NoAuditTable => write!(
                 f,
                 "actions need the console's audit table, which this database lacks: \

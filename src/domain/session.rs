@@ -19,7 +19,7 @@ use super::refusal::Refusal;
 use super::signals::Thresholds;
 use crate::store::connect::Target;
 use crate::store::sync::{LedgerSync, SyncSettings};
-use crate::topology::{OpenError, Topology, TopologyHandle};
+use crate::topology::{Approval, OpenError, Topology, TopologyHandle};
 
 /// How a session is opened.
 #[derive(Debug, Clone, Default)]
@@ -30,6 +30,9 @@ pub struct SessionOptions {
     pub read_only: bool,
     /// What the actions judge by (a lease younger than the orphan threshold needs force).
     pub thresholds: Thresholds,
+    /// `--primary`: write to this listed host whatever the split-brain guard says (audited as
+    /// forced).
+    pub primary: Option<String>,
 }
 
 /// An open console session: an immutable handle, cheap to clone; clones share the topology.
@@ -45,6 +48,8 @@ pub struct Session {
     /// The requests this console sent lately, so a plan can tell its own earlier action from
     /// someone else's.
     sent: Arc<VecDeque<Uuid>>,
+    /// What the split-brain guard approved for the request being applied.
+    approval: Option<Arc<Approval>>,
 }
 
 impl Session {
@@ -58,7 +63,8 @@ impl Session {
         {
             return Err(OpenError::EmptyTenant);
         }
-        let topology = crate::topology::start(target, options.read_only).await?;
+        let topology =
+            crate::topology::start(target, options.read_only, options.primary.as_deref()).await?;
         Ok(Self {
             topology,
             tenant: options.tenant,
@@ -66,6 +72,7 @@ impl Session {
             thresholds: options.thresholds,
             names: Arc::default(),
             sent: Arc::default(),
+            approval: None,
         })
     }
 
@@ -134,6 +141,20 @@ impl Session {
             sent: Arc::new(sent),
             ..self.clone()
         }
+    }
+
+    /// This session, writing where the split-brain guard approved (see
+    /// [`crate::topology::lineage`]).
+    pub(crate) fn with_approval(&self, approval: Option<Approval>) -> Self {
+        Self {
+            approval: approval.map(Arc::new),
+            ..self.clone()
+        }
+    }
+
+    /// What the split-brain guard approved for the request being applied.
+    pub(crate) fn approval(&self) -> Option<&Approval> {
+        self.approval.as_deref()
     }
 
     /// Whether this console sent `request`: an applied one it sent is its own doing.

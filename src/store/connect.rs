@@ -198,6 +198,56 @@ impl Target {
             .collect()
     }
 
+    /// `host:port`, a socket directory shown as the host: how a listed host is named to the
+    /// operator and how `--primary` names one.
+    pub(crate) fn address(&self) -> String {
+        let o = &self.options;
+        let host = match o.get_socket() {
+            Some(socket) => socket.display().to_string(),
+            None => o.get_host().to_string(),
+        };
+        format!("{host}:{}", o.get_port())
+    }
+
+    /// The listed host `--primary` names (`host:port`, or the host alone when only one listed
+    /// host has that name), as a target listing that host alone.
+    pub(crate) fn only(&self, named: &str) -> Result<Target, String> {
+        let hosts = self.hosts();
+        let exact: Vec<&Target> = hosts.iter().filter(|h| h.address() == named).collect();
+        let by_name: Vec<&Target> = hosts
+            .iter()
+            .filter(|h| {
+                h.address()
+                    .rsplit_once(':')
+                    .is_some_and(|(host, _)| host == named)
+            })
+            .collect();
+        let found = match (exact.as_slice(), by_name.as_slice()) {
+            ([one], _) | ([], [one]) => (*one).clone(),
+            ([], []) => {
+                return Err(format!(
+                    "--primary {} is not a host the URL lists ({})",
+                    crate::text::clean(named, 100),
+                    hosts
+                        .iter()
+                        .map(Target::address)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            _ => {
+                return Err(format!(
+                    "--primary {} names several listed hosts: give host:port",
+                    crate::text::clean(named, 100)
+                ));
+            }
+        };
+        Ok(Self {
+            hosts: std::sync::Arc::new(vec![found.options.clone()]),
+            ..found
+        })
+    }
+
     /// The user the connection logs in as.
     pub(crate) fn user(&self) -> &str {
         self.options.get_username()

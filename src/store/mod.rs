@@ -18,6 +18,7 @@ pub(crate) mod health;
 pub(crate) mod hosts;
 pub(crate) mod locks;
 pub(crate) mod lookup;
+pub(crate) mod primaries;
 pub mod read;
 pub mod replica;
 pub mod report;
@@ -89,6 +90,10 @@ pub enum StoreError {
     /// A write transaction's lock or statement timeout was not what it opened with.
     #[error("{0}")]
     LimitsNotInForce(String),
+    /// A write transaction landed on another cluster or timeline than the split-brain guard
+    /// approved (a virtual IP that moved between the check and the write).
+    #[error("{0}")]
+    LineageChanged(String),
 }
 
 /// A failed statement in words, the cause first: short lines (the status line at 80 columns)

@@ -116,6 +116,22 @@ pub(crate) struct Stamp<'a> {
     /// Unique: the same action of a request applied once is never applied again.
     pub(crate) action_id: Uuid,
     pub(crate) reason: &'a str,
+    /// The cluster and timeline the split-brain guard approved: each write transaction checks
+    /// it lands there (`None`: not checked).
+    pub(crate) lineage: Option<crate::topology::Lineage>,
+    /// `--primary` overrode the guard: the record's outcome is `applied_forced`.
+    pub(crate) primary_forced: bool,
+}
+
+impl Stamp<'_> {
+    /// How an action applied as `outcome` is recorded, a forced primary included.
+    fn recorded(&self, outcome: AuditOutcome) -> AuditOutcome {
+        if self.primary_forced {
+            AuditOutcome::AppliedForced
+        } else {
+            outcome
+        }
+    }
 }
 
 /// One audit record to append.
@@ -185,7 +201,7 @@ pub(crate) async fn write_bootstrap<D, R>(
     stamp: &Stamp<'_>,
     decide: impl FnOnce(&BootstrapRow) -> Result<D, R>,
 ) -> Result<Written<(), R, BootstrapWritten<D>>, StoreError> {
-    let mut tx = WriteTx::begin(db, backend).await?;
+    let mut tx = WriteTx::begin(db, backend, stamp.lineage).await?;
     let written = async {
         let locked = tx.lock_bootstrap(id).await?;
         // After the row lock, so a first attempt still committing is waited for, not overtaken.
@@ -217,7 +233,7 @@ pub(crate) async fn write_bootstrap<D, R>(
                 subject: AuditSubject::Bootstrap(id),
                 row_before: &before.json,
                 row_after: Some(&after.json),
-                outcome: AuditOutcome::Applied,
+                outcome: stamp.recorded(AuditOutcome::Applied),
             })
             .await?;
         Ok(Written::Applied(BootstrapWritten {
@@ -259,7 +275,7 @@ pub(crate) async fn remove_lease<D, R>(
     stamp: &Stamp<'_>,
     decide: impl FnOnce(&LeaseRow, DateTime<Utc>) -> Result<(D, AuditOutcome), R>,
 ) -> Result<Written<Option<LeaseRow>, R, LeaseRemoved<D>>, StoreError> {
-    let mut tx = WriteTx::begin(db, backend).await?;
+    let mut tx = WriteTx::begin(db, backend, stamp.lineage).await?;
     let written = async {
         // Deleted first — the row lock comes with it — and decided on the row as it was:
         // anything declined below rolls the deletion back.
@@ -284,7 +300,7 @@ pub(crate) async fn remove_lease<D, R>(
                 subject: AuditSubject::Lease(id),
                 row_before: &before.json,
                 row_after: None,
-                outcome,
+                outcome: stamp.recorded(outcome),
             })
             .await?;
         Ok(Written::Applied(LeaseRemoved {
@@ -337,6 +353,30 @@ pub(super) fn row_lock(subject: AuditSubject) -> (&'static str, Uuid) {
     }
 }
 
+/// Whether a write transaction is on the cluster and timeline the split-brain guard approved:
+/// a virtual IP or a pooler may reach another server than the one the guard asked.
+fn lineage_kept(
+    approved: Option<crate::topology::Lineage>,
+    system_id: i64,
+    timeline: Option<&str>,
+    address: &str,
+) -> Result<(), StoreError> {
+    let Some(approved) = approved else {
+        return Ok(());
+    };
+    let timeline = timeline.and_then(|t| u32::from_str_radix(t, 16).ok());
+    if system_id == approved.system_id && timeline.is_none_or(|t| t == approved.timeline) {
+        return Ok(());
+    }
+    Err(StoreError::LineageChanged(format!(
+        "the server behind {address} changed since it was checked (system {system_id}{}, \
+         checked: system {} timeline {:08X}); nothing was written — try again",
+        timeline.map_or(String::new(), |t| format!(" timeline {t:08X}")),
+        approved.system_id,
+        approved.timeline
+    )))
+}
+
 /// An open read-write transaction. Dropping it without `end` rolls back.
 struct WriteTx {
     tx: Transaction<'static, Postgres>,
@@ -347,23 +387,49 @@ impl WriteTx {
     /// A write transaction ([`TxKind::Write`]). Its server process and start are written to
     /// `backend` at once, so that a caller who stops waiting can still find exactly this
     /// transaction. Nothing is written unless its lock and statement timeouts are in force:
-    /// an action that could wait on a row without bound is refused before it locks one.
-    async fn begin(db: &Db, backend: &BackendSlot) -> Result<Self, StoreError> {
+    /// an action that could wait on a row without bound is refused before it locks one. Nor
+    /// unless it is on the cluster and timeline `lineage` names, when given (see
+    /// [`lineage_kept`]).
+    async fn begin(
+        db: &Db,
+        backend: &BackendSlot,
+        lineage: Option<crate::topology::Lineage>,
+    ) -> Result<Self, StoreError> {
         let mut tx = db.begin(TxKind::Write).await?;
         // `now()` is the transaction's start, as `pg_stat_activity.xact_start` shows it. The
-        // limits are read back as the server keeps them, in milliseconds.
-        let (pid, xact_start, lock_ms, statement_ms): (i32, DateTime<Utc>, i64, i64) =
-            crate::store::sql::query_as(
-                "SELECT pg_backend_pid(), now(), \
-                   (SELECT setting::bigint FROM pg_settings WHERE name = 'lock_timeout'), \
-                   (SELECT setting::bigint FROM pg_settings WHERE name = 'statement_timeout')",
-            )
-            .fetch_one(&mut *tx)
-            .await?;
+        // limits are read back as the server keeps them, in milliseconds. A standby has no
+        // timeline of its own to write to: its write fails as on any standby.
+        let (pid, xact_start, lock_ms, statement_ms, system_id, timeline): (
+            i32,
+            DateTime<Utc>,
+            i64,
+            i64,
+            i64,
+            Option<String>,
+        ) = crate::store::sql::query_as(
+            "SELECT pg_backend_pid(), now(), \
+               (SELECT setting::bigint FROM pg_settings WHERE name = 'lock_timeout'), \
+               (SELECT setting::bigint FROM pg_settings WHERE name = 'statement_timeout'), \
+               (SELECT system_identifier FROM pg_catalog.pg_control_system()), \
+               CASE WHEN pg_catalog.pg_is_in_recovery() THEN NULL ELSE \
+                 pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()), 1, 8) END",
+        )
+        .fetch_one(&mut *tx)
+        .await?;
         backend.set(Backend { pid, xact_start });
-        if let Err(said) = super::db::limits_in_force(lock_ms, statement_ms) {
+        let refused = super::db::limits_in_force(lock_ms, statement_ms)
+            .map_err(StoreError::LimitsNotInForce)
+            .and_then(|()| {
+                lineage_kept(
+                    lineage,
+                    system_id,
+                    timeline.as_deref(),
+                    &db.host().address(),
+                )
+            });
+        if let Err(refused) = refused {
             let _ = tx.rollback().await;
-            return Err(StoreError::LimitsNotInForce(said));
+            return Err(refused);
         }
         Ok(Self {
             tx,
@@ -553,5 +619,33 @@ impl WriteTx {
                 Err(error)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lineage_kept;
+    use crate::topology::Lineage;
+
+    #[test]
+    fn a_write_lands_only_on_the_cluster_and_timeline_the_guard_approved() {
+        let approved = Some(Lineage {
+            system_id: 7,
+            timeline: 2,
+        });
+        assert!(lineage_kept(approved, 7, Some("00000002"), "vip:5432").is_ok());
+        assert!(lineage_kept(None, 8, Some("00000001"), "vip:5432").is_ok());
+        // A standby has no timeline to write to: its write fails as on any standby.
+        assert!(lineage_kept(approved, 7, None, "vip:5432").is_ok());
+        let moved = lineage_kept(approved, 7, Some("00000001"), "vip:5432")
+            .expect_err("the old primary behind the address")
+            .to_string();
+        assert!(
+            moved.contains("vip:5432 changed since it was checked")
+                && moved.contains("system 7 timeline 00000001")
+                && moved.contains("checked: system 7 timeline 00000002"),
+            "{moved}"
+        );
+        assert!(lineage_kept(approved, 9, Some("00000002"), "vip:5432").is_err());
     }
 }

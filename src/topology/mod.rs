@@ -35,18 +35,28 @@
 //! session is read-only ([`Topology::access`]): acting then could write to a dead timeline.
 //! Polls fall back to the primary while the standby does not answer and go back once it has
 //! replayed what the primary had written.
+//!
+//! # No split brain
+//!
+//! Before a request is planned and again before it writes, every listed host is asked what it
+//! is ([`TopologyHandle::check_lineage`]): two primaries, hosts of different clusters, or a
+//! primary on a lower timeline than one written to before refuse the request ([`lineage`]);
+//! each write transaction checks again that it landed on the cluster and timeline approved.
 
 mod access;
+pub mod lineage;
 mod task;
+mod written;
 
 use std::sync::Arc;
 
 use tokio::sync::{mpsc, watch};
 
 pub use access::Access;
+pub use lineage::{Approval, Doubt, Lineage};
 
 use crate::store::connect::{ConnectError, Target};
-use crate::store::{Capabilities, Db, Wanted};
+use crate::store::{Capabilities, Db, StoreError, Wanted};
 
 /// Why a session could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -64,6 +74,9 @@ pub enum OpenError {
     },
     #[error("role {role} lacks {}: ask for the grant, or connect as a role that has it", missing.join(", "))]
     MissingPrivilege { role: String, missing: Vec<String> },
+    /// `--primary` names no listed host, or several.
+    #[error("{0}")]
+    PrimaryNotListed(String),
     /// A blank tenant is never read as "every tenant": a script with an unset variable must
     /// not act fleet-wide.
     #[error("an empty tenant is not a scope: name the tenant, or leave --tenant out for all")]
@@ -221,12 +234,50 @@ pub(crate) enum Report {
 pub struct TopologyHandle {
     snapshots: watch::Receiver<Arc<Topology>>,
     reports: mpsc::UnboundedSender<task::Message>,
+    guard: LineageGuard,
+}
+
+/// Whom the split-brain guard asks ([`lineage`]): every host the URL lists, also when
+/// `--primary` pins the connection to one of them; and whether `--primary` overrides it.
+#[derive(Clone)]
+pub(crate) struct LineageGuard {
+    surveyed: Target,
+    forced: bool,
 }
 
 impl TopologyHandle {
     /// The topology as of now.
     pub fn now(&self) -> Arc<Topology> {
         self.snapshots.borrow().clone()
+    }
+
+    /// The split-brain guard's verdict on the primary in use now ([`lineage`]): every listed
+    /// host is asked. An error is the primary's own failure to answer (a write would fail
+    /// the same way); a host that does not answer is named as such.
+    pub(crate) async fn check_lineage(
+        &self,
+    ) -> Result<Result<Option<Approval>, Doubt>, StoreError> {
+        let topology = self.now();
+        let answers =
+            crate::store::primaries::survey(&self.guard.surveyed, topology.primary()).await?;
+        let verdict = lineage::judge(&answers, written::highest, self.guard.forced);
+        match &verdict {
+            Err(doubt) => tracing::warn!("nothing is written: {doubt}"),
+            Ok(Some(Approval {
+                forced_over: Some(doubt),
+                ..
+            })) => tracing::warn!(
+                "--primary {} overrides the split-brain guard, audited as forced: {doubt}",
+                topology.primary().host().address()
+            ),
+            Ok(_) => {}
+        }
+        Ok(verdict)
+    }
+
+    /// Remembers that `lineage` was written to (see [`written`]).
+    pub(crate) fn note_written(&self, lineage: Lineage) {
+        written::note(lineage);
     }
 
     /// Tells the task what was seen.
@@ -285,9 +336,22 @@ impl TopologyHandle {
     }
 }
 
-/// Connects to the primary among the hosts `target` lists, refuses a database without a
-/// ledger, and starts the task that owns the connections from now on.
-pub async fn start(target: &Target, read_only: bool) -> Result<TopologyHandle, OpenError> {
+/// Connects to the primary among the hosts `target` lists (or to the one `primary` names,
+/// `--primary`), refuses a database without a ledger, and starts the task that owns the
+/// connections from now on.
+pub async fn start(
+    target: &Target,
+    read_only: bool,
+    primary: Option<&str>,
+) -> Result<TopologyHandle, OpenError> {
+    let guard = LineageGuard {
+        surveyed: target.clone(),
+        forced: primary.is_some(),
+    };
+    let target = &match primary {
+        Some(named) => target.only(named).map_err(OpenError::PrimaryNotListed)?,
+        None => target.clone(),
+    };
     let mut opened = crate::store::connect(target, Wanted::Primary).await?;
     // A role name is text from the database like any other: it reaches the terminal in
     // sentences about grants.
@@ -297,5 +361,5 @@ pub async fn start(target: &Target, read_only: bool) -> Result<TopologyHandle, O
         opened.db.close().await;
         return Err(refusal);
     }
-    Ok(task::spawn(target.clone(), opened, read_only))
+    Ok(task::spawn(target.clone(), opened, read_only, guard))
 }

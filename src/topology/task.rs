@@ -53,7 +53,12 @@ struct Task {
 }
 
 /// Starts the task for a primary just connected to.
-pub(super) fn spawn(listed: Target, opened: Opened, read_only: bool) -> TopologyHandle {
+pub(super) fn spawn(
+    listed: Target,
+    opened: Opened,
+    read_only: bool,
+    guard: super::LineageGuard,
+) -> TopologyHandle {
     let capabilities = opened.capabilities;
     let stored = access::at_start(read_only, &capabilities, opened.passed_over.as_deref());
     let follows_recovery = access::follows_recovery(read_only, &capabilities);
@@ -81,7 +86,11 @@ pub(super) fn spawn(listed: Target, opened: Opened, read_only: bool) -> Topology
     };
     let (reports, inbox) = mpsc::unbounded_channel();
     tokio::spawn(task.run(inbox));
-    TopologyHandle { snapshots, reports }
+    TopologyHandle {
+        snapshots,
+        reports,
+        guard,
+    }
 }
 
 /// Whether `at` is unset or at least `every` ago.

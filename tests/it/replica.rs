@@ -748,3 +748,130 @@ async fn a_standby_down_at_start_is_waited_for_and_polls_move_to_it_once_it_answ
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);
 }
+
+/// The split-brain guard on a real pair: the standby promoted, the old primary restarted
+/// without fencing. Every host the URL lists is asked before a write; two primaries are
+/// refused (exit 10) with each one's timeline, WAL position and start time, and nothing is
+/// written anywhere. `--primary` writes to the named host, audited as forced; the timeline
+/// written to is remembered, so the old primary reached alone later is refused too.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cli_refuses_two_primaries_and_an_old_timeline_and_primary_forces_its_way() {
+    let mut pair = Pair::start().await;
+    let job = fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
+    pair.replayed().await;
+    let both = pair.both_url();
+    pair.fail_over().await;
+    pair.sandbox
+        .cluster_mut()
+        .start_server()
+        .expect("the old primary, back without fencing");
+    pair.reconnect_primary().await;
+    let space = job.space.to_string();
+    let retry = |url: &str, extra: &[&str]| {
+        let mut args = vec![
+            "retry",
+            &space,
+            "--reason",
+            "parser fixed",
+            "--yes",
+            "--database-url",
+            url,
+        ];
+        args.extend(extra);
+        run(&args)
+    };
+
+    let refused = retry(&both, &[]);
+    let said = stderr(&refused);
+    assert_eq!(
+        refused.status.code(),
+        Some(10),
+        "{said}{}",
+        stdout(&refused)
+    );
+    let (sockets, port) = pair.socket_dirs_standby_first();
+    let (new_primary, old_primary) = sockets.split_once(',').expect("two hosts");
+    for part in [
+        "split brain? 2 listed hosts answer as primaries".to_string(),
+        format!("{old_primary}:{port} timeline 00000001, WAL "),
+        format!("{new_primary}:{port} timeline 00000002, WAL "),
+        "up since ".to_string(),
+        "nothing was written".to_string(),
+        "--primary HOST".to_string(),
+    ] {
+        assert!(said.contains(&part), "{part:?} in {said}");
+    }
+    // A dry run is refused the same way: the guard is asked before anything is planned.
+    let dry = run(&[
+        "retry",
+        &space,
+        "--reason",
+        "x",
+        "--dry-run",
+        "--database-url",
+        &both,
+    ]);
+    assert_eq!(dry.status.code(), Some(10), "{}", stderr(&dry));
+    assert_eq!(fixture::audit_count(&pair.primary).await, 0);
+    assert_eq!(fixture::audit_count(&pair.standby).await, 0);
+
+    // The operator's way through: the named host is written to, and the record says forced.
+    let named = format!("{new_primary}:{port}");
+    let forced = retry(&both, &["--primary", &named]);
+    assert_eq!(
+        forced.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&forced),
+        stderr(&forced)
+    );
+    assert_eq!(
+        fixture::audit_outcomes(&pair.standby).await,
+        ["applied_forced"]
+    );
+    assert_eq!(fixture::audit_count(&pair.primary).await, 0);
+    // A host the URL does not list is a usage error, before anything is asked.
+    let unlisted = retry(&both, &["--primary", "/nowhere:5432"]);
+    assert_eq!(unlisted.status.code(), Some(2), "{}", stderr(&unlisted));
+
+    // Timeline 2 was written to: the old primary, reached through a URL naming it alone (as a
+    // virtual IP that moved back would), is refused although it is the only primary asked.
+    let alone = retry(&pair.primary_url(), &[]);
+    let said = stderr(&alone);
+    assert_eq!(alone.status.code(), Some(10), "{said}{}", stdout(&alone));
+    assert!(
+        said.contains("old primary?")
+            && said.contains(&format!("{old_primary}:{port} timeline 00000001"))
+            && said.contains("this console has written to timeline 00000002"),
+        "{said}"
+    );
+    assert_eq!(fixture::audit_count(&pair.primary).await, 0);
+}
+
+/// The live console follows a failover, and when the old primary comes back unfenced it
+/// refuses to plan an action: the dialog names both primaries.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_live_console_refuses_to_act_once_an_old_primary_comes_back() {
+    let mut pair = Pair::start().await;
+    fixture::job(&pair.primary, &JobSpec::new("acme", "failed")).await;
+    pair.replayed().await;
+    let both = pair.both_url();
+    let mut console = Console::start(&["watch", "--database-url", &both], &[], 160, 30);
+    console.wait_for("FAILED", 30);
+
+    pair.fail_over().await;
+    console.wait_for("primary moved to", 40);
+    pair.sandbox
+        .cluster_mut()
+        .start_server()
+        .expect("the old primary, back without fencing");
+    pair.reconnect_primary().await;
+    console.send("r");
+    let screen = console.wait_for("split brain? 2 listed hosts answer as primaries", 20);
+    assert!(screen.contains("could not plan"), "{screen}");
+    console.send("\x1b");
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+    assert_eq!(fixture::audit_count(&pair.primary).await, 0);
+    assert_eq!(fixture::audit_count(&pair.standby).await, 0);
+}

@@ -111,8 +111,7 @@ pub(super) async fn apply(
         },
     };
     let topology = session.topology();
-    let actor = session.actor();
-    let stamp = stamp(actor, action, reason);
+    let stamp = stamp(session, action, reason);
     // Decided again on the locked row, with the same rules as the plan.
     let decide = |row: &BootstrapRow| -> Result<_, Declined> {
         let before = Bootstrap::try_from(row.clone())?;

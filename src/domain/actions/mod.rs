@@ -51,6 +51,9 @@ pub enum ActionError {
     Row(#[from] super::model::RowError),
     #[error(transparent)]
     Connect(#[from] crate::store::connect::ConnectError),
+    /// The split-brain guard refused the primary in use (see `topology::lineage`).
+    #[error(transparent)]
+    PrimaryInDoubt(#[from] crate::topology::Doubt),
 }
 
 impl ActionError {
@@ -68,7 +71,7 @@ impl ActionError {
                     || crate::store::connect::pooler_said(db.as_ref()).is_some())
             }
             Self::Store(StoreError::Database(_)) | Self::Connect(_) => false,
-            Self::Store(_) | Self::Row(_) => true,
+            Self::Store(_) | Self::Row(_) | Self::PrimaryInDoubt(_) => true,
         }
     }
 }
@@ -213,6 +216,10 @@ async fn apply_recording(
         }
     };
     match applied {
+        // The server behind the primary's address changed since the guard asked.
+        Err(ActionError::Store(crate::store::StoreError::LineageChanged(said))) => {
+            Ok(Outcome::Refused(Refusal::PrimaryInDoubt { said }))
+        }
         // The primary became a standby since the session opened: said as the refusal it is.
         Err(ActionError::Store(e)) if e.sqlstate().as_deref() == Some("25006") => {
             session.topology_handle().report(Report::InRecovery);
@@ -261,9 +268,14 @@ fn audit_subject(action: &Action) -> AuditSubject {
     }
 }
 
-/// What the audit record of `action` says about who asked, and why.
-fn stamp<'a>(actor: &'a super::actor::Actor, action: &'a Action, reason: &'a str) -> Stamp<'a> {
+/// What the audit record of `action` says about who asked, and why — and the cluster and
+/// timeline its transaction must land on, when the split-brain guard approved one.
+fn stamp<'a>(session: &'a Session, action: &'a Action, reason: &'a str) -> Stamp<'a> {
+    let actor = session.actor();
+    let approval = session.approval();
     Stamp {
+        lineage: approval.map(|a| a.lineage),
+        primary_forced: approval.is_some_and(|a| a.forced_over.is_some()),
         actor: &actor.user,
         host: &actor.host,
         ssh_client: actor.ssh_client.as_deref(),

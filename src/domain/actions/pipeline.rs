@@ -14,10 +14,16 @@ use super::{
 };
 use crate::domain::audit_chain::ChainHead;
 use crate::domain::ids::IdNames;
+use crate::domain::refusal::Refusal;
 use crate::domain::session::Session;
 
 /// Plans every action of a request in turn; the first the database could not plan ends it.
+/// A primary the split-brain guard refuses ends it before any plan
+/// ([`ActionError::PrimaryInDoubt`]).
 pub async fn plan_all(session: &Session, actions: &[Action]) -> Result<Planned, ActionError> {
+    if !actions.is_empty() {
+        approved(session).await?;
+    }
     let mut plans = Vec::with_capacity(actions.len());
     for action in actions {
         plans.push(super::plan(session, action).await?);
@@ -63,6 +69,17 @@ pub(crate) fn confirmation_of(plans: &[Plan], asked: &[Action], names: &IdNames)
     }
 }
 
+/// `session`, writing where the split-brain guard approves now (see
+/// [`crate::topology::lineage`]); asked only of a session that may write, since a read-only
+/// one refuses every action anyway.
+async fn approved(session: &Session) -> Result<Session, ActionError> {
+    if session.topology().access().is_read_only() {
+        return Ok(session.clone());
+    }
+    let approval = session.topology_handle().check_lineage().await??;
+    Ok(session.with_approval(approval))
+}
+
 /// What became of a request's actions, counted as the operator is told them.
 #[derive(Debug, Clone, Default)]
 pub struct Tally {
@@ -80,6 +97,8 @@ pub struct Tally {
     /// The transactions of the unknown ones that got that far, by action id: what a later
     /// lookup must see end ([`super::resolve`]).
     pub(crate) backends: std::collections::HashMap<uuid::Uuid, crate::store::write::Backend>,
+    /// The split-brain guard refused the primary: nothing was sent.
+    pub(crate) primary_in_doubt: bool,
 }
 
 impl Tally {
@@ -128,6 +147,27 @@ pub async fn apply_each(
     mut report: impl FnMut(&Action, Verdict, String),
 ) -> Tally {
     let mut tally = Tally::default();
+    // Asked again right before writing: a plan confirmed minutes ago is no approval now.
+    let session = &match approved(session).await {
+        Ok(session) => session,
+        Err(error) => {
+            let result = match error {
+                ActionError::PrimaryInDoubt(doubt) => {
+                    tally.primary_in_doubt = true;
+                    Ok(Outcome::Refused(Refusal::PrimaryInDoubt {
+                        said: doubt.to_string(),
+                    }))
+                }
+                other => Err(other),
+            };
+            for action in actions {
+                let (verdict, line) = sentence(action, &result, &session.names());
+                tally.count(action, verdict, &result);
+                report(action, verdict, line);
+            }
+            return tally;
+        }
+    };
     for action in actions {
         if stop.as_ref().is_some_and(|stop| *stop.borrow()) {
             let line = format!(
@@ -156,6 +196,13 @@ pub async fn apply_each(
         let (verdict, line) = sentence(action, &result, &session.names());
         tally.count(action, verdict, &result);
         report(action, verdict, line);
+    }
+    // What the request wrote to (or may have) is remembered: a primary on a lower timeline
+    // of the same cluster is an old one from now on.
+    if let Some(approval) = session.approval()
+        && (tally.applied > 0 || !tally.unknown.is_empty())
+    {
+        session.topology_handle().note_written(approval.lineage);
     }
     tally
 }

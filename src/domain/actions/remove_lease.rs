@@ -129,7 +129,7 @@ pub(super) async fn apply(
 ) -> Result<Outcome, ActionError> {
     let (seen, force) = (removal.seen(), removal.forced());
     let topology = session.topology();
-    let stamp = stamp(session.actor(), action, reason);
+    let stamp = stamp(session, action, reason);
     // Exactly the lease seen (id, tenant, space, acquisition), and the orphan evidence.
     let decide = |row: &LeaseRow, now| -> Result<_, Refusal> {
         let current = MutationLease::from(row.clone());

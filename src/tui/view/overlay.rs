@@ -251,7 +251,7 @@ pub(crate) fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, 
     let body = match &dialog.stage {
         Stage::Planning => vec![Line::from(Span::styled(" planning…", theme.dim()))],
         Stage::Broken(error) => vec![Line::from(Span::styled(
-            format!(" could not plan: {}", text::clean(error, 300)),
+            format!(" could not plan: {}", text::clean(error, 600)),
             theme.error(),
         ))],
         Stage::Editing | Stage::Applying => {

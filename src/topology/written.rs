@@ -1,0 +1,110 @@
+//! The highest timeline this console has written to, per cluster (system identifier), kept in
+//! `timelines` in the console's state directory (where its log is, 0700; the file 0600): a
+//! primary found later on a lower timeline of the same cluster is an old primary, however it
+//! was reached — one host in the URL, or a virtual IP that moved back.
+//!
+//! One line per cluster, `SYSTEM_ID TIMELINE` (hex, as PostgreSQL names WAL files). Consoles
+//! sharing the directory update the file under an exclusive `flock`, each keeping the higher
+//! timeline of what the file says and what it wrote. A file that cannot be read or written
+//! weakens the guard but never stops an action: that is logged, and the other checks (several
+//! primaries, other clusters) still hold.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Seek, Write};
+use std::path::PathBuf;
+
+use super::lineage::Lineage;
+
+fn path() -> PathBuf {
+    crate::logging::log_dir().join("timelines")
+}
+
+/// The highest timeline written to in the cluster `system_id`, as the file says.
+pub(crate) fn highest(system_id: i64) -> Option<u32> {
+    let text = std::fs::read_to_string(path()).ok()?;
+    parse(&text).get(&system_id).copied()
+}
+
+/// Records that `lineage` was written to (kept when higher than what the file holds).
+pub(crate) fn note(lineage: Lineage) {
+    if let Err(e) = note_in(lineage) {
+        tracing::warn!(
+            "could not record timeline {:08X} of system {} in {}: {e} (an old primary on a \
+             lower timeline is then refused only when another listed host is the primary)",
+            lineage.timeline,
+            lineage.system_id,
+            path().display()
+        );
+    }
+}
+
+fn note_in(lineage: Lineage) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let path = path();
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&path)?;
+    let lock = nix::fcntl::Flock::lock(file.try_clone()?, nix::fcntl::FlockArg::LockExclusive)
+        .map_err(|(_, errno)| std::io::Error::from(errno))?;
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    let mut kept = parse(&text);
+    let entry = kept.entry(lineage.system_id).or_insert(lineage.timeline);
+    if *entry > lineage.timeline {
+        return Ok(());
+    }
+    *entry = lineage.timeline;
+    file.set_len(0)?;
+    file.rewind()?;
+    file.write_all(render(&kept).as_bytes())?;
+    file.sync_data()?;
+    drop(lock);
+    Ok(())
+}
+
+/// The file's lines; a line that does not parse is skipped (it is rewritten without it).
+fn parse(text: &str) -> BTreeMap<i64, u32> {
+    let mut kept = BTreeMap::new();
+    for line in text.lines() {
+        let mut fields = line.split_whitespace();
+        if let (Some(system), Some(timeline), None) = (fields.next(), fields.next(), fields.next())
+            && let (Ok(system), Ok(timeline)) =
+                (system.parse::<i64>(), u32::from_str_radix(timeline, 16))
+        {
+            let entry = kept.entry(system).or_insert(timeline);
+            *entry = (*entry).max(timeline);
+        }
+    }
+    kept
+}
+
+fn render(kept: &BTreeMap<i64, u32>) -> String {
+    kept.iter()
+        .map(|(system, timeline)| format!("{system} {timeline:08X}\n"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_file_keeps_the_highest_timeline_per_system_and_skips_what_it_cannot_read() {
+        let kept = parse("7 00000002\n7 00000001\n-3 0000000A\nnot a line\n8 xyz\n");
+        assert_eq!(kept.get(&7), Some(&2));
+        assert_eq!(kept.get(&-3), Some(&10));
+        assert_eq!(kept.len(), 2);
+        assert_eq!(parse(&render(&kept)), kept);
+    }
+}
