@@ -226,7 +226,7 @@ pub(crate) struct CheckArgs {
     #[arg(long)]
     pub(crate) json: bool,
     /// Bootstraps per statement of the item checks (each reads only their items).
-    #[arg(long, default_value_t = crate::domain::health::BATCH, value_parser = clap::value_parser!(i64).range(1..=100_000))]
+    #[arg(long, default_value_t = crate::domain::health::BATCH, allow_hyphen_values = true, value_parser = batch_size)]
     pub(crate) batch: i64,
 }
 
@@ -275,6 +275,34 @@ fn number_in(text: &str, unit: &str, range: std::ops::RangeInclusive<f64>) -> Re
         ));
     }
     Ok(value)
+}
+
+/// A whole number as the operator wrote it, refused with a sentence of the console's own
+/// unless it is one in `range` (of `unit`), as [`number_in`] refuses other numbers.
+fn whole_in(text: &str, unit: &str, range: std::ops::RangeInclusive<i64>) -> Result<i64, String> {
+    let said = crate::text::clean(text, 40);
+    let value = number_in(text, unit, f64::MIN..=f64::MAX)?;
+    if value.fract() != 0.0 {
+        return Err(format!("{said} is not a whole number of {unit}"));
+    }
+    if value < *range.start() as f64 || value > *range.end() as f64 {
+        return Err(format!(
+            "{said} is outside {} to {} {unit}",
+            range.start(),
+            range.end()
+        ));
+    }
+    Ok(value as i64)
+}
+
+/// How many spaces one command or one bulk action may touch: 1 to 100,000.
+fn space_count(text: &str) -> Result<usize, String> {
+    whole_in(text, "spaces", 1..=100_000).map(|n| n as usize)
+}
+
+/// How many bootstraps `check` reads at a time: 1 to 100,000.
+fn batch_size(text: &str) -> Result<i64, String> {
+    whole_in(text, "bootstraps", 1..=100_000)
 }
 
 /// Seconds between the gate's readings: 0.5 to 3600.
@@ -379,7 +407,7 @@ pub(crate) struct ActionArgs {
     #[command(flatten)]
     pub(crate) confirm: ConfirmArgs,
     /// The most spaces one command may act on.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, allow_hyphen_values = true, value_parser = space_count)]
     pub(crate) limit: usize,
     /// Act only if the bootstrap is still at this row version (with exactly one id).
     #[arg(long)]
@@ -420,7 +448,7 @@ pub(crate) struct DisplayArgs {
     #[arg(long, default_value_t = 5.0, allow_hyphen_values = true, value_parser = slack_seconds)]
     pub(crate) delta_slack_secs: f64,
     /// The most spaces one bulk action may touch.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, default_value_t = 100, allow_hyphen_values = true, value_parser = space_count)]
     pub(crate) bulk_cap: usize,
     /// Stop waiting for an action's answer after this many seconds (Esc stops sooner); its
     /// outcome is then looked up by request id.

@@ -97,6 +97,12 @@ impl Failure {
     pub fn is_transient(&self) -> bool {
         match self {
             Self::Store(crate::store::StoreError::Database(e)) => {
+                let pooler = e
+                    .as_database_error()
+                    .and_then(crate::store::connect::pooler_said);
+                if let Some(said) = pooler {
+                    return crate::store::connect::pooler_may_mend(&said);
+                }
                 matches!(
                     e,
                     sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed
@@ -106,7 +112,7 @@ impl Failure {
                     Some("57P01" | "57P02" | "57P03" | "40001" | "40P01")
                 )
             }
-            Self::Connect(e) => e.is_unreachable(),
+            Self::Connect(e) | Self::Open(OpenError::Connect(e)) => e.may_mend(),
             _ => false,
         }
     }

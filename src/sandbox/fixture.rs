@@ -181,16 +181,17 @@ pub async fn build(
     mut progress: impl FnMut(&str, Duration),
 ) -> Result<FixtureReport, SeedError> {
     let started = Instant::now();
-    // Generating takes minutes: this session may run statements longer than the usual limit,
-    // and sorts its inserts in memory (rows in index order fill the indexes much faster).
-    sqlx::raw_sql("SET statement_timeout = 0; SET work_mem = '512MB'")
-        .execute(&mut *conn)
-        .await?;
     schema::apply_unit(conn, &schema::LEGACY_SPACE_BOOTSTRAP).await?;
     schema::migrate_console(conn).await?;
     let seed = config.seed.to_string();
     let operations: Vec<String> = KNOWN_OPERATIONS.iter().map(|o| o.to_string()).collect();
     let mut tx = conn.begin().await?;
+    // Generating takes minutes: this transaction may run statements longer than the usual
+    // limit, and sorts its inserts in memory (rows in index order fill the indexes much
+    // faster). `SET LOCAL`: through a pooler, a session setting would outlive this client.
+    sqlx::raw_sql("SET LOCAL statement_timeout = 0; SET LOCAL work_mem = '512MB'")
+        .execute(&mut *tx)
+        .await?;
     let spaces = i64::from(config.spaces);
     let tenants = i64::from(config.tenants.max(1));
     let items = i64::from(config.items_per_space);
@@ -224,6 +225,7 @@ pub async fn build(
     tx.commit().await?;
     sqlx::raw_sql("ANALYZE").execute(&mut *conn).await?;
     done("analyzed", &mut step);
+    let mut tx = conn.begin().await?;
     let (spaces, items, leases, database_bytes): (i64, i64, i64, i64) =
         crate::store::sql::query_as(
             "SELECT (SELECT count(*) FROM legacy_space_publication_bootstraps), \
@@ -231,8 +233,9 @@ pub async fn build(
                 (SELECT count(*) FROM knowledge_space_mutation_leases), \
                 pg_database_size(current_database())",
         )
-        .fetch_one(&mut *conn)
+        .fetch_one(&mut *tx)
         .await?;
+    tx.commit().await?;
     Ok(FixtureReport {
         spaces,
         items,

@@ -41,6 +41,9 @@ pub async fn claim(
     lease_ttl: std::time::Duration,
     limit: i64,
 ) -> Result<Vec<Claim>, sqlx::Error> {
+    // Every statement in a transaction: a transaction pooler may otherwise run an unnamed
+    // statement's two halves on different server connections.
+    let mut tx = pool.begin().await?;
     let ttl_ms = lease_ttl.as_millis() as i64;
     let rows = crate::store::sql::query_as::<(Uuid, String, Uuid, Uuid, i32, String, bool)>(
         "WITH candidates AS ( \
@@ -58,8 +61,9 @@ pub async fn claim(
     .bind(worker_id)
     .bind(ttl_ms)
     .bind(limit)
-    .fetch_all(pool)
+    .fetch_all(&mut *tx)
     .await?;
+    tx.commit().await?;
     Ok(rows
         .into_iter()
         .map(
@@ -94,13 +98,15 @@ pub async fn heartbeat(
            row_version = b.row_version + 1, updated_at = now() \
          WHERE {FENCE} RETURNING b.row_version, b.lease_expires_at"
     );
+    let mut tx = sqlx::Connection::begin(conn).await?;
     let row: Option<(i32, DateTime<Utc>)> = crate::store::sql::query_as(sqlx::AssertSqlSafe(sql))
         .bind(claim.bootstrap_id)
         .bind(claim.row_version)
         .bind(claim.lease_token)
         .bind(lease_ttl.as_millis() as i64)
-        .fetch_optional(conn)
+        .fetch_optional(&mut *tx)
         .await?;
+    tx.commit().await?;
     let (version, expires_at) = row.ok_or(StepError::LostLease(claim.bootstrap_id))?;
     claim.row_version = version;
     Ok(expires_at)
@@ -220,13 +226,16 @@ pub struct NextItem {
 }
 
 pub async fn next_item(pool: &PgPool, claim: &Claim) -> Result<Option<NextItem>, sqlx::Error> {
-    crate::store::sql::query_as(
+    let mut tx = pool.begin().await?;
+    let next = crate::store::sql::query_as(
         "SELECT document_asset_id, ordinal, status FROM legacy_space_publication_bootstrap_items \
          WHERE bootstrap_id = $1 AND status <> 'succeeded' ORDER BY ordinal LIMIT 1",
     )
     .bind(claim.bootstrap_id)
-    .fetch_optional(pool)
-    .await
+    .fetch_optional(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(next)
 }
 
 /// Binds an item to a new compilation attempt (checkpoint `rebuilding`).

@@ -67,6 +67,17 @@ impl Given {
                 .map(|(_, value)| super::conninfo::decode(value))
                 .next_back()
         };
+        // Only the files the connection will read are checked: none without TLS, and the root
+        // certificate only where the server is verified (as libpq: `prefer` and `require`
+        // encrypt without verifying).
+        let sslmode = param(&["sslmode", "ssl-mode"])
+            .or_else(|| env("PGSSLMODE"))
+            .unwrap_or_else(|| "prefer".into());
+        let reads = |keyword: &str| match sslmode.as_str() {
+            "disable" => false,
+            "verify-ca" | "verify-full" => true,
+            _ => keyword != "sslrootcert",
+        };
         let files = [
             (
                 "sslrootcert",
@@ -77,6 +88,7 @@ impl Given {
             ("sslkey", &["sslkey", "ssl-key"][..], "PGSSLKEY"),
         ]
         .into_iter()
+        .filter(|(keyword, _, _)| reads(keyword))
         .filter_map(|(keyword, names, var)| {
             let path = param(names).or_else(|| env(var))?;
             // An inline PEM is not a file.
@@ -106,6 +118,21 @@ impl Target {
     /// From an explicit URL when there is one, otherwise from the `PG*` environment.
     pub fn from_url_or_env(url: Option<&str>) -> Result<Self, ConnectError> {
         let from_env = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+        // sqlx would send PGOPTIONS as the startup `options` — added to the URL's own
+        // `options=`, not replaced by it — which a pooler refuses, and which could point the
+        // console at other tables (`-c search_path=…`) unseen: said, never sent. `options=` in
+        // the URL is the operator's explicit choice.
+        if let Some(pgoptions) = from_env("PGOPTIONS") {
+            return Err(ConnectError::BadUrl {
+                what: "environment",
+                reason: format!(
+                    "PGOPTIONS is set ({:?}): the console sends no startup options from the \
+                     environment (a connection pooler refuses them) — unset it, and write \
+                     options= in the URL if the database needs them",
+                    crate::text::clean(&pgoptions, 80)
+                ),
+            });
+        }
         let service = from_env("PGSERVICE").map(|name| {
             format!(
                 "service='{}'",
@@ -371,8 +398,47 @@ fn libpq_defaults(mut options: PgConnectOptions, url: Option<&str>) -> PgConnect
     let user_named = env("PGUSER") || named("user", |u, _| !u.is_empty());
     if !user_named && let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::geteuid()) {
         options = options.username(&user.name);
+        // sqlx looked the password file up for the user it had chosen: again, for this one.
+        let password_given = env("PGPASSWORD") || url.and_then(password_in).is_some();
+        if !password_given
+            && let Some(entry @ super::pgpass::Entry { ignored: false, .. }) = super::pgpass::lookup(
+                options.get_host(),
+                options.get_port(),
+                options.get_database().unwrap_or(&user.name),
+                &user.name,
+            )
+        {
+            options = options.password(&entry.password);
+        }
     }
     options
+}
+
+/// Why a password without one given in the URL or `PGPASSWORD` was refused: the password file
+/// gave the one refused, or had none for this connection.
+fn password_file_hint(message: &str, options: &PgConnectOptions) -> String {
+    let user = options.get_username();
+    let (host, port, database) = (
+        options.get_host(),
+        options.get_port(),
+        options.get_database().unwrap_or(user),
+    );
+    let line = crate::text::clean(&format!("{host}:{port}:{database}:{user}"), 200);
+    match super::pgpass::lookup(host, port, database, user) {
+        Some(entry) if entry.ignored => format!(
+            "{message} — no password was given: {} has an entry for {line}, but it is not used \
+             while others may read it (chmod 600 it)",
+            entry.file.display()
+        ),
+        Some(entry) => format!(
+            "{message} — the password came from {} (its entry for {line}): is it current?",
+            entry.file.display()
+        ),
+        None => format!(
+            "{message} — no password was given: the console takes it from the URL, PGPASSWORD \
+             or ~/.pgpass (PGPASSFILE), and no password file has an entry for {line}"
+        ),
+    }
 }
 
 impl fmt::Display for Target {
@@ -406,7 +472,7 @@ impl fmt::Debug for Target {
 pub enum ConnectError {
     #[error("the database {what} is not valid: {reason}")]
     BadUrl {
-        /// "URL", or "connection string" for a keyword/value one.
+        /// "URL", "connection string" for a keyword/value one, or "environment" (`PG*`).
         what: &'static str,
         reason: String,
     },
@@ -460,6 +526,16 @@ impl ConnectError {
         matches!(self, Self::Unreachable { .. })
     }
 
+    /// A failure that may mend by waiting: nothing answered, or the pooler could not serve the
+    /// connection for now (see [`pooler_may_mend`]).
+    pub(crate) fn may_mend(&self) -> bool {
+        match self {
+            Self::Unreachable { .. } => true,
+            Self::Pooler { reason, .. } => pooler_may_mend(reason),
+            _ => false,
+        }
+    }
+
     pub(super) fn classify(target: &Target, error: sqlx::Error) -> Self {
         let target_text = target.to_string();
         if let sqlx::Error::Database(db) = &error {
@@ -477,11 +553,7 @@ impl ConnectError {
                 // invalid_password: without a password given, say where one comes from.
                 "28P01" if !target.given.password => Self::Login {
                     target: target_text,
-                    reason: format!(
-                        "{} — no password was given: the console takes it from the URL, \
-                         PGPASSWORD or ~/.pgpass (PGPASSFILE)",
-                        db.message()
-                    ),
+                    reason: password_file_hint(db.message(), &target.options),
                 },
                 // invalid_password, invalid_authorization_specification, insufficient_privilege
                 "28P01" | "28000" | "42501" => Self::Login {
@@ -583,6 +655,21 @@ pub(crate) fn pooler_said(error: &dyn sqlx::error::DatabaseError) -> Option<Stri
         ""
     };
     Some(format!("{message}{why}"))
+}
+
+/// Whether what a pooler said may mend by waiting: a lost or unavailable server connection, a
+/// full pool, a pause or a restart do; a refused login, a startup parameter it does not
+/// take or a database it does not know do not.
+pub(crate) fn pooler_may_mend(said: &str) -> bool {
+    const LASTING: [&str; 6] = [
+        "authentication failed",
+        "unsupported startup parameter",
+        "no such database",
+        "no such user",
+        "permission denied",
+        "not allowed",
+    ];
+    !LASTING.iter().any(|lasting| said.contains(lasting))
 }
 
 /// Said when no database answered: where the console looks for one.
@@ -702,6 +789,27 @@ mod tests {
             assert!(!host.has_alternates() || host.hosts().len() == 2);
         }
         assert_eq!(hosts[1].to_string(), "ops@db-b.internal:5433/platform");
+    }
+
+    #[test]
+    fn a_pooler_that_cannot_serve_now_may_mend_one_that_refuses_the_login_will_not() {
+        use super::pooler_may_mend;
+        for mends in [
+            "server conn crashed?",
+            "pgbouncer cannot connect to server",
+            "query_wait_timeout",
+            "no more connections allowed (max_client_conn)",
+            "pgbouncer shutting down",
+        ] {
+            assert!(pooler_may_mend(mends), "{mends}");
+        }
+        for lasting in [
+            "password authentication failed for user \"ops\"",
+            "unsupported startup parameter: options",
+            "no such database: platform",
+        ] {
+            assert!(!pooler_may_mend(lasting), "{lasting}");
+        }
     }
 
     #[test]

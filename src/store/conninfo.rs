@@ -208,9 +208,21 @@ pub(crate) fn with_url_service(
     let rest = before_query.split_once("://").map_or("", |(_, rest)| rest);
     let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     let (userinfo, hosts) = authority.rsplit_once('@').unwrap_or(("", authority));
+    // What the URL itself says, keyword by keyword: `ops@` names a user and no password, and
+    // `db/` a host and no port, so the service's password and port still apply (as libpq).
+    let (user, password) = match userinfo.split_once(':') {
+        Some((user, _)) => (!user.is_empty(), true),
+        None => (!userinfo.is_empty(), false),
+    };
+    let port = hosts.split(',').any(|host| {
+        host.rsplit_once(':')
+            .is_some_and(|(_, port)| !port.is_empty() && port.chars().all(|c| c.is_ascii_digit()))
+    });
     let in_url = |key: &str| match key {
-        "host" | "port" => !hosts.is_empty(),
-        "user" | "password" => !userinfo.is_empty(),
+        "host" => !hosts.is_empty(),
+        "port" => port,
+        "user" => user,
+        "password" => password,
         "dbname" => !path.trim_start_matches('/').is_empty(),
         _ => false,
     };
@@ -453,14 +465,15 @@ mod tests {
         let file = dir.path().join("services.conf");
         std::fs::write(
             &file,
-            "[platform]\nhost=/tmp/a,/tmp/b\ndbname=platform\nuser=observer\n",
+            "[platform]\nhost=/tmp/a,/tmp/b\nport=6432\ndbname=platform\nuser=observer\n\
+             password=s3cret\n",
         )
         .expect("write");
         let file = file.display().to_string();
         let env = |name: &str| (name == "PGSERVICEFILE").then(|| file.clone());
         assert_eq!(
             to_url_with("service=platform user=ops", env).expect("valid"),
-            "postgres:///?host=/tmp/a,/tmp/b&dbname=platform&user=ops"
+            "postgres:///?host=/tmp/a,/tmp/b&port=6432&dbname=platform&password=s3cret&user=ops"
         );
         assert_eq!(
             with_url_service(
@@ -468,7 +481,16 @@ mod tests {
                 env
             )
             .expect("valid"),
-            "postgres://ops@/other?host=/tmp/a,/tmp/b&sslmode=require"
+            "postgres://ops@/other?host=/tmp/a,/tmp/b&port=6432&password=s3cret&sslmode=require"
+        );
+        // A password or a port the URL gives wins over the service's.
+        assert_eq!(
+            with_url_service("postgres://ops:pw@db:5433/x?service=platform", env).expect("valid"),
+            "postgres://ops:pw@db:5433/x?"
+        );
+        assert_eq!(
+            with_url_service("postgres://db/x?service=platform", env).expect("valid"),
+            "postgres://db/x?port=6432&user=observer&password=s3cret"
         );
         assert!(
             to_url_with("service=nowhere", env)

@@ -18,6 +18,7 @@ pub(crate) mod health;
 pub(crate) mod hosts;
 pub(crate) mod locks;
 pub(crate) mod lookup;
+pub(crate) mod pgpass;
 pub(crate) mod primaries;
 pub mod read;
 pub mod replica;

@@ -80,6 +80,30 @@ fn number_arguments_are_refused_with_the_consoles_own_sentence() {
             ],
             "\"NaN\" is not a number of seconds",
         ),
+        (
+            vec![
+                "retry", "--state", "failed", "--reason", "x", "--limit", "-1",
+            ],
+            "-1 is outside 1 to 100000 spaces",
+        ),
+        (
+            vec![
+                "retry", "--state", "failed", "--reason", "x", "--limit", "2.5",
+            ],
+            "2.5 is not a whole number of spaces",
+        ),
+        (
+            vec!["watch", "--bulk-cap", "0"],
+            "0 is outside 1 to 100000 spaces",
+        ),
+        (
+            vec!["check", "--batch", "NaN"],
+            "\"NaN\" is not a number of bootstraps",
+        ),
+        (
+            vec!["check", "--batch", "1e9"],
+            "1e9 is outside 1 to 100000 bootstraps",
+        ),
     ] {
         let output = run(&args);
         let err = stderr(&output);

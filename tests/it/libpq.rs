@@ -174,4 +174,115 @@ async fn a_password_never_given_is_said_with_where_passwords_come_from() {
         sentence.contains("PGPASSWORD") && sentence.contains(".pgpass"),
         "{sentence}"
     );
+
+    // A password file others may read is not used, and the sentence says why.
+    use std::os::unix::fs::PermissionsExt;
+    let pgpass = std::path::Path::new(&home).join(".pgpass");
+    std::fs::write(&pgpass, "*:*:postgres:ops:right-one\n").expect(".pgpass");
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let open = run_with_env(&["status", "--database-url", &url], &[("HOME", &home)]);
+    assert_eq!(open.status.code(), Some(4), "{}", stderr(&open));
+    let sentence = assert_one_sentence(&open);
+    assert!(sentence.contains("chmod 600"), "{sentence}");
+    // A password file's entry gave the password refused: said so, with the entry it used.
+    std::fs::write(&pgpass, "*:*:postgres:ops:stale-one\n").expect(".pgpass");
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let stale = run_with_env(&["status", "--database-url", &url], &[("HOME", &home)]);
+    assert_eq!(stale.status.code(), Some(4), "{}", stderr(&stale));
+    let sentence = assert_one_sentence(&stale);
+    assert!(
+        sentence.contains(&format!("the password came from {}", pgpass.display()))
+            && sentence.contains(":postgres:ops): is it current?")
+            && !sentence.contains("no password was given"),
+        "{sentence}"
+    );
+    // The right one gets the login through (the database has no ledger: exit 5).
+    std::fs::write(&pgpass, "*:*:postgres:ops:right-one\n").expect(".pgpass");
+    let right = run_with_env(&["status", "--database-url", &url], &[("HOME", &home)]);
+    assert_eq!(right.status.code(), Some(5), "{}", stderr(&right));
+}
+
+/// `PGOPTIONS` would be sent as the startup `options`, which a pooler refuses and which
+/// could point the console elsewhere unseen: said in one sentence, nothing sent, whatever the
+/// URL says. The URL's own `options=` is the operator's explicit choice and is taken.
+#[tokio::test(flavor = "multi_thread")]
+async fn pgoptions_is_refused_with_a_sentence_and_options_in_the_url_is_taken() {
+    let db = TestDb::migrated().await;
+    let home = tempfile::tempdir().expect("home");
+    let home = home.path().to_string_lossy().into_owned();
+    let url = db.url();
+    let envs = [
+        ("HOME", home.as_str()),
+        ("PGOPTIONS", "-c search_path=elsewhere"),
+    ];
+    let refused = run_with_env(&["status", "--database-url", &url], &envs);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    let sentence = assert_one_sentence(&refused);
+    assert!(
+        sentence.contains("PGOPTIONS is set") && sentence.contains("unset it"),
+        "{sentence}"
+    );
+    let separator = if url.contains('?') { '&' } else { '?' };
+    let explicit = format!("{url}{separator}options=-c%20work_mem%3D8MB");
+    // sqlx would add PGOPTIONS to the URL's options, not replace them: refused still.
+    let both = run_with_env(&["status", "--database-url", &explicit], &envs);
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+    let taken = run_with_env(&["status", "--database-url", &explicit], &envs[..1]);
+    assert!(
+        matches!(taken.status.code(), Some(0 | 1)),
+        "{}",
+        stderr(&taken)
+    );
+}
+
+/// A TLS file is checked only where the connection reads it, as libpq: nothing under
+/// `sslmode=disable`, no root certificate under `prefer` (nothing is verified there), every
+/// file under `verify-full`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tls_file_is_checked_only_where_the_connection_reads_it() {
+    let db = TestDb::migrated().await;
+    let url = db.url();
+    let separator = if url.contains('?') { '&' } else { '?' };
+    for query in [
+        "sslmode=disable&sslrootcert=/nonexistent/ca.crt&sslcert=/nonexistent/c.crt&sslkey=/nonexistent/c.key",
+        "sslmode=prefer&sslrootcert=/nonexistent/ca.crt",
+    ] {
+        let output = run(&[
+            "status",
+            "--database-url",
+            &format!("{url}{separator}{query}"),
+        ]);
+        assert!(
+            matches!(output.status.code(), Some(0 | 1)),
+            "{query}: {}",
+            stderr(&output)
+        );
+    }
+    for (query, named) in [
+        (
+            "sslmode=prefer&sslcert=/nonexistent/c.crt&sslkey=/nonexistent/c.key",
+            "sslcert",
+        ),
+        (
+            "sslmode=verify-full&sslrootcert=/nonexistent/ca.crt",
+            "sslrootcert",
+        ),
+    ] {
+        let output = run(&[
+            "status",
+            "--database-url",
+            &format!("{url}{separator}{query}"),
+        ]);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{query}: {}",
+            stderr(&output)
+        );
+        assert!(
+            assert_one_sentence(&output).contains(&format!("the {named} file")),
+            "{query}: {}",
+            stderr(&output)
+        );
+    }
 }

@@ -292,3 +292,66 @@ async fn the_live_console_acts_through_pgbouncer_in_both_modes() {
         assert_eq!(console.wait_exit(10), 0, "{mode:?}");
     }
 }
+
+/// The rehearsal tools through a transaction pooler: `fixture` and `simulate` run every
+/// statement inside a transaction (a pooler may run an unnamed statement's two halves on
+/// different server connections otherwise) and set nothing for the session.
+#[tokio::test(flavor = "multi_thread")]
+async fn fixture_and_simulate_work_through_a_transaction_pooler() {
+    let db = TestDb::empty().await;
+    let pooler = pooler(&db, PoolMode::Transaction).await;
+    let url = db.url_through(&pooler, "postgres");
+    expect(
+        &url,
+        &[
+            "fixture",
+            "--spaces",
+            "200",
+            "--tenants",
+            "4",
+            "--items-per-space",
+            "3",
+            "--create-standin",
+        ],
+        0,
+        &pooler,
+    );
+    let before: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM legacy_space_publication_bootstraps WHERE checkpoint <> 'pending_snapshot'",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("ledger");
+    let simulated = expect(
+        &url,
+        &[
+            "simulate",
+            "--no-seed",
+            "--duration-secs",
+            "3",
+            "--time-scale",
+            "0.1",
+            "--report-every",
+            "1",
+            "--no-faults",
+        ],
+        0,
+        &pooler,
+    );
+    assert!(simulated.contains("readable"), "{simulated}");
+    let after: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM legacy_space_publication_bootstraps WHERE checkpoint <> 'pending_snapshot'",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("ledger");
+    assert!(
+        after > before,
+        "the simulated workers made progress: {before} → {after}"
+    );
+    let log = pooler.log();
+    assert!(
+        !log.contains("already exists") && !log.contains("does not exist"),
+        "{log}"
+    );
+}

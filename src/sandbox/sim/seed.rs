@@ -131,11 +131,13 @@ pub async fn seed(conn: &mut PgConnection, config: &SeedConfig) -> Result<SeedRe
 
     schema::apply_unit(conn, &schema::LEGACY_SPACE_BOOTSTRAP).await?;
     schema::migrate_console(conn).await?;
+    let mut tx = conn.begin().await?;
     report.markers =
         crate::store::sql::query_scalar("SELECT count(*) FROM legacy_space_publication_bootstraps")
-            .fetch_one(&mut *conn)
+            .fetch_one(&mut *tx)
             .await?;
-    report.writers = place_writers(conn, config, &mut rng).await?;
+    report.writers = place_writers(&mut tx, config, &mut rng).await?;
+    tx.commit().await?;
     Ok(report)
 }
 

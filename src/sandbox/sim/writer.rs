@@ -31,11 +31,15 @@ pub(super) async fn run_writer(
         stats.writer_crashes.fetch_add(1, Ordering::Relaxed);
         return;
     }
-    let released =
+    let released = async {
+        let mut tx = pool.begin().await?;
         crate::store::sql::query("DELETE FROM knowledge_space_mutation_leases WHERE id = $1")
             .bind(writer.lease_id)
-            .execute(&pool)
-            .await;
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await
+    }
+    .await;
     match released {
         Ok(_) => {
             stats.writer_releases.fetch_add(1, Ordering::Relaxed);
