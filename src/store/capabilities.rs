@@ -25,6 +25,8 @@ pub struct Capabilities {
     pub audit_request_ids: bool,
     /// The audit table is hash-chained and append-only (console schema unit 0004).
     pub audit_chain: bool,
+    /// The actions' rules are in the database (console schema unit 0005).
+    pub action_rules: bool,
     /// The role owning the audit table: only it can disable the triggers that keep the log
     /// append-only, so an operator's role should never be it.
     pub audit_owner: Option<String>,
@@ -87,6 +89,9 @@ SELECT current_user::text AS current_user,
        (SELECT count(*) = 2 FROM pg_attribute
          WHERE attrelid = u.audit AND attname IN ('hash', 'db_role') AND NOT attisdropped)
          AS audit_chain,
+       EXISTS (SELECT 1 FROM pg_proc p
+               WHERE p.pronamespace = u.console AND p.proname = 'bootstrap_action_refusal')
+         AS action_rules,
        (SELECT pg_get_userbyid(c.relowner)::text FROM pg_class c WHERE c.oid = u.audit)
          AS audit_owner,
        ARRAY(SELECT a.attname::text FROM unnest($1::text[]) WITH ORDINALITY AS w(col, n)

@@ -24,6 +24,7 @@ pub mod read;
 pub mod replica;
 pub mod report;
 pub mod rows;
+pub(crate) mod rules;
 pub mod schema;
 pub(crate) mod service;
 pub(crate) mod sql;

@@ -291,6 +291,27 @@ pub async fn bootstrap(
     )
 }
 
+/// Bootstrap `id` as it is now, with the verdict of the action `seen` describes over it
+/// (see [`super::rules`]): `None` for the verdict when the action holds.
+pub(crate) async fn bootstrap_judged(
+    conn: &mut PgConnection,
+    id: Uuid,
+    seen: &super::rules::BootstrapSeen<'_>,
+) -> Result<Option<(BootstrapRow, Option<String>)>, StoreError> {
+    use sqlx::{FromRow, Row};
+    let sql = format!(
+        "SELECT {BOOTSTRAP_COLUMNS}, {} FROM legacy_space_publication_bootstraps b WHERE b.id = $1",
+        super::rules::BOOTSTRAP_REFUSAL
+    );
+    let query = crate::store::sql::query(sqlx::AssertSqlSafe(sql));
+    let row = super::rules::bind_bootstrap(query, id, seen)
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(row
+        .map(|row| Ok::<_, sqlx::Error>((BootstrapRow::from_row(&row)?, row.try_get("refusal")?)))
+        .transpose()?)
+}
+
 /// Which table's primary key an id prefix is looked up in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum IdTable {

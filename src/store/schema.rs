@@ -12,7 +12,8 @@
 //!
 //! The console units, in `migrations/console/`: 0001 the audit log table, 0002 its
 //! `request_id`, 0003 its unique `action_id`, 0004 the hash chain and the append-only triggers
-//! (see [`crate::domain::audit_chain`]). An older console schema is brought forward with its
+//! (see [`crate::domain::audit_chain`]), 0005 the actions' rules (see
+//! [`crate::store::rules`]). An older console schema is brought forward with its
 //! records kept (chained in the order of their ids). Whoever runs `migrate` owns the audit log,
 //! so it must be the ledger's owner or a superuser — and, once the console's schema exists, its
 //! owner; anyone else is refused with the role that must run it (exit 8).
@@ -73,6 +74,11 @@ pub const CONSOLE_UNITS: &[SchemaUnit] = &[
         version: 4,
         name: "0004_audit_chain",
         sql: include_str!("../../migrations/console/0004_audit_chain.sql"),
+    },
+    SchemaUnit {
+        version: 5,
+        name: "0005_action_rules",
+        sql: include_str!("../../migrations/console/0005_action_rules.sql"),
     },
 ];
 

@@ -191,27 +191,28 @@ pub(crate) struct LeaseRemoved<D> {
 }
 
 /// Retry or cancel bootstrap `id` in one transaction. `decide` sees the locked row (after the
-/// request id was looked up under that lock) and says whether the action still holds;
-/// `Err` declines it and nothing is written.
+/// request id was looked up under that lock) with the database's verdict on the action `seen`
+/// describes (see [`super::rules`]), and says whether to write; `Err` declines it and nothing
+/// is written.
 pub(crate) async fn write_bootstrap<D, R>(
     db: &Db,
     backend: &BackendSlot,
-    id: Uuid,
+    (id, seen): (Uuid, &super::rules::BootstrapSeen<'_>),
     write: BootstrapWrite<'_>,
     stamp: &Stamp<'_>,
-    decide: impl FnOnce(&BootstrapRow) -> Result<D, R>,
+    decide: impl FnOnce(&BootstrapRow, Option<&str>) -> Result<D, R>,
 ) -> Result<Written<(), R, BootstrapWritten<D>>, StoreError> {
     let mut tx = WriteTx::begin(db, backend, stamp.lineage).await?;
     let written = async {
-        let locked = tx.lock_bootstrap(id).await?;
+        let locked = tx.lock_bootstrap(id, seen).await?;
         // After the row lock, so a first attempt still committing is waited for, not overtaken.
         if let Some(audit_id) = tx.audit_of_action(stamp.action_id).await? {
             return Ok(Written::AppliedBefore(audit_id));
         }
-        let Some(before) = locked else {
+        let Some((before, refusal)) = locked else {
             return Ok(Written::Gone(()));
         };
-        let decided = match decide(&before.row) {
+        let decided = match decide(&before.row, refusal.as_deref()) {
             Ok(decided) => decided,
             Err(declined) => return Ok(Written::Declined(declined)),
         };
@@ -444,20 +445,26 @@ impl WriteTx {
             .await?)
     }
 
-    /// Locks one bootstrap row for the rest of the transaction.
+    /// Locks one bootstrap row for the rest of the transaction, with the database's verdict
+    /// on the action `seen` describes over the locked row.
     async fn lock_bootstrap(
         &mut self,
         id: Uuid,
-    ) -> Result<Option<Locked<BootstrapRow>>, StoreError> {
+        seen: &super::rules::BootstrapSeen<'_>,
+    ) -> Result<Option<(Locked<BootstrapRow>, Option<String>)>, StoreError> {
         let sql = format!(
-            "SELECT {BOOTSTRAP_COLUMNS}, to_jsonb(b) AS row_json \
-             FROM legacy_space_publication_bootstraps b WHERE b.id = $1 FOR UPDATE"
+            "SELECT {BOOTSTRAP_COLUMNS}, to_jsonb(b) AS row_json, {} \
+             FROM legacy_space_publication_bootstraps b WHERE b.id = $1 FOR UPDATE",
+            super::rules::BOOTSTRAP_REFUSAL
         );
-        let row = crate::store::sql::query(sqlx::AssertSqlSafe(sql))
-            .bind(id)
+        let query = crate::store::sql::query(sqlx::AssertSqlSafe(sql));
+        let row = super::rules::bind_bootstrap(query, id, seen)
             .fetch_optional(&mut *self.tx)
             .await?;
-        Ok(row.as_ref().map(Locked::from_pg).transpose()?)
+        Ok(row
+            .as_ref()
+            .map(|row| Ok::<_, sqlx::Error>((Locked::from_pg(row)?, row.try_get("refusal")?)))
+            .transpose()?)
     }
 
     /// Retry (domain contract §3), job row: back to `queued` in place, keeping the checkpoint.

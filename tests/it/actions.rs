@@ -629,3 +629,151 @@ async fn an_unknown_id_an_empty_reason_and_a_missing_audit_table_are_refused() {
         RunState::Failed.as_str()
     );
 }
+
+/// The rule of retry and cancel is the database's (console schema unit 0005), the one the plan
+/// and the action both evaluate: each verdict, case by case. Progress never refuses; only the
+/// state the action rests on does, or a row version a script demanded.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_databases_rule_decides_retry_and_cancel() {
+    let db = TestDb::migrated().await;
+    let at = |minutes: i64| {
+        chrono::DateTime::<chrono::Utc>::from_timestamp(1_800_000_000 + minutes * 60, 0)
+            .expect("an instant")
+    };
+    type Case = (
+        &'static str,
+        &'static str,
+        Option<i64>,
+        Option<i32>,
+        &'static str,
+        Option<i64>,
+        i32,
+        Option<&'static str>,
+    );
+    // (action, seen state, seen completed_at, --row-version, state now, completed_at now,
+    //  row version now, verdict)
+    let cases: [Case; 12] = [
+        ("cancel", "running", None, None, "running", None, 39, None),
+        ("cancel", "queued", None, None, "running", None, 4, None),
+        (
+            "cancel",
+            "running",
+            None,
+            None,
+            "succeeded",
+            Some(5),
+            31,
+            Some("finished"),
+        ),
+        (
+            "cancel",
+            "succeeded",
+            Some(1),
+            None,
+            "succeeded",
+            Some(1),
+            9,
+            Some("wrong_state"),
+        ),
+        (
+            "cancel",
+            "running",
+            None,
+            Some(30),
+            "running",
+            None,
+            31,
+            Some("stale"),
+        ),
+        (
+            "cancel",
+            "running",
+            None,
+            Some(31),
+            "running",
+            None,
+            31,
+            None,
+        ),
+        (
+            "retry",
+            "failed",
+            Some(3),
+            None,
+            "failed",
+            Some(3),
+            13,
+            None,
+        ),
+        (
+            "retry",
+            "failed",
+            Some(3),
+            None,
+            "queued",
+            None,
+            13,
+            Some("retried_meanwhile"),
+        ),
+        (
+            "retry",
+            "failed",
+            Some(3),
+            None,
+            "failed",
+            Some(9),
+            20,
+            Some("new_episode"),
+        ),
+        (
+            "retry",
+            "failed",
+            Some(3),
+            None,
+            "canceled",
+            Some(3),
+            14,
+            Some("new_episode"),
+        ),
+        (
+            "retry",
+            "succeeded",
+            Some(1),
+            None,
+            "succeeded",
+            Some(1),
+            9,
+            Some("wrong_state"),
+        ),
+        (
+            "rename",
+            "failed",
+            None,
+            None,
+            "failed",
+            None,
+            1,
+            Some("unknown_action"),
+        ),
+    ];
+    for (action, seen, seen_at, exact, now, now_at, version, expected) in cases {
+        let verdict: Option<String> = sqlx::query_scalar(
+            "SELECT bootstrap_console.bootstrap_action_refusal($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(action)
+        .bind(seen)
+        .bind(seen_at.map(at))
+        .bind(exact)
+        .bind(now)
+        .bind(now_at.map(at))
+        .bind(version)
+        .fetch_one(&db.pool)
+        .await
+        .expect("the rule");
+        assert_eq!(
+            verdict.as_deref(),
+            expected,
+            "{action} seen {seen} now {now} (v{version})"
+        );
+    }
+}

@@ -61,6 +61,7 @@ async fn the_console_schema_is_applied_once_and_then_reported_present() {
         "0002_audit_request_id",
         "0003_audit_action_id",
         "0004_audit_chain",
+        "0005_action_rules",
     ];
     assert_eq!(first.applied, units);
     assert!(first.already_present.is_empty());
@@ -78,7 +79,7 @@ async fn the_console_schema_is_applied_once_and_then_reported_present() {
             .fetch_one(&db.pool)
             .await
             .expect("count");
-    assert_eq!(recorded, 4);
+    assert_eq!(recorded, units.len() as i64);
 }
 
 #[tokio::test]

@@ -13,16 +13,18 @@ use crate::store::read;
 use crate::store::rows::BootstrapRow;
 use crate::store::write::{BackendSlot, BootstrapWrite, Written, write_bootstrap};
 
-/// Scope first, then the action's own precondition; `Ok` carries what moved meanwhile.
+/// Scope first, then the action's own precondition as the database judged it over `now`
+/// (`refusal`, see [`precondition`]); `Ok` carries what moved meanwhile.
 fn check(
     session: &Session,
     action: &BootstrapAction,
     now: &Bootstrap,
+    refusal: Option<&str>,
 ) -> Result<Option<String>, Refusal> {
     session.check_scope(&now.tenant_id, now.knowledge_space_id)?;
     let names = session.names();
-    let (kind, seen) = (action.kind(), action.seen());
-    precondition::decide(kind, seen, action.exact_row_version(), now, &names)
+    let (kind, seen, exact) = (action.kind(), action.seen(), action.exact_row_version());
+    precondition::verdict(refusal, kind, seen, exact, now, &names)
 }
 
 pub(super) async fn plan(
@@ -33,14 +35,16 @@ pub(super) async fn plan(
     let seen = bootstrap.seen();
     let topology = session.topology();
     let primary = topology.primary();
-    let Some(row) = read_tx!(primary, |c| read::bootstrap(c, seen.id))? else {
+    let rests_on = precondition::rests_on(bootstrap.kind(), seen, bootstrap.exact_row_version());
+    let judged = read_tx!(primary, |c| read::bootstrap_judged(c, seen.id, &rests_on))?;
+    let Some((row, refusal)) = judged else {
         return Ok(Plan::refused(
             action,
             Refusal::UnknownBootstrap { id: seen.id },
         ));
     };
     let now = Bootstrap::try_from(row)?;
-    let verdict = match check(session, bootstrap, &now) {
+    let verdict = match check(session, bootstrap, &now, refusal.as_deref()) {
         Err(Refusal::RetriedMeanwhile {
             space,
             was,
@@ -112,13 +116,15 @@ pub(super) async fn apply(
     };
     let topology = session.topology();
     let stamp = stamp(session, action, reason);
-    // Decided again on the locked row, with the same rules as the plan.
-    let decide = |row: &BootstrapRow| -> Result<_, Declined> {
+    // Decided again on the locked row, by the same rule as the plan.
+    let decide = |row: &BootstrapRow, refusal: Option<&str>| -> Result<_, Declined> {
         let before = Bootstrap::try_from(row.clone())?;
-        let meanwhile = check(session, bootstrap, &before)?;
+        let meanwhile = check(session, bootstrap, &before, refusal)?;
         Ok((before, meanwhile))
     };
-    let written = write_bootstrap(topology.primary(), backend, seen.id, write, &stamp, decide);
+    let rests_on = precondition::rests_on(bootstrap.kind(), seen, bootstrap.exact_row_version());
+    let subject = (seen.id, &rests_on);
+    let written = write_bootstrap(topology.primary(), backend, subject, write, &stamp, decide);
     Ok(match written.await? {
         Written::AppliedBefore(audit_id) => Outcome::AlreadyApplied { audit_id },
         Written::Gone(()) => Outcome::Refused(Refusal::UnknownBootstrap { id: seen.id }),

@@ -151,6 +151,11 @@ pub(crate) fn audit_ready(capabilities: &crate::store::Capabilities) -> Result<(
             missing: "its hash chain",
         });
     }
+    if !capabilities.action_rules {
+        return Err(Refusal::AuditOutdated {
+            missing: "the actions' rules",
+        });
+    }
     Ok(())
 }
 

@@ -8,27 +8,44 @@
 //!   the same `run_state` and the same `completed_at`.
 //!
 //! A script may also demand an exact row version (`--row-version`).
+//!
+//! The rule itself is the database's (`bootstrap_console.bootstrap_action_refusal`, console
+//! schema unit 0005), evaluated over the row the plan reads and over the row the action locks;
+//! this module only says its verdict as a sentence ([`verdict`]).
 
 use super::BootstrapKind;
 use super::action::SeenBootstrap;
 use crate::domain::ids::IdNames;
-use crate::domain::model::{Bootstrap, RunState};
+use crate::domain::model::Bootstrap;
 use crate::domain::refusal::Refusal;
+use crate::store::rules::BootstrapSeen;
 
-/// The run states each bootstrap action is allowed from, and how the rule reads.
-pub(super) fn allowed(kind: BootstrapKind) -> (&'static [RunState], &'static str) {
+/// How the rule of `kind` reads, for a refusal that names it.
+fn needs(kind: BootstrapKind) -> &'static str {
     match kind {
-        BootstrapKind::Retry => (
-            &[RunState::Failed, RunState::Canceled],
-            "failed or canceled",
-        ),
-        BootstrapKind::Cancel => (&[RunState::Queued, RunState::Running], "queued or running"),
+        BootstrapKind::Retry => "failed or canceled",
+        BootstrapKind::Cancel => "queued or running",
     }
 }
 
-/// Whether `kind` still applies to `now`, given what the operator saw. `Ok` carries the
-/// sentence of what moved meanwhile, if anything did.
-pub(super) fn decide(
+/// What `kind` rests on, as the database's rule takes it.
+pub(super) fn rests_on<'a>(
+    kind: BootstrapKind,
+    seen: &'a SeenBootstrap,
+    exact_row_version: Option<i32>,
+) -> BootstrapSeen<'a> {
+    BootstrapSeen {
+        action: kind.kind().name(),
+        run_state: seen.run_state.as_str(),
+        completed_at: seen.completed_at,
+        exact_row_version,
+    }
+}
+
+/// The database's verdict (`refusal`: `None` when the action holds) over `now`, as the
+/// operator is told it: `Ok` carries the sentence of what moved meanwhile, if anything did.
+pub(super) fn verdict(
+    refusal: Option<&str>,
     kind: BootstrapKind,
     seen: &SeenBootstrap,
     exact_row_version: Option<i32>,
@@ -36,61 +53,39 @@ pub(super) fn decide(
     names: &IdNames,
 ) -> Result<Option<String>, Refusal> {
     let space = names.shown(&now.knowledge_space_id);
-    if let Some(exact) = exact_row_version
-        && exact != now.row_version
-    {
-        return Err(Refusal::Stale {
-            space: space.clone(),
-            seen: exact,
+    Err(match refusal {
+        None => return Ok(meanwhile(seen, now)),
+        Some("stale") => Refusal::Stale {
+            space,
+            seen: exact_row_version.unwrap_or(seen.row_version),
             now: now.row_version,
             state: now.run_state,
-        });
-    }
-    let (states, needs) = allowed(kind);
-    let wrong_state = || Refusal::WrongState {
-        space: space.clone(),
-        state: now.run_state,
-        action: kind.verb(),
-        needs,
-    };
-    let seen_allowed = states.contains(&seen.run_state);
-    match kind {
-        BootstrapKind::Cancel => {
-            if states.contains(&now.run_state) {
-                Ok(meanwhile(seen, now))
-            } else if seen_allowed {
-                Err(Refusal::Finished {
-                    space: space.clone(),
-                    was: seen.run_state,
-                    now: now.run_state,
-                })
-            } else {
-                Err(wrong_state())
-            }
-        }
-        BootstrapKind::Retry => {
-            if states.contains(&now.run_state) {
-                if seen.run_state == now.run_state && seen.completed_at == now.completed_at {
-                    Ok(meanwhile(seen, now))
-                } else {
-                    Err(Refusal::NewEpisode {
-                        space: space.clone(),
-                        now: now.run_state,
-                        ended_at: now.completed_at,
-                    })
-                }
-            } else if seen_allowed {
-                Err(Refusal::RetriedMeanwhile {
-                    space: space.clone(),
-                    was: seen.run_state,
-                    now: now.run_state,
-                    by: None,
-                })
-            } else {
-                Err(wrong_state())
-            }
-        }
-    }
+        },
+        Some("finished") => Refusal::Finished {
+            space,
+            was: seen.run_state,
+            now: now.run_state,
+        },
+        Some("retried_meanwhile") => Refusal::RetriedMeanwhile {
+            space,
+            was: seen.run_state,
+            now: now.run_state,
+            by: None,
+        },
+        Some("new_episode") => Refusal::NewEpisode {
+            space,
+            now: now.run_state,
+            ended_at: now.completed_at,
+        },
+        // `wrong_state`, and any verdict a newer schema may give that this console does not
+        // know: refused for the state it names.
+        Some(_) => Refusal::WrongState {
+            space,
+            state: now.run_state,
+            action: kind.verb(),
+            needs: needs(kind),
+        },
+    })
 }
 
 /// "since you looked: progress 25 → 34 of 50", or `None` when the row is as seen.
@@ -136,7 +131,7 @@ pub(super) fn meanwhile(seen: &SeenBootstrap, now: &Bootstrap) -> Option<String>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::model::Checkpoint;
+    use crate::domain::model::{Checkpoint, RunState};
     use chrono::{Duration, TimeZone, Utc};
     use uuid::Uuid;
 
@@ -169,74 +164,47 @@ mod tests {
     }
 
     #[test]
-    fn progress_never_refuses_a_cancel_and_is_reported() {
+    fn an_action_that_holds_reports_what_moved_meanwhile() {
         let seen = SeenBootstrap::from(&job(RunState::Running, 25, 30, None));
         let now = job(RunState::Running, 34, 39, None);
+        let names = IdNames::default();
         assert_eq!(
-            decide(
-                BootstrapKind::Cancel,
-                &seen,
-                None,
-                &now,
-                &IdNames::default()
-            ),
+            verdict(None, BootstrapKind::Cancel, &seen, None, &now, &names),
             Ok(Some("since you looked: progress 25 → 34 of 50".into()))
         );
-        let claimed = SeenBootstrap::from(&job(RunState::Queued, 0, 3, None));
+        let touched = job(RunState::Running, 25, 30, None);
         assert_eq!(
-            decide(
-                BootstrapKind::Cancel,
-                &claimed,
-                None,
-                &job(RunState::Running, 0, 4, None),
-                &IdNames::default()
-            ),
-            Ok(Some("since you looked: queued → running".into()))
+            verdict(None, BootstrapKind::Cancel, &seen, None, &touched, &names),
+            Ok(None)
         );
     }
 
     #[test]
-    fn a_cancel_of_a_job_that_finished_meanwhile_is_refused() {
-        let seen = SeenBootstrap::from(&job(RunState::Running, 49, 30, None));
+    fn each_verdict_of_the_database_is_said_as_its_refusal() {
+        let names = IdNames::default();
+        let running = SeenBootstrap::from(&job(RunState::Running, 49, 30, None));
         let done = job(RunState::Succeeded, 50, 31, Some(5));
-        let refusal = decide(
+        let finished = verdict(
+            Some("finished"),
             BootstrapKind::Cancel,
-            &seen,
+            &running,
             None,
             &done,
-            &IdNames::default(),
+            &names,
         )
         .expect_err("refused");
-        assert!(refusal.decision_changed());
-        assert!(matches!(refusal, Refusal::Finished { .. }), "{refusal}");
-    }
-
-    #[test]
-    fn retry_rests_on_the_same_episode() {
-        let failed = job(RunState::Failed, 10, 12, Some(3));
-        let seen = SeenBootstrap::from(&failed);
-        // An unrelated write (same episode, new row version) does not refuse it.
-        let touched = job(RunState::Failed, 10, 13, Some(3));
-        assert_eq!(
-            decide(
-                BootstrapKind::Retry,
-                &seen,
-                None,
-                &touched,
-                &IdNames::default()
-            ),
-            Ok(Some(
-                "since you looked: other columns changed (row_version 12 → 13)".into()
-            ))
-        );
+        assert!(finished.decision_changed());
+        assert!(matches!(finished, Refusal::Finished { .. }), "{finished}");
+        let failed = SeenBootstrap::from(&job(RunState::Failed, 10, 12, Some(3)));
         let retried = job(RunState::Queued, 10, 13, None);
         assert!(matches!(
-            decide(
+            verdict(
+                Some("retried_meanwhile"),
                 BootstrapKind::Retry,
-                &seen,
+                &failed,
                 None,
                 &retried,
-                &IdNames::default()
+                &names
             ),
             Err(Refusal::RetriedMeanwhile {
                 was: RunState::Failed,
@@ -244,30 +212,27 @@ mod tests {
                 ..
             })
         ));
-        let failed_again = job(RunState::Failed, 11, 20, Some(9));
+        let again = job(RunState::Failed, 11, 20, Some(9));
         assert!(matches!(
-            decide(
+            verdict(
+                Some("new_episode"),
                 BootstrapKind::Retry,
-                &seen,
+                &failed,
                 None,
-                &failed_again,
-                &IdNames::default()
+                &again,
+                &names
             ),
             Err(Refusal::NewEpisode { .. })
         ));
-    }
-
-    #[test]
-    fn an_exact_row_version_refuses_any_write() {
-        let seen = SeenBootstrap::from(&job(RunState::Running, 25, 30, None));
         let now = job(RunState::Running, 26, 31, None);
         assert!(matches!(
-            decide(
+            verdict(
+                Some("stale"),
                 BootstrapKind::Cancel,
-                &seen,
+                &running,
                 Some(30),
                 &now,
-                &IdNames::default()
+                &names
             ),
             Err(Refusal::Stale {
                 seen: 30,
@@ -275,22 +240,20 @@ mod tests {
                 ..
             })
         ));
-    }
-
-    #[test]
-    fn a_state_the_action_never_applied_to_is_a_plain_refusal() {
-        let seen = SeenBootstrap::from(&job(RunState::Succeeded, 50, 9, Some(1)));
-        let refusal = decide(
+        let succeeded = job(RunState::Succeeded, 50, 9, Some(1));
+        let seen = SeenBootstrap::from(&succeeded);
+        let wrong = verdict(
+            Some("wrong_state"),
             BootstrapKind::Retry,
             &seen,
             None,
-            &job(RunState::Succeeded, 50, 9, Some(1)),
-            &IdNames::default(),
+            &succeeded,
+            &names,
         )
         .expect_err("refused");
-        assert!(!refusal.decision_changed());
+        assert!(!wrong.decision_changed());
         assert_eq!(
-            refusal.to_string(),
+            wrong.to_string(),
             "space 00000000 is succeeded, retry needs failed or canceled"
         );
     }

@@ -81,6 +81,9 @@ pub struct Simulation {
     tasks: JoinSet<()>,
     stats: Arc<Stats>,
     workers: u32,
+    /// Closed once the tasks end, before the database may go away: a transaction a task left
+    /// is rolled back then, not when the server is already stopping.
+    pool: PgPool,
 }
 
 impl Simulation {
@@ -115,6 +118,7 @@ impl Simulation {
             tasks,
             stats,
             workers: config.workers,
+            pool,
         }
     }
 
@@ -138,6 +142,7 @@ impl Simulation {
         {
             self.tasks.abort_all();
         }
+        crate::store::close_pool(&self.pool).await;
     }
 }
 
