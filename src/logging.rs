@@ -36,10 +36,23 @@ pub(crate) fn log_dir() -> PathBuf {
 }
 
 /// Makes `dir` (0700) and `console.log` in it (0600): the log holds reasons, tenants and
-/// hosts, which other users of a shared jump host must not read. A directory or file of ours
-/// made wider by an earlier version is narrowed; a directory named by
-/// `BOOTSTRAP_CONSOLE_LOG_DIR` that already exists is the operator's, and is left as it is.
+/// hosts, which other users of a shared jump host must not read (see [`private_file`]).
 fn private_log(dir: &std::path::Path) -> std::io::Result<()> {
+    let mut append = std::fs::OpenOptions::new();
+    append.create(true).append(true);
+    private_file(dir, "console.log", &mut append).map(drop)
+}
+
+/// Opens `name` in `dir` with `options`, as the console keeps its state: `dir` made 0700 and
+/// the file created 0600. A directory or file of ours made wider by an earlier version is
+/// narrowed; a directory named by `BOOTSTRAP_CONSOLE_LOG_DIR` that already exists is the
+/// operator's, and is left as it is. Never through a link someone planted, never into a file
+/// someone else owns, nor a default directory someone else made (the temp directory's, say).
+pub(crate) fn private_file(
+    dir: &std::path::Path,
+    name: &str,
+    options: &mut std::fs::OpenOptions,
+) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
     let existed = dir.is_dir();
     std::fs::DirBuilder::new()
@@ -50,28 +63,23 @@ fn private_log(dir: &std::path::Path) -> std::io::Result<()> {
     let ours = |meta: &std::fs::Metadata| meta.uid() == nix::unistd::geteuid().as_raw();
     let refused = |what: &str| std::io::Error::other(format!("{what} belongs to another user"));
     if existed && !chosen {
-        // A default directory someone else made (the temp directory's, say) is not written
-        // to: its owner could read the log.
         if !ours(&std::fs::metadata(dir)?) {
-            return Err(refused("the log directory"));
+            return Err(refused("the state directory"));
         }
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     }
-    // Never through a link someone planted, never into a file someone else owns.
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
+    let file = options
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW)
-        .open(dir.join("console.log"))?;
+        .open(dir.join(name))?;
     let meta = file.metadata()?;
     if !ours(&meta) {
-        return Err(refused("the log file"));
+        return Err(refused(name));
     }
     if meta.mode() & 0o077 != 0 {
         file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     }
-    Ok(())
+    Ok(file)
 }
 
 /// Starts writing `console.log` in [`log_dir`] (see [`private_log`]); keep the guard until the process ends so the

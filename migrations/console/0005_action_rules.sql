@@ -36,3 +36,11 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
     ELSE 'unknown_action'
   END
 $$;
+
+-- A write to a primary the operator named with `--primary`, past the split-brain guard, is
+-- recorded as such: `applied_primary_forced`, or `applied_forced_primary_forced` for a lease
+-- removal that was forced too. The guard's doubt goes to the console's log with the request.
+ALTER TABLE "bootstrap_console"."audit_log"
+  DROP CONSTRAINT IF EXISTS "audit_log_outcome_ck",
+  ADD CONSTRAINT "audit_log_outcome_ck" CHECK ("outcome" IN (
+    'applied', 'applied_forced', 'applied_primary_forced', 'applied_forced_primary_forced'));

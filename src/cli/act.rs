@@ -290,8 +290,9 @@ async fn bootstrap_action_on(
             exit::REFUSED
         }));
     }
-    let plans = actions::plan_all(session, &to_plan).await?;
+    let (plans, doubt) = plan_request(session, &to_plan, args.confirm.dry_run).await?;
     let mut run = Run::new(unknown.len());
+    run.doubt = doubt;
     run.act(session, plans, &args.confirm, checked).await
 }
 
@@ -356,14 +357,33 @@ async fn remove_lease_on(
         return Ok(ExitCode::from(exit::REFUSED));
     };
     let action = Action::remove_lease(lease.identity(), args.force, checked.request);
-    let plans = actions::plan_all(session, &[action]).await?;
+    let (plans, doubt) = plan_request(session, &[action], args.confirm.dry_run).await?;
     let mut run = Run::new(0);
+    run.doubt = doubt;
     run.act(session, plans, &args.confirm, checked).await
+}
+
+/// Plans a request. A dry run writes nothing, so it goes on past the split-brain guard's
+/// refusal (an unknown outcome can still be settled) and says the refusal with its plans.
+async fn plan_request(
+    session: &Session,
+    to_plan: &[Action],
+    dry_run: bool,
+) -> Result<(Planned, Option<String>), Failure> {
+    match actions::plan_all(session, to_plan).await {
+        Err(actions::ActionError::PrimaryInDoubt(doubt)) if dry_run => Ok((
+            actions::plan_each(session, to_plan).await?,
+            Some(doubt.to_string()),
+        )),
+        planned => Ok((planned?, None)),
+    }
 }
 
 /// The tally of one command's actions: what the plans refused, then what applying did.
 struct Run {
     tally: Tally,
+    /// The split-brain guard refused a dry run's primary (said, and exit 10).
+    doubt: Option<String>,
 }
 
 impl Run {
@@ -373,6 +393,7 @@ impl Run {
                 refused: already_refused,
                 ..Tally::default()
             },
+            doubt: None,
         }
     }
 
@@ -414,6 +435,13 @@ impl Run {
         };
         if flags.dry_run {
             let pending = self.still_pending(session, &applicable, checked).await?;
+            if let Some(doubt) = &self.doubt {
+                outln!(
+                    "dry run: nothing would be applied — {}",
+                    text::clean(doubt, 1000)
+                );
+                self.tally.primary_in_doubt = true;
+            }
             outln!(
                 "dry run: {} would be applied{already}, {} refused{}; nothing was written",
                 applicable.len() - pending,

@@ -300,6 +300,11 @@ fn space_count(text: &str) -> Result<usize, String> {
     whole_in(text, "spaces", 1..=100_000).map(|n| n as usize)
 }
 
+/// A bootstrap's row version, as `--row-version` demands it.
+fn row_version(text: &str) -> Result<i32, String> {
+    whole_in(text, "(a row version)", 0..=i64::from(i32::MAX)).map(|n| n as i32)
+}
+
 /// How many bootstraps `check` reads at a time: 1 to 100,000.
 fn batch_size(text: &str) -> Result<i64, String> {
     whole_in(text, "bootstraps", 1..=100_000)
@@ -410,7 +415,7 @@ pub(crate) struct ActionArgs {
     #[arg(long, default_value_t = 100, allow_hyphen_values = true, value_parser = space_count)]
     pub(crate) limit: usize,
     /// Act only if the bootstrap is still at this row version (with exactly one id).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = row_version)]
     pub(crate) row_version: Option<i32>,
 }
 

@@ -74,7 +74,8 @@ impl Given {
             .or_else(|| env("PGSSLMODE"))
             .unwrap_or_else(|| "prefer".into());
         let reads = |keyword: &str| match sslmode.as_str() {
-            "disable" => false,
+            // sqlx takes `allow` as `disable`: no TLS is tried.
+            "disable" | "allow" => false,
             "verify-ca" | "verify-full" => true,
             _ => keyword != "sslrootcert",
         };
@@ -127,8 +128,8 @@ impl Target {
                 what: "environment",
                 reason: format!(
                     "PGOPTIONS is set ({:?}): the console sends no startup options from the \
-                     environment (a connection pooler refuses them) — unset it, and write \
-                     options= in the URL if the database needs them",
+                     environment (a connection pooler refuses them, and they could change \
+                     what the console reads) — run it without (env -u PGOPTIONS …)",
                     crate::text::clean(&pgoptions, 80)
                 ),
             });
@@ -228,12 +229,15 @@ impl Target {
     /// `host:port`, a socket directory shown as the host: how a listed host is named to the
     /// operator and how `--primary` names one.
     pub(crate) fn address(&self) -> String {
-        let o = &self.options;
-        let host = match o.get_socket() {
+        format!("{}:{}", self.host_name(), self.options.get_port())
+    }
+
+    /// The host, a socket directory shown as the host.
+    fn host_name(&self) -> String {
+        match self.options.get_socket() {
             Some(socket) => socket.display().to_string(),
-            None => o.get_host().to_string(),
-        };
-        format!("{host}:{}", o.get_port())
+            None => self.options.get_host().to_string(),
+        }
     }
 
     /// The listed host `--primary` names (`host:port`, or the host alone when only one listed
@@ -404,7 +408,7 @@ fn libpq_defaults(mut options: PgConnectOptions, url: Option<&str>) -> PgConnect
             && let Some(entry @ super::pgpass::Entry { ignored: false, .. }) = super::pgpass::lookup(
                 options.get_host(),
                 options.get_port(),
-                options.get_database().unwrap_or(&user.name),
+                options.get_database().unwrap_or_default(),
                 &user.name,
             )
         {
@@ -418,10 +422,11 @@ fn libpq_defaults(mut options: PgConnectOptions, url: Option<&str>) -> PgConnect
 /// gave the one refused, or had none for this connection.
 fn password_file_hint(message: &str, options: &PgConnectOptions) -> String {
     let user = options.get_username();
+    // Keyed as sqlx keys it: a connection naming no database looks up "".
     let (host, port, database) = (
         options.get_host(),
         options.get_port(),
-        options.get_database().unwrap_or(user),
+        options.get_database().unwrap_or_default(),
     );
     let line = crate::text::clean(&format!("{host}:{port}:{database}:{user}"), 200);
     match super::pgpass::lookup(host, port, database, user) {
@@ -445,19 +450,8 @@ impl fmt::Display for Target {
     /// `user@host:port/database`, with a socket directory shown as the host.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let o = &self.options;
-        let host = match o.get_socket() {
-            Some(socket) => socket.display().to_string(),
-            None => o.get_host().to_string(),
-        };
         let database = o.get_database().unwrap_or(o.get_username());
-        write!(
-            f,
-            "{}@{}:{}/{}",
-            o.get_username(),
-            host,
-            o.get_port(),
-            database
-        )
+        write!(f, "{}@{}/{}", o.get_username(), self.address(), database)
     }
 }
 

@@ -96,6 +96,9 @@ pub enum StoreError {
     /// approved (a virtual IP that moved between the check and the write).
     #[error("{0}")]
     LineageChanged(String),
+    /// A server did not answer a question in time; nothing was sent.
+    #[error("{0}")]
+    NoAnswer(String),
 }
 
 /// A failed statement in words, the cause first: short lines (the status line at 80 columns)

@@ -19,26 +19,41 @@ pub(crate) fn files() -> Vec<PathBuf> {
     let custom = std::env::var_os("PGPASSFILE")
         .filter(|f| !f.is_empty())
         .map(PathBuf::from);
+    // As sqlx: `HOME`, else the user's home directory from the password database.
     let home = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
-        .map(|home| PathBuf::from(home).join(".pgpass"));
+        .map(PathBuf::from)
+        .or_else(|| {
+            nix::unistd::User::from_uid(nix::unistd::geteuid())
+                .ok()
+                .flatten()
+                .map(|user| user.dir)
+        })
+        .map(|home| home.join(".pgpass"));
     custom.into_iter().chain(home).collect()
 }
 
-/// The first entry for this host, port, database and user, in the files [`files`] names
-/// (a file others may read included, marked [`Entry::ignored`]).
+/// The entry the connection uses for this host, port, database and user (sqlx keys a
+/// connection that names no database as `""`): the first match in a file others may not read,
+/// in the order [`files`] gives. Failing that, the first match in a file that is ignored for
+/// being readable by others, marked [`Entry::ignored`], so the operator can be told why.
 pub(crate) fn lookup(host: &str, port: u16, database: &str, user: &str) -> Option<Entry> {
     use std::os::unix::fs::PermissionsExt;
-    files().into_iter().find_map(|file| {
-        let text = std::fs::read_to_string(&file).ok()?;
-        let password = find(&text, [host, &port.to_string(), database, user])?;
-        let mode = std::fs::metadata(&file).ok()?.permissions().mode();
-        Some(Entry {
-            file,
-            password,
-            ignored: mode & 0o077 != 0,
+    let found: Vec<Entry> = files()
+        .into_iter()
+        .filter_map(|file| {
+            let text = std::fs::read_to_string(&file).ok()?;
+            let password = find(&text, [host, &port.to_string(), database, user])?;
+            let mode = std::fs::metadata(&file).ok()?.permissions().mode();
+            Some(Entry {
+                file,
+                password,
+                ignored: mode & 0o077 != 0,
+            })
         })
-    })
+        .collect();
+    let used = found.iter().position(|entry| !entry.ignored).unwrap_or(0);
+    found.into_iter().nth(used)
 }
 
 /// The password of the first line whose four fields match `wanted`.

@@ -25,7 +25,9 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(3);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostFacts {
     /// `pg_control_system()`'s system identifier: one per cluster, shared by its standbys.
-    pub system_id: i64,
+    /// `None` where the function's EXECUTE was revoked (some managed databases): the guard
+    /// then counts primaries only.
+    pub system_id: Option<i64>,
     /// `None` for a standby (in recovery).
     pub primary: Option<PrimaryFacts>,
     /// `pg_postmaster_start_time()`.
@@ -49,23 +51,41 @@ pub struct HostAnswer {
     pub facts: Result<HostFacts, String>,
 }
 
-/// The one statement: a standby's WAL functions would fail, so they are asked of a primary
-/// only.
-const FACTS: &str = "SELECT (SELECT system_identifier FROM pg_catalog.pg_control_system()), \
-       CASE WHEN pg_catalog.pg_is_in_recovery() THEN NULL \
-            ELSE pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()), 1, 8) END, \
-       CASE WHEN pg_catalog.pg_is_in_recovery() THEN NULL \
-            ELSE pg_catalog.pg_current_wal_lsn()::text END, \
-       pg_catalog.pg_postmaster_start_time()";
+/// The server's system identifier, or NULL where the role may not ask.
+pub(crate) const SYSTEM_ID: &str = "CASE WHEN pg_catalog.has_function_privilege(\
+    'pg_catalog.pg_control_system()', 'EXECUTE') \
+    THEN (SELECT system_identifier FROM pg_catalog.pg_control_system()) END";
+
+/// The timeline a primary writes (8 hex digits), NULL on a standby, whose WAL functions would
+/// fail.
+pub(crate) const TIMELINE: &str = "CASE WHEN pg_catalog.pg_is_in_recovery() THEN NULL ELSE \
+    pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()), 1, 8) END";
+
+/// Parses [`TIMELINE`]'s answer.
+pub(crate) fn timeline(text: &str) -> Result<u32, StoreError> {
+    u32::from_str_radix(text, 16)
+        .map_err(|e| StoreError::Replication(format!("timeline {text:?}: {e}")))
+}
 
 /// What the server `conn` is on says of itself.
 pub(crate) async fn facts(conn: &mut PgConnection) -> Result<HostFacts, StoreError> {
-    let (system_id, timeline, wal, started): (i64, Option<String>, Option<String>, DateTime<Utc>) =
-        super::sql::query_as(FACTS).fetch_one(conn).await?;
-    let primary = match (timeline, wal) {
-        (Some(timeline), Some(wal)) => Some(PrimaryFacts {
-            timeline: u32::from_str_radix(&timeline, 16)
-                .map_err(|e| StoreError::Replication(format!("timeline {timeline:?}: {e}")))?,
+    let sql = format!(
+        "SELECT {SYSTEM_ID}, {TIMELINE}, \
+           CASE WHEN pg_catalog.pg_is_in_recovery() THEN NULL \
+                ELSE pg_catalog.pg_current_wal_lsn()::text END, \
+           pg_catalog.pg_postmaster_start_time()"
+    );
+    let (system_id, timeline_text, wal, started): (
+        Option<i64>,
+        Option<String>,
+        Option<String>,
+        DateTime<Utc>,
+    ) = super::sql::query_as(sqlx::AssertSqlSafe(sql))
+        .fetch_one(conn)
+        .await?;
+    let primary = match (timeline_text, wal) {
+        (Some(text), Some(wal)) => Some(PrimaryFacts {
+            timeline: timeline(&text)?,
             wal: wal.parse().map_err(StoreError::Replication)?,
         }),
         _ => None,
@@ -77,24 +97,38 @@ pub(crate) async fn facts(conn: &mut PgConnection) -> Result<HostFacts, StoreErr
     })
 }
 
-/// Asks every host `listed` names: the one `in_use` is on through its pool (its failure is
-/// the action's: the write would fail the same way), every other over a connection of its
-/// own within 3 s, all at once.
+/// Asks every host `listed` names, each within 3 s and all at once: the one `in_use` is on
+/// through its pool (its failure is the action's: the write would fail the same way), every
+/// other over a connection of its own. A host listed twice is asked once.
 pub(crate) async fn survey(listed: &Target, in_use: &Db) -> Result<Vec<HostAnswer>, StoreError> {
     let in_use_address = in_use.host().address();
-    let own = async { read_tx!(in_use, |c| facts(c)) };
-    let others = listed
-        .hosts()
-        .into_iter()
-        .filter(|host| host.address() != in_use_address)
-        .map(|host| async move {
-            let asked = tokio::time::timeout(ANSWER_WITHIN, facts_of(&host)).await;
-            HostAnswer {
-                host: host.address(),
-                in_use: false,
-                facts: asked.unwrap_or_else(|_| Err("no answer within 3 s".into())),
-            }
-        });
+    let own = async {
+        match tokio::time::timeout(ANSWER_WITHIN, async { read_tx!(in_use, |c| facts(c)) }).await {
+            Ok(answer) => answer,
+            Err(_) => Err(StoreError::NoAnswer(format!(
+                "{} did not answer within {} s whether it is the primary; nothing was sent",
+                in_use.host().address(),
+                ANSWER_WITHIN.as_secs()
+            ))),
+        }
+    };
+    let mut asked = vec![in_use_address.clone()];
+    let mut others = Vec::new();
+    for host in listed.hosts() {
+        let address = host.address();
+        if !asked.contains(&address) {
+            asked.push(address);
+            others.push(host);
+        }
+    }
+    let others = others.into_iter().map(|host| async move {
+        let asked = tokio::time::timeout(ANSWER_WITHIN, facts_of(&host)).await;
+        HostAnswer {
+            host: host.address(),
+            in_use: false,
+            facts: asked.unwrap_or_else(|_| Err("no answer within 3 s".into())),
+        }
+    });
     let (own, others) = tokio::join!(own, futures::future::join_all(others));
     let mut answers = vec![HostAnswer {
         host: in_use_address,

@@ -91,6 +91,10 @@ pub enum AuditOutcome {
     Applied,
     /// A safeguard was overridden on purpose (a lease that was not an orphan suspect).
     AppliedForced,
+    /// Written to the primary `--primary` named, past the split-brain guard.
+    AppliedPrimaryForced,
+    /// Both: a forced lease removal on a forced primary.
+    AppliedForcedPrimaryForced,
 }
 
 impl AuditOutcome {
@@ -98,7 +102,14 @@ impl AuditOutcome {
         match self {
             Self::Applied => "applied",
             Self::AppliedForced => "applied_forced",
+            Self::AppliedPrimaryForced => "applied_primary_forced",
+            Self::AppliedForcedPrimaryForced => "applied_forced_primary_forced",
         }
+    }
+
+    /// Whether a recorded outcome overrode a safeguard (any of the forced ones).
+    pub fn is_forced(recorded: &str) -> bool {
+        recorded.starts_with("applied_") && recorded.contains("forced")
     }
 }
 
@@ -119,17 +130,17 @@ pub(crate) struct Stamp<'a> {
     /// The cluster and timeline the split-brain guard approved: each write transaction checks
     /// it lands there (`None`: not checked).
     pub(crate) lineage: Option<crate::topology::Lineage>,
-    /// `--primary` overrode the guard: the record's outcome is `applied_forced`.
+    /// `--primary` named the primary: the record's outcome says so.
     pub(crate) primary_forced: bool,
 }
 
 impl Stamp<'_> {
     /// How an action applied as `outcome` is recorded, a forced primary included.
     fn recorded(&self, outcome: AuditOutcome) -> AuditOutcome {
-        if self.primary_forced {
-            AuditOutcome::AppliedForced
-        } else {
-            outcome
+        match (self.primary_forced, outcome) {
+            (false, outcome) => outcome,
+            (true, AuditOutcome::Applied) => AuditOutcome::AppliedPrimaryForced,
+            (true, _) => AuditOutcome::AppliedForcedPrimaryForced,
         }
     }
 }
@@ -358,20 +369,22 @@ pub(super) fn row_lock(subject: AuditSubject) -> (&'static str, Uuid) {
 /// a virtual IP or a pooler may reach another server than the one the guard asked.
 fn lineage_kept(
     approved: Option<crate::topology::Lineage>,
-    system_id: i64,
-    timeline: Option<&str>,
+    system_id: Option<i64>,
+    timeline: Option<u32>,
     address: &str,
 ) -> Result<(), StoreError> {
     let Some(approved) = approved else {
         return Ok(());
     };
-    let timeline = timeline.and_then(|t| u32::from_str_radix(t, 16).ok());
-    if system_id == approved.system_id && timeline.is_none_or(|t| t == approved.timeline) {
+    if system_id.is_none_or(|id| id == approved.system_id)
+        && timeline.is_none_or(|t| t == approved.timeline)
+    {
         return Ok(());
     }
     Err(StoreError::LineageChanged(format!(
-        "the server behind {address} changed since it was checked (system {system_id}{}, \
-         checked: system {} timeline {:08X}); nothing was written — try again",
+        "the server behind {address} is not the one checked (system {}{}, checked: system {} \
+         timeline {:08X}); nothing was written — run the request again",
+        system_id.map_or_else(|| "unknown".to_string(), |id| id.to_string()),
         timeline.map_or(String::new(), |t| format!(" timeline {t:08X}")),
         approved.system_id,
         approved.timeline
@@ -400,34 +413,33 @@ impl WriteTx {
         // `now()` is the transaction's start, as `pg_stat_activity.xact_start` shows it. The
         // limits are read back as the server keeps them, in milliseconds. A standby has no
         // timeline of its own to write to: its write fails as on any standby.
+        let sql = format!(
+            "SELECT pg_backend_pid(), now(), \
+               (SELECT setting::bigint FROM pg_settings WHERE name = 'lock_timeout'), \
+               (SELECT setting::bigint FROM pg_settings WHERE name = 'statement_timeout'), \
+               {}, {}",
+            super::primaries::SYSTEM_ID,
+            super::primaries::TIMELINE
+        );
         let (pid, xact_start, lock_ms, statement_ms, system_id, timeline): (
             i32,
             DateTime<Utc>,
             i64,
             i64,
-            i64,
+            Option<i64>,
             Option<String>,
-        ) = crate::store::sql::query_as(
-            "SELECT pg_backend_pid(), now(), \
-               (SELECT setting::bigint FROM pg_settings WHERE name = 'lock_timeout'), \
-               (SELECT setting::bigint FROM pg_settings WHERE name = 'statement_timeout'), \
-               (SELECT system_identifier FROM pg_catalog.pg_control_system()), \
-               CASE WHEN pg_catalog.pg_is_in_recovery() THEN NULL ELSE \
-                 pg_catalog.substr(pg_catalog.pg_walfile_name(pg_catalog.pg_current_wal_lsn()), 1, 8) END",
-        )
-        .fetch_one(&mut *tx)
-        .await?;
+        ) = crate::store::sql::query_as(sqlx::AssertSqlSafe(sql))
+            .fetch_one(&mut *tx)
+            .await?;
         backend.set(Backend { pid, xact_start });
+        let timeline = timeline
+            .as_deref()
+            .map(super::primaries::timeline)
+            .transpose();
         let refused = super::db::limits_in_force(lock_ms, statement_ms)
             .map_err(StoreError::LimitsNotInForce)
-            .and_then(|()| {
-                lineage_kept(
-                    lineage,
-                    system_id,
-                    timeline.as_deref(),
-                    &db.host().address(),
-                )
-            });
+            .and(timeline)
+            .and_then(|timeline| lineage_kept(lineage, system_id, timeline, &db.host().address()));
         if let Err(refused) = refused {
             let _ = tx.rollback().await;
             return Err(refused);
@@ -640,19 +652,19 @@ mod tests {
             system_id: 7,
             timeline: 2,
         });
-        assert!(lineage_kept(approved, 7, Some("00000002"), "vip:5432").is_ok());
-        assert!(lineage_kept(None, 8, Some("00000001"), "vip:5432").is_ok());
+        assert!(lineage_kept(approved, Some(7), Some(2), "vip:5432").is_ok());
+        assert!(lineage_kept(None, Some(8), Some(1), "vip:5432").is_ok());
         // A standby has no timeline to write to: its write fails as on any standby.
-        assert!(lineage_kept(approved, 7, None, "vip:5432").is_ok());
-        let moved = lineage_kept(approved, 7, Some("00000001"), "vip:5432")
+        assert!(lineage_kept(approved, Some(7), None, "vip:5432").is_ok());
+        let moved = lineage_kept(approved, Some(7), Some(1), "vip:5432")
             .expect_err("the old primary behind the address")
             .to_string();
         assert!(
-            moved.contains("vip:5432 changed since it was checked")
+            moved.contains("vip:5432 is not the one checked")
                 && moved.contains("system 7 timeline 00000001")
                 && moved.contains("checked: system 7 timeline 00000002"),
             "{moved}"
         );
-        assert!(lineage_kept(approved, 9, Some("00000002"), "vip:5432").is_err());
+        assert!(lineage_kept(approved, Some(9), Some(2), "vip:5432").is_err());
     }
 }

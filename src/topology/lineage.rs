@@ -27,8 +27,15 @@ pub struct Lineage {
 /// The host in use may be written to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Approval {
-    pub lineage: Lineage,
-    /// The doubt `--primary` overrode, when it overrode one: the write is audited as forced.
+    /// The host the check was made on (`host:port`): a request whose primary moves to another
+    /// host meanwhile sends nothing more.
+    pub host: String,
+    /// What each write transaction must land on. `None`: the host in use is a standby (its
+    /// writes fail as on any standby), or its system identifier cannot be read.
+    pub lineage: Option<Lineage>,
+    /// `--primary` named the host: every write is audited as forced.
+    pub forced: bool,
+    /// The doubt `--primary` overrode, when it overrode one.
     pub forced_over: Option<String>,
 }
 
@@ -38,11 +45,15 @@ pub enum Doubt {
     #[error(
         "split brain? {} listed hosts answer as primaries: {}; nothing was written — fence the \
          one that should not be (usually the lower timeline), or name the true primary with \
-         --primary HOST",
+         `retry`, `cancel` or `lease remove --primary HOST`{}",
         primaries.len(),
-        primaries.join("; ")
+        primaries.join("; "),
+        silent_hosts(silent)
     )]
-    SeveralPrimaries { primaries: Vec<String> },
+    SeveralPrimaries {
+        primaries: Vec<String>,
+        silent: Vec<String>,
+    },
     #[error(
         "the listed hosts are not one database: {}; nothing was written — list one cluster's \
          primary and standbys",
@@ -52,14 +63,30 @@ pub enum Doubt {
     #[error(
         "old primary? {primary}, but this console has written to timeline {written:08X} of the \
          same database (system {system_id}); nothing was written — connect to the current \
-         primary, or name this one with --primary HOST if it is the primary on purpose (a \
-         restore)"
+         primary; if this one is the primary on purpose (a restore), name it with `--primary \
+         HOST`, or remove the line of system {system_id} from `timelines` in the console's state \
+         directory"
     )]
     LowerTimeline {
         primary: String,
         written: u32,
         system_id: i64,
     },
+}
+
+/// "; c:5432 did not answer" for the hosts that did not.
+fn silent_hosts(silent: &[String]) -> String {
+    if silent.is_empty() {
+        return String::new();
+    }
+    format!(
+        " ({} did not answer)",
+        silent
+            .iter()
+            .map(|h| crate::text::clean(h, 100))
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
 }
 
 /// `host timeline 00000002, WAL 0/3000148, up since 2026-12-03 06:15:20Z (in use)`.
@@ -74,37 +101,57 @@ fn described(answer: &HostAnswer, facts: &HostFacts, primary: &PrimaryFacts) -> 
     )
 }
 
+/// Whether two answers are one server reached under two names (`localhost` and `127.0.0.1`,
+/// a socket and TCP, two poolers in front of one primary): the same cluster, started at the
+/// same instant, on the same timeline. The WAL position is left out: it moves between the
+/// two questions.
+fn same_server(a: &HostFacts, b: &HostFacts) -> bool {
+    a.system_id == b.system_id
+        && a.started == b.started
+        && a.primary.map(|p| p.timeline) == b.primary.map(|p| p.timeline)
+}
+
 /// Whether the host in use may be written to, given what the hosts answered (`answers`, the
-/// one in use among them) and the highest timeline written to before per system
-/// (`written`). `forced`: `--primary` named the host in use. `Ok(None)`: the host in use is a
-/// standby, refused elsewhere as such.
+/// one in use among them, answered) and the highest timeline written to before per system
+/// (`written`). `forced`: `--primary` named the host in use.
 pub fn judge(
     answers: &[HostAnswer],
     written: impl Fn(i64) -> Option<u32>,
     forced: bool,
-) -> Result<Option<Approval>, Doubt> {
-    let Some((in_use, in_use_facts)) = answers
-        .iter()
-        .find(|a| a.in_use)
-        .and_then(|a| Some((a, a.facts.as_ref().ok()?)))
+) -> Result<Approval, Doubt> {
+    let in_use = answers.iter().find(|a| a.in_use);
+    let in_use_facts = in_use.and_then(|a| a.facts.as_ref().ok());
+    let host = in_use.map_or_else(String::new, |a| a.host.clone());
+    let (Some(in_use), Some(in_use_facts), Some(in_use_primary)) =
+        (in_use, in_use_facts, in_use_facts.and_then(|f| f.primary))
     else {
-        return Ok(None);
+        return Ok(Approval {
+            host,
+            lineage: None,
+            forced,
+            forced_over: None,
+        });
     };
-    let Some(in_use_primary) = in_use_facts.primary else {
-        return Ok(None);
-    };
-    let lineage = Lineage {
-        system_id: in_use_facts.system_id,
+    let lineage = in_use_facts.system_id.map(|system_id| Lineage {
+        system_id,
         timeline: in_use_primary.timeline,
-    };
-    let answered: Vec<(&HostAnswer, &HostFacts)> = answers
+    });
+    // One answer per server, the one in use first.
+    let mut answered: Vec<(&HostAnswer, &HostFacts)> = vec![(in_use, in_use_facts)];
+    for answer in answers.iter().filter(|a| !a.in_use) {
+        if let Ok(facts) = &answer.facts
+            && !answered.iter().any(|(_, seen)| same_server(seen, facts))
+        {
+            answered.push((answer, facts));
+        }
+    }
+    let silent: Vec<String> = answers
         .iter()
-        .filter_map(|a| Some((a, a.facts.as_ref().ok()?)))
+        .filter(|a| a.facts.is_err())
+        .map(|a| a.host.clone())
         .collect();
-    let doubt = if answered
-        .iter()
-        .any(|(_, facts)| facts.system_id != lineage.system_id)
-    {
+    let systems: Vec<i64> = answered.iter().filter_map(|(_, f)| f.system_id).collect();
+    let doubt = if systems.windows(2).any(|pair| pair[0] != pair[1]) {
         Some(Doubt::OtherClusters {
             systems: answered
                 .iter()
@@ -112,7 +159,9 @@ pub fn judge(
                     format!(
                         "{} is system {}",
                         crate::text::clean(&a.host, 100),
-                        facts.system_id
+                        facts
+                            .system_id
+                            .map_or_else(|| "unknown".to_string(), |id| id.to_string())
                     )
                 })
                 .collect(),
@@ -122,9 +171,10 @@ pub fn judge(
             .iter()
             .filter_map(|(a, facts)| Some(described(a, facts, facts.primary.as_ref()?)))
             .collect();
-        match written(lineage.system_id) {
-            _ if primaries.len() > 1 => Some(Doubt::SeveralPrimaries { primaries }),
-            Some(highest) if highest > lineage.timeline => Some(Doubt::LowerTimeline {
+        let highest = lineage.and_then(|l| Some((l, written(l.system_id)?)));
+        match highest {
+            _ if primaries.len() > 1 => Some(Doubt::SeveralPrimaries { primaries, silent }),
+            Some((lineage, highest)) if highest > lineage.timeline => Some(Doubt::LowerTimeline {
                 primary: described(in_use, in_use_facts, &in_use_primary),
                 written: highest,
                 system_id: lineage.system_id,
@@ -134,10 +184,12 @@ pub fn judge(
     };
     match doubt {
         Some(doubt) if !forced => Err(doubt),
-        doubt => Ok(Some(Approval {
+        doubt => Ok(Approval {
+            host,
             lineage,
+            forced,
             forced_over: doubt.map(|d| d.to_string()),
-        })),
+        }),
     }
 }
 
@@ -148,19 +200,24 @@ mod tests {
     use super::*;
     use crate::store::replica::Lsn;
 
+    fn started(second: u32) -> chrono::DateTime<chrono::Utc> {
+        chrono::Utc
+            .with_ymd_and_hms(2026, 12, 3, 6, 15, second)
+            .unwrap()
+    }
+
     fn host(name: &str, in_use: bool, system_id: i64, timeline: Option<u32>) -> HostAnswer {
         HostAnswer {
             host: name.into(),
             in_use,
             facts: Ok(HostFacts {
-                system_id,
+                system_id: Some(system_id),
                 primary: timeline.map(|timeline| PrimaryFacts {
                     timeline,
                     wal: Lsn(0x3000148),
                 }),
-                started: chrono::Utc
-                    .with_ymd_and_hms(2026, 12, 3, 6, 15, 20)
-                    .unwrap(),
+                // Each server its own start, unless a test says otherwise.
+                started: started(20 + timeline.unwrap_or(30) + name.len() as u32),
             }),
         }
     }
@@ -182,17 +239,16 @@ mod tests {
             host("b:5432", false, 7, None),
             silent("c:5432"),
         ];
-        let approval = judge(&answers, NONE, false)
-            .expect("one primary")
-            .expect("a primary");
+        let approval = judge(&answers, NONE, false).expect("one primary");
         assert_eq!(
             approval.lineage,
-            Lineage {
+            Some(Lineage {
                 system_id: 7,
                 timeline: 2
-            }
+            })
         );
-        assert_eq!(approval.forced_over, None);
+        assert_eq!(approval.host, "a:5432");
+        assert!(!approval.forced && approval.forced_over.is_none());
     }
 
     #[test]
@@ -200,23 +256,39 @@ mod tests {
         let answers = [
             host("a:5432", true, 7, Some(1)),
             host("b:5433", false, 7, Some(2)),
+            silent("c:5432"),
         ];
         let doubt = judge(&answers, NONE, false).expect_err("split brain");
         let said = doubt.to_string();
         for part in [
             "2 listed hosts answer as primaries",
-            "a:5432 timeline 00000001, WAL 0/3000148, up since 2026-12-03 06:15:20Z (in use)",
+            "a:5432 timeline 00000001, WAL 0/3000148, up since 2026-12-03 06:15:27Z (in use)",
             "b:5433 timeline 00000002",
             "--primary HOST",
             "nothing was written",
+            "(c:5432 did not answer)",
         ] {
             assert!(said.contains(part), "{part:?} in {said}");
         }
-        // The operator's way through: written, and said to have been forced.
-        let forced = judge(&answers, NONE, true)
-            .expect("forced")
-            .expect("a primary");
+        // The operator's way through: written, audited as forced, the doubt kept.
+        let forced = judge(&answers, NONE, true).expect("forced");
+        assert!(forced.forced);
         assert_eq!(forced.forced_over, Some(said));
+    }
+
+    #[test]
+    fn one_server_under_two_names_is_one_primary() {
+        let mut other_name = host("127.0.0.1:5432", false, 7, Some(1));
+        let in_use = host("localhost:5432", true, 7, Some(1));
+        if let (Ok(facts), Ok(same)) = (&mut other_name.facts, &in_use.facts) {
+            facts.started = same.started;
+            facts.primary = Some(PrimaryFacts {
+                timeline: 1,
+                wal: Lsn(0x3000200),
+            });
+        }
+        let approval = judge(&[in_use, other_name], NONE, false).expect("one server");
+        assert_eq!(approval.forced_over, None);
     }
 
     #[test]
@@ -246,17 +318,35 @@ mod tests {
             "{said}"
         );
         assert!(said.contains("vip:5432 timeline 00000001"), "{said}");
+        assert!(
+            said.contains("remove the line of system 7 from `timelines`"),
+            "{said}"
+        );
         // Another cluster's record says nothing of this one; the same timeline is fine.
         assert!(judge(&answers, |_| Some(1), false).is_ok());
         assert!(judge(&[host("vip:5432", true, 9, Some(1))], written, false).is_ok());
     }
 
     #[test]
-    fn a_standby_in_use_is_not_this_guards_to_refuse() {
+    fn without_a_system_identifier_only_the_primaries_are_counted() {
+        let mut unknown = host("a:5432", true, 7, Some(1));
+        if let Ok(facts) = &mut unknown.facts {
+            facts.system_id = None;
+        }
+        let approval =
+            judge(std::slice::from_ref(&unknown), |_| Some(5), false).expect("nothing to compare");
+        assert_eq!(approval.lineage, None);
+        assert!(judge(&[unknown, host("b:5432", false, 7, Some(2))], NONE, false).is_err());
+    }
+
+    #[test]
+    fn a_standby_in_use_is_approved_without_a_lineage() {
         let answers = [
             host("a:5432", true, 7, None),
             host("b:5432", false, 7, Some(2)),
         ];
-        assert_eq!(judge(&answers, NONE, false), Ok(None));
+        let approval = judge(&answers, NONE, false).expect("refused elsewhere");
+        assert_eq!(approval.lineage, None);
+        assert_eq!(approval.host, "a:5432");
     }
 }

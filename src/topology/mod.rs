@@ -243,6 +243,17 @@ pub struct TopologyHandle {
 pub(crate) struct LineageGuard {
     surveyed: Target,
     forced: bool,
+    /// The last verdict, for plans made again and again (see [`TopologyHandle::check_lineage`]).
+    last: Arc<std::sync::Mutex<Option<KeptVerdict>>>,
+}
+
+/// How long a plan may reuse the split-brain guard's verdict on the same primary.
+const CHECK_KEPT: std::time::Duration = std::time::Duration::from_secs(30);
+
+struct KeptVerdict {
+    at: std::time::Instant,
+    host: String,
+    verdict: Result<Approval, Doubt>,
 }
 
 impl TopologyHandle {
@@ -252,32 +263,62 @@ impl TopologyHandle {
     }
 
     /// The split-brain guard's verdict on the primary in use now ([`lineage`]): every listed
-    /// host is asked. An error is the primary's own failure to answer (a write would fail
-    /// the same way); a host that does not answer is named as such.
+    /// host is asked, each within 3 s. An error is the primary's own failure to answer (a write
+    /// would fail the same way); a host that does not answer is logged and named in a refusal.
+    /// `fresh`: ask now (before writing); otherwise a verdict on the same primary from the last
+    /// 30 s serves (a plan, which the live console makes again every few seconds).
     pub(crate) async fn check_lineage(
         &self,
-    ) -> Result<Result<Option<Approval>, Doubt>, StoreError> {
+        fresh: bool,
+    ) -> Result<Result<Approval, Doubt>, StoreError> {
         let topology = self.now();
+        let host = topology.primary().host().address();
+        let kept = |last: &Option<KeptVerdict>| {
+            last.as_ref()
+                .filter(|kept| kept.host == host && kept.at.elapsed() < CHECK_KEPT)
+                .map(|kept| kept.verdict.clone())
+        };
+        if !fresh
+            && let Some(verdict) = kept(&self.guard.last.lock().unwrap_or_else(|e| e.into_inner()))
+        {
+            return Ok(verdict);
+        }
         let answers =
             crate::store::primaries::survey(&self.guard.surveyed, topology.primary()).await?;
+        for answer in &answers {
+            if let Err(why) = &answer.facts {
+                tracing::warn!(
+                    "{} did not say whether it is a primary: {}",
+                    answer.host,
+                    crate::text::clean(why, 300)
+                );
+            }
+        }
         let verdict = lineage::judge(&answers, written::highest, self.guard.forced);
         match &verdict {
             Err(doubt) => tracing::warn!("nothing is written: {doubt}"),
-            Ok(Some(Approval {
-                forced_over: Some(doubt),
-                ..
-            })) => tracing::warn!(
-                "--primary {} overrides the split-brain guard, audited as forced: {doubt}",
-                topology.primary().host().address()
+            Ok(approval) if approval.forced => tracing::warn!(
+                "--primary {host}: writes are audited as forced{}",
+                approval
+                    .forced_over
+                    .as_ref()
+                    .map(|doubt| format!("; it overrides the split-brain guard: {doubt}"))
+                    .unwrap_or_default()
             ),
             Ok(_) => {}
         }
+        *self.guard.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(KeptVerdict {
+            at: std::time::Instant::now(),
+            host,
+            verdict: verdict.clone(),
+        });
         Ok(verdict)
     }
 
-    /// Remembers that `lineage` was written to (see [`written`]).
-    pub(crate) fn note_written(&self, lineage: Lineage) {
-        written::note(lineage);
+    /// Remembers that `lineage` is about to be written to (see [`written`]), off the async
+    /// threads: the file is locked and synced.
+    pub(crate) async fn note_written(&self, lineage: Lineage) {
+        let _ = tokio::task::spawn_blocking(move || written::note(lineage)).await;
     }
 
     /// Tells the task what was seen.
@@ -347,6 +388,7 @@ pub async fn start(
     let guard = LineageGuard {
         surveyed: target.clone(),
         forced: primary.is_some(),
+        last: Arc::default(),
     };
     let target = &match primary {
         Some(named) => target.only(named).map_err(OpenError::PrimaryNotListed)?,

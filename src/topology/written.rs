@@ -15,14 +15,49 @@ use std::path::PathBuf;
 
 use super::lineage::Lineage;
 
+const FILE: &str = "timelines";
+
 fn path() -> PathBuf {
-    crate::logging::log_dir().join("timelines")
+    crate::logging::log_dir().join(FILE)
 }
 
-/// The highest timeline written to in the cluster `system_id`, as the file says.
+/// The highest timeline written to in the cluster `system_id`, as the file says (read under a
+/// shared lock: never half-written). A file that is not this user's, or that others may
+/// write, is not believed (it is logged): anyone could otherwise block every action, or blank
+/// the record.
 pub(crate) fn highest(system_id: i64) -> Option<u32> {
-    let text = std::fs::read_to_string(path()).ok()?;
+    let text = match read() {
+        Ok(text) => text?,
+        Err(e) => {
+            tracing::warn!("{} is not used: {e}", path().display());
+            return None;
+        }
+    };
     parse(&text).get(&system_id).copied()
+}
+
+fn read() -> std::io::Result<Option<String>> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path())
+    {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let meta = file.metadata()?;
+    if meta.uid() != nix::unistd::geteuid().as_raw() || meta.mode() & 0o022 != 0 {
+        return Err(std::io::Error::other(
+            "it belongs to another user, or others may write it",
+        ));
+    }
+    let mut lock = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockShared)
+        .map_err(|(_, errno)| std::io::Error::from(errno))?;
+    let mut text = String::new();
+    lock.read_to_string(&mut text)?;
+    Ok(Some(text))
 }
 
 /// Records that `lineage` was written to (kept when higher than what the file holds).
@@ -39,37 +74,26 @@ pub(crate) fn note(lineage: Lineage) {
 }
 
 fn note_in(lineage: Lineage) -> std::io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let path = path();
-    if let Some(dir) = path.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-    }
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&path)?;
-    let lock = nix::fcntl::Flock::lock(file.try_clone()?, nix::fcntl::FlockArg::LockExclusive)
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    let file = crate::logging::private_file(&crate::logging::log_dir(), FILE, &mut options)?;
+    let mut file = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
         .map_err(|(_, errno)| std::io::Error::from(errno))?;
     let mut text = String::new();
     file.read_to_string(&mut text)?;
     let mut kept = parse(&text);
-    let entry = kept.entry(lineage.system_id).or_insert(lineage.timeline);
-    if *entry > lineage.timeline {
+    if kept
+        .get(&lineage.system_id)
+        .is_some_and(|&timeline| timeline >= lineage.timeline)
+    {
+        // Nothing new: the file is not rewritten.
         return Ok(());
     }
-    *entry = lineage.timeline;
+    kept.insert(lineage.system_id, lineage.timeline);
     file.set_len(0)?;
     file.rewind()?;
     file.write_all(render(&kept).as_bytes())?;
     file.sync_data()?;
-    drop(lock);
     Ok(())
 }
 

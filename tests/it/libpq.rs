@@ -219,7 +219,7 @@ async fn pgoptions_is_refused_with_a_sentence_and_options_in_the_url_is_taken() 
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
     let sentence = assert_one_sentence(&refused);
     assert!(
-        sentence.contains("PGOPTIONS is set") && sentence.contains("unset it"),
+        sentence.contains("PGOPTIONS is set") && sentence.contains("env -u PGOPTIONS"),
         "{sentence}"
     );
     let separator = if url.contains('?') { '&' } else { '?' };

@@ -328,7 +328,7 @@ async fn fixture_and_simulate_work_through_a_transaction_pooler() {
             "simulate",
             "--no-seed",
             "--duration-secs",
-            "3",
+            "6",
             "--time-scale",
             "0.1",
             "--report-every",

@@ -767,6 +767,12 @@ async fn the_cli_refuses_two_primaries_and_an_old_timeline_and_primary_forces_it
         .expect("the old primary, back without fencing");
     pair.reconnect_primary().await;
     let space = job.space.to_string();
+    // A state directory of this test's own: what it remembers is its own.
+    let state = tempfile::tempdir().expect("state");
+    let state = state.path().to_string_lossy().into_owned();
+    let in_state = |args: &[&str]| {
+        common::cli::run_with_env(args, &[("BOOTSTRAP_CONSOLE_LOG_DIR", state.as_str())])
+    };
     let retry = |url: &str, extra: &[&str]| {
         let mut args = vec![
             "retry",
@@ -778,7 +784,7 @@ async fn the_cli_refuses_two_primaries_and_an_old_timeline_and_primary_forces_it
             url,
         ];
         args.extend(extra);
-        run(&args)
+        in_state(&args)
     };
 
     let refused = retry(&both, &[]);
@@ -801,8 +807,8 @@ async fn the_cli_refuses_two_primaries_and_an_old_timeline_and_primary_forces_it
     ] {
         assert!(said.contains(&part), "{part:?} in {said}");
     }
-    // A dry run is refused the same way: the guard is asked before anything is planned.
-    let dry = run(&[
+    // A dry run writes nothing: it shows its plan beside the refusal, and exits 10.
+    let dry = in_state(&[
         "retry",
         &space,
         "--reason",
@@ -812,6 +818,12 @@ async fn the_cli_refuses_two_primaries_and_an_old_timeline_and_primary_forces_it
         &both,
     ]);
     assert_eq!(dry.status.code(), Some(10), "{}", stderr(&dry));
+    let said = stdout(&dry);
+    assert!(
+        said.contains("dry run: nothing would be applied — split brain?")
+            && said.contains("1 would be applied"),
+        "{said}"
+    );
     assert_eq!(fixture::audit_count(&pair.primary).await, 0);
     assert_eq!(fixture::audit_count(&pair.standby).await, 0);
 
@@ -827,9 +839,12 @@ async fn the_cli_refuses_two_primaries_and_an_old_timeline_and_primary_forces_it
     );
     assert_eq!(
         fixture::audit_outcomes(&pair.standby).await,
-        ["applied_forced"]
+        ["applied_primary_forced"]
     );
     assert_eq!(fixture::audit_count(&pair.primary).await, 0);
+    let timelines = std::fs::read_to_string(std::path::Path::new(&state).join("timelines"))
+        .expect("the timeline written to is kept");
+    assert!(timelines.ends_with(" 00000002\n"), "{timelines}");
     // A host the URL does not list is a usage error, before anything is asked.
     let unlisted = retry(&both, &["--primary", "/nowhere:5432"]);
     assert_eq!(unlisted.status.code(), Some(2), "{}", stderr(&unlisted));
@@ -861,14 +876,26 @@ async fn the_live_console_refuses_to_act_once_an_old_primary_comes_back() {
 
     pair.fail_over().await;
     console.wait_for("primary moved to", 40);
+    // A dialog planned while one primary answers; the old one comes back before it is applied:
+    // the check right before writing refuses it.
+    console.send("r");
+    console.wait_for("will change", 20);
     pair.sandbox
         .cluster_mut()
         .start_server()
         .expect("the old primary, back without fencing");
     pair.reconnect_primary().await;
-    console.send("r");
+    console.reason_and_yes("after the failover");
     let screen = console.wait_for("split brain? 2 listed hosts answer as primaries", 20);
-    assert!(screen.contains("could not plan"), "{screen}");
+    assert!(
+        screen.contains("not applied") || screen.contains("refused"),
+        "{screen}"
+    );
+    console.send("\x1b");
+    // A new dialog is refused at once, naming both primaries.
+    console.send("r");
+    let screen = console.wait_for("could not plan: split brain?", 20);
+    assert!(screen.contains("timeline 00000002"), "{screen}");
     console.send("\x1b");
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);

@@ -30,7 +30,7 @@ pub use cancel::CANCELED_ERROR_CODE;
 pub use confirmation::Confirmation;
 pub use outcome::{Applied, Change, Lookup, Outcome, Plan, Verdict, sentence};
 pub use pipeline::{Planned, Tally, apply_each, plan_all};
-pub(crate) use pipeline::{confirmation_of, to_apply};
+pub(crate) use pipeline::{confirmation_of, plan_each, to_apply};
 pub use settle::settle_command;
 
 pub use super::refusal::{MAX_REASON_CHARS, Refusal};
@@ -208,7 +208,10 @@ async fn apply_recording(
     reason: &str,
     backend: &BackendSlot,
 ) -> Result<Outcome, ActionError> {
-    let reason = match gate(session, action.kind()).and_then(|()| check_reason(reason)) {
+    let reason = match gate(session, action.kind())
+        .and_then(|()| still_checked_primary(session))
+        .and_then(|()| check_reason(reason))
+    {
         Ok(reason) => reason,
         Err(refusal) => return Ok(Outcome::Refused(refusal)),
     };
@@ -234,6 +237,27 @@ async fn apply_recording(
         }
         applied => applied,
     }
+}
+
+/// A request approved by the split-brain guard is written only where it was checked: once the
+/// primary moves to another host mid-request (a failover, a standby found in recovery),
+/// nothing more is sent.
+fn still_checked_primary(session: &Session) -> Result<(), Refusal> {
+    let Some(approval) = session.approval() else {
+        return Ok(());
+    };
+    let now = session.topology().primary().host().address();
+    if approval.host == now {
+        return Ok(());
+    }
+    Err(Refusal::PrimaryInDoubt {
+        said: format!(
+            "the primary moved from {} to {} during this request: nothing more was sent — run \
+             the request again",
+            crate::domain::text::clean(&approval.host, 100),
+            crate::domain::text::clean(&now, 100)
+        ),
+    })
 }
 
 /// Why the decision on a locked row declined to write: a refusal, or a row that could not be
@@ -279,8 +303,8 @@ fn stamp<'a>(session: &'a Session, action: &'a Action, reason: &'a str) -> Stamp
     let actor = session.actor();
     let approval = session.approval();
     Stamp {
-        lineage: approval.map(|a| a.lineage),
-        primary_forced: approval.is_some_and(|a| a.forced_over.is_some()),
+        lineage: approval.and_then(|a| a.lineage),
+        primary_forced: approval.is_some_and(|a| a.forced),
         actor: &actor.user,
         host: &actor.host,
         ssh_client: actor.ssh_client.as_deref(),

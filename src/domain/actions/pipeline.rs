@@ -22,8 +22,17 @@ use crate::domain::session::Session;
 /// ([`ActionError::PrimaryInDoubt`]).
 pub async fn plan_all(session: &Session, actions: &[Action]) -> Result<Planned, ActionError> {
     if !actions.is_empty() {
-        approved(session).await?;
+        approved(session, false).await?;
     }
+    plan_each(session, actions).await
+}
+
+/// [`plan_all`] without asking the split-brain guard: for a dry run, which writes nothing and
+/// says the guard's refusal beside the plans.
+pub(crate) async fn plan_each(
+    session: &Session,
+    actions: &[Action],
+) -> Result<Planned, ActionError> {
     let mut plans = Vec::with_capacity(actions.len());
     for action in actions {
         plans.push(super::plan(session, action).await?);
@@ -72,12 +81,13 @@ pub(crate) fn confirmation_of(plans: &[Plan], asked: &[Action], names: &IdNames)
 /// `session`, writing where the split-brain guard approves now (see
 /// [`crate::topology::lineage`]); asked only of a session that may write, since a read-only
 /// one refuses every action anyway.
-async fn approved(session: &Session) -> Result<Session, ActionError> {
+/// `fresh`: see [`crate::topology::TopologyHandle::check_lineage`].
+async fn approved(session: &Session, fresh: bool) -> Result<Session, ActionError> {
     if session.topology().access().is_read_only() {
         return Ok(session.clone());
     }
-    let approval = session.topology_handle().check_lineage().await??;
-    Ok(session.with_approval(approval))
+    let approval = session.topology_handle().check_lineage(fresh).await??;
+    Ok(session.with_approval(Some(approval)))
 }
 
 /// What became of a request's actions, counted as the operator is told them.
@@ -108,6 +118,9 @@ impl Tally {
     }
 
     fn count(&mut self, action: &Action, verdict: Verdict, result: &Result<Outcome, ActionError>) {
+        if let Ok(Outcome::Refused(Refusal::PrimaryInDoubt { .. })) = result {
+            self.primary_in_doubt = true;
+        }
         match result {
             Ok(Outcome::Applied(applied)) => {
                 self.audit_ids.push(applied.audit_id);
@@ -147,27 +160,79 @@ pub async fn apply_each(
     mut report: impl FnMut(&Action, Verdict, String),
 ) -> Tally {
     let mut tally = Tally::default();
-    // Asked again right before writing: a plan confirmed minutes ago is no approval now.
-    let session = &match approved(session).await {
-        Ok(session) => session,
-        Err(error) => {
-            let result = match error {
-                ActionError::PrimaryInDoubt(doubt) => {
-                    tally.primary_in_doubt = true;
+    // Asked again right before writing (a plan confirmed minutes ago is no approval now), and
+    // given up on when the operator stops waiting.
+    let stopped = {
+        let stop = stop.clone();
+        async move {
+            let stopped = match stop {
+                Some(mut stop) => stop.wait_for(|stop| *stop).await.is_ok(),
+                None => false,
+            };
+            if !stopped {
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    let checked = tokio::select! {
+        checked = approved(session, true) => Some(checked),
+        () = stopped => None,
+    };
+    let session = &match checked {
+        Some(Ok(session)) => session,
+        refused => {
+            let names = session.names();
+            let result = match refused {
+                Some(Err(ActionError::PrimaryInDoubt(doubt))) => {
                     Ok(Outcome::Refused(Refusal::PrimaryInDoubt {
                         said: doubt.to_string(),
                     }))
                 }
-                other => Err(other),
+                Some(Err(other)) => Err(other),
+                _ => {
+                    for action in actions {
+                        let target = action.target(&names);
+                        tally.failed += 1;
+                        let line =
+                            format!("{target}: not applied — you stopped before it was sent");
+                        report(action, Verdict::Failed, line);
+                    }
+                    return tally;
+                }
             };
-            for action in actions {
-                let (verdict, line) = sentence(action, &result, &session.names());
+            // The reason once, in full; the other actions refer to it.
+            for (index, action) in actions.iter().enumerate() {
+                let (verdict, line) = sentence(action, &result, &names);
+                let line = if index == 0 {
+                    line
+                } else {
+                    format!("{}: not applied — as above", action.target(&names))
+                };
                 tally.count(action, verdict, &result);
                 report(action, verdict, line);
             }
             return tally;
         }
     };
+    // Remembered before the first write: a primary on a lower timeline of the same cluster is
+    // an old one from now on, even if this request is cut short.
+    if let Some(lineage) = session.approval().and_then(|a| a.lineage) {
+        session.topology_handle().note_written(lineage).await;
+    }
+    if let Some(approval) = session.approval().filter(|a| a.forced) {
+        tracing::warn!(
+            "request {}: written to {} as forced (--primary){}",
+            actions
+                .first()
+                .map(|a| a.request().to_string())
+                .unwrap_or_default(),
+            approval.host,
+            approval
+                .lineage
+                .map(|l| format!(", system {} timeline {:08X}", l.system_id, l.timeline))
+                .unwrap_or_default()
+        );
+    }
     for action in actions {
         if stop.as_ref().is_some_and(|stop| *stop.borrow()) {
             let line = format!(
@@ -196,13 +261,6 @@ pub async fn apply_each(
         let (verdict, line) = sentence(action, &result, &session.names());
         tally.count(action, verdict, &result);
         report(action, verdict, line);
-    }
-    // What the request wrote to (or may have) is remembered: a primary on a lower timeline
-    // of the same cluster is an old one from now on.
-    if let Some(approval) = session.approval()
-        && (tally.applied > 0 || !tally.unknown.is_empty())
-    {
-        session.topology_handle().note_written(approval.lineage);
     }
     tally
 }

@@ -143,7 +143,7 @@ fn short_action(action: &str) -> String {
 
 /// A forced action must stand out even at 80 columns.
 fn short_outcome(outcome: &str) -> String {
-    if outcome == AuditOutcome::AppliedForced.as_str() {
+    if AuditOutcome::is_forced(outcome) {
         "FORCED".to_string()
     } else {
         text::clean(outcome, 16)

@@ -210,7 +210,7 @@ pub(crate) fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, 
         lines.push(Line::from(Span::styled(
             format!(
                 " could not plan again ({}); showing the last plan",
-                text::clean(error, 200)
+                text::clean(error, 600)
             ),
             theme.error(),
         )));
