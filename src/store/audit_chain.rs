@@ -115,8 +115,11 @@ pub(crate) async fn kept_head(
 
 /// What keeps the log append-only and complete that is not in place now, in words: a chain
 /// that verifies says little about a table whose guards are off. The refusal triggers must fire
-/// in every session (ALWAYS: a plain `ENABLE TRIGGER` lets replication sessions skip them), and
-/// no role but the owner may lock or move the chain's head.
+/// in every session (ALWAYS: a plain `ENABLE TRIGGER` lets replication sessions skip them), no
+/// role but the owner may lock or move the chain's head, and none may change, remove, truncate
+/// or add triggers to the records (`migrate` revoked every such grant; one given since is
+/// named, table-wide or on a column). INSERT is the operators' own: their actions write their
+/// records.
 pub(crate) async fn missing_protections(
     conn: &mut PgConnection,
 ) -> Result<Vec<String>, StoreError> {
@@ -146,7 +149,22 @@ pub(crate) async fn missing_protections(
                 || ' holds ' || a.privilege_type || ' on the chain''s head' \
            FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a \
           WHERE c.oid = pg_catalog.to_regclass('bootstrap_console.audit_chain_head') \
-            AND a.grantee <> c.relowner AND a.privilege_type <> 'SELECT'",
+            AND a.grantee <> c.relowner AND a.privilege_type <> 'SELECT' \
+         UNION ALL \
+         SELECT DISTINCT 'role ' || CASE WHEN g.grantee = 0 THEN 'PUBLIC' \
+                                ELSE pg_catalog.pg_get_userbyid(g.grantee)::text END \
+                || ' holds ' || g.privilege_type || ' on the audit log (only its owner may)' \
+           FROM (SELECT a.grantee, a.privilege_type, c.relowner \
+                   FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a \
+                  WHERE c.oid = pg_catalog.to_regclass('bootstrap_console.audit_log') \
+                 UNION ALL \
+                 SELECT a.grantee, a.privilege_type, c.relowner \
+                   FROM pg_catalog.pg_class c \
+                   JOIN pg_catalog.pg_attribute att ON att.attrelid = c.oid \
+                   CROSS JOIN pg_catalog.aclexplode(att.attacl) a \
+                  WHERE c.oid = pg_catalog.to_regclass('bootstrap_console.audit_log')) g \
+          WHERE g.grantee <> g.relowner \
+            AND g.privilege_type IN ('UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER', 'REFERENCES')",
     )
     .fetch_all(&mut *conn)
     .await?)

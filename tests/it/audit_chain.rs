@@ -621,6 +621,31 @@ async fn a_log_whose_guards_are_off_does_not_verify() {
     .execute(&db.pool)
     .await
     .expect("revoked");
+    // A grant to change or remove records, table-wide or on one column, is named too (the
+    // triggers refuse it, but it was revoked at migrate for a reason); INSERT is an operator's.
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "GRANT DELETE, INSERT ON bootstrap_console.audit_log TO \"{clerk}\"; \
+         GRANT UPDATE (reason) ON bootstrap_console.audit_log TO PUBLIC"
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("write grants on the log");
+    let output = on(&db, &["audit", "verify"]);
+    assert_eq!(output.status.code(), Some(1));
+    let out = stdout(&output);
+    assert!(
+        out.contains(&format!("role {clerk} holds DELETE on the audit log"))
+            && out.contains("role PUBLIC holds UPDATE on the audit log")
+            && !out.contains("INSERT"),
+        "{out}"
+    );
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "REVOKE ALL ON bootstrap_console.audit_log FROM \"{clerk}\"; \
+         REVOKE UPDATE (reason) ON bootstrap_console.audit_log FROM PUBLIC"
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("revoked");
     // And in a replication session, the guards still refuse.
     sqlx::raw_sql(
         "ALTER TABLE bootstrap_console.audit_log ENABLE ALWAYS TRIGGER audit_log_no_change",
