@@ -761,11 +761,7 @@ async fn the_cli_refuses_two_primaries_and_an_old_timeline_and_primary_forces_it
     pair.replayed().await;
     let both = pair.both_url();
     pair.fail_over().await;
-    pair.sandbox
-        .cluster_mut()
-        .start_server()
-        .expect("the old primary, back without fencing");
-    pair.reconnect_primary().await;
+    pair.restart_old_primary_unfenced().await;
     let space = job.space.to_string();
     // A state directory of this test's own: what it remembers is its own.
     let state = tempfile::tempdir().expect("state");
@@ -880,11 +876,7 @@ async fn the_live_console_refuses_to_act_once_an_old_primary_comes_back() {
     // the check right before writing refuses it.
     console.send("r");
     console.wait_for("will change", 20);
-    pair.sandbox
-        .cluster_mut()
-        .start_server()
-        .expect("the old primary, back without fencing");
-    pair.reconnect_primary().await;
+    pair.restart_old_primary_unfenced().await;
     console.reason_and_yes("after the failover");
     let screen = console.wait_for("split brain? 2 listed hosts answer as primaries", 20);
     assert!(

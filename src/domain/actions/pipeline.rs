@@ -81,6 +81,18 @@ pub(crate) fn confirmation_of(plans: &[Plan], asked: &[Action], names: &IdNames)
 /// `session`, writing where the split-brain guard approves now (see
 /// [`crate::topology::lineage`]); asked only of a session that may write, since a read-only
 /// one refuses every action anyway.
+/// Completes once the operator stops waiting (Esc); never without one, nor when the front end
+/// goes away (the deadline still bounds the wait).
+async fn operator_stops(stop: Option<watch::Receiver<bool>>) {
+    let stopped = match stop {
+        Some(mut stop) => stop.wait_for(|stop| *stop).await.is_ok(),
+        None => false,
+    };
+    if !stopped {
+        std::future::pending::<()>().await;
+    }
+}
+
 /// `fresh`: see [`crate::topology::TopologyHandle::check_lineage`].
 async fn approved(session: &Session, fresh: bool) -> Result<Session, ActionError> {
     if session.topology().access().is_read_only() {
@@ -162,21 +174,9 @@ pub async fn apply_each(
     let mut tally = Tally::default();
     // Asked again right before writing (a plan confirmed minutes ago is no approval now), and
     // given up on when the operator stops waiting.
-    let stopped = {
-        let stop = stop.clone();
-        async move {
-            let stopped = match stop {
-                Some(mut stop) => stop.wait_for(|stop| *stop).await.is_ok(),
-                None => false,
-            };
-            if !stopped {
-                std::future::pending::<()>().await;
-            }
-        }
-    };
     let checked = tokio::select! {
         checked = approved(session, true) => Some(checked),
-        () = stopped => None,
+        () = operator_stops(stop.clone()) => None,
     };
     let session = &match checked {
         Some(Ok(session)) => session,
@@ -243,20 +243,7 @@ pub async fn apply_each(
             report(action, Verdict::Failed, line);
             continue;
         }
-        let give_up = {
-            let stop = stop.clone();
-            async move {
-                // Only the operator gives up; the front end going away does not (the
-                // deadline still bounds the wait).
-                let stopped = match stop {
-                    Some(mut stop) => stop.wait_for(|stop| *stop).await.is_ok(),
-                    None => false,
-                };
-                if !stopped {
-                    std::future::pending::<()>().await;
-                }
-            }
-        };
+        let give_up = operator_stops(stop.clone());
         let result = apply_bounded(session, action, reason, deadline, give_up).await;
         let (verdict, line) = sentence(action, &result, &session.names());
         tally.count(action, verdict, &result);

@@ -120,6 +120,16 @@ impl Pair {
         )
     }
 
+    /// The old primary, stopped by [`Self::fail_over`], started again without fencing: a
+    /// second primary, on the old timeline. The test's pool on it is opened again.
+    pub async fn restart_old_primary_unfenced(&mut self) {
+        self.sandbox
+            .cluster_mut()
+            .start_server()
+            .expect("the old primary, back without fencing");
+        self.reconnect_primary().await;
+    }
+
     /// Stops the primary (its data kept) and promotes the standby: a failover.
     pub async fn fail_over(&mut self) {
         self.sandbox
