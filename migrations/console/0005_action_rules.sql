@@ -37,6 +37,37 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
   END
 $$;
 
+-- `lease_orphan_at`: from when a mutation lease looks abandoned (SPEC §2, §3): past the
+-- orphan threshold ("older than": the first instant after it) and, where leases have
+-- heartbeats, past its expiry. The live board judges the same rule between polls as time
+-- passes; a test holds the two to the same answers.
+CREATE OR REPLACE FUNCTION "bootstrap_console"."lease_orphan_at"(
+  acquired_at TIMESTAMPTZ, expires_at TIMESTAMPTZ, orphan_after INTERVAL) RETURNS TIMESTAMPTZ
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT greatest(acquired_at + orphan_after + interval '1 microsecond', expires_at)
+$$;
+
+-- `lease_removal_refusal`: whether removing a mutation lease still holds, given the lease the
+-- operator saw (its tenant, space and acquisition time) and whether they forced it. NULL: it
+-- holds, an orphan suspect; `forced`: it holds only because it was forced (audited as such);
+-- `changed`: not the lease seen (another writer took the space); `not_orphan`: not an orphan
+-- suspect, and not forced.
+CREATE OR REPLACE FUNCTION "bootstrap_console"."lease_removal_refusal"(
+  seen_tenant TEXT, seen_space UUID, seen_acquired_at TIMESTAMPTZ, force BOOLEAN,
+  tenant_id TEXT, knowledge_space_id UUID, acquired_at TIMESTAMPTZ, expires_at TIMESTAMPTZ,
+  now TIMESTAMPTZ, orphan_after INTERVAL) RETURNS TEXT
+LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+  SELECT CASE
+    WHEN tenant_id IS DISTINCT FROM seen_tenant
+      OR knowledge_space_id IS DISTINCT FROM seen_space
+      OR acquired_at IS DISTINCT FROM seen_acquired_at THEN 'changed'
+    WHEN now >= "bootstrap_console"."lease_orphan_at"(acquired_at, expires_at, orphan_after)
+      THEN NULL
+    WHEN force THEN 'forced'
+    ELSE 'not_orphan'
+  END
+$$;
+
 -- A write to a primary the operator named with `--primary`, past the split-brain guard, is
 -- recorded as such: `applied_primary_forced`, or `applied_forced_primary_forced` for a lease
 -- removal that was forced too. The guard's doubt goes to the console's log with the request.

@@ -486,6 +486,9 @@ impl Run {
         tally.unknown.extend(applied.unknown);
         tally.chain_head = applied.chain_head;
         tally.primary_in_doubt = applied.primary_in_doubt;
+        if let Some(forced) = &applied.forced {
+            super::say(&format!("bootstrap-console: {}", text::clean(forced, 1000)));
+        }
         let tally = &self.tally;
         outln!(
             "{} applied{already}, {} refused{}{}",

@@ -276,7 +276,11 @@ pub(crate) async fn open_session(
     options: crate::domain::session::SessionOptions,
 ) -> Result<crate::domain::session::Session, Failure> {
     let session = crate::domain::session::Session::open(target, options).await?;
-    if let Some(warning) = session.topology().login_warning() {
+    let topology = session.topology();
+    for warning in [topology.login_warning(), topology.doubt_warning()]
+        .into_iter()
+        .flatten()
+    {
         say(&format!("bootstrap-console: {warning}"));
     }
     Ok(session)

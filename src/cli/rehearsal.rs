@@ -70,7 +70,7 @@ async fn run_demo(
     let watched = if interactive(args) {
         let mut options = super::watch::tui_options(&args.display, None, true)?;
         options.thresholds = thresholds;
-        super::watch::run_console(session, options, signals.wait()).await
+        super::watch::run_console(session.clone(), options, signals.wait()).await
     } else {
         let every = args.report_every;
         watch_text(
@@ -85,7 +85,10 @@ async fn run_demo(
         .await
         .map(|signal| ExitCode::from(signal.map_or(super::exit::DONE, super::exit::by_signal)))
     };
+    // Every session ends before the sandbox stops: a poll cut short by the signal rolls back
+    // while the server still answers, not in its shutdown.
     simulation.stop().await;
+    session.close().await;
     watched
 }
 
@@ -138,6 +141,7 @@ pub(super) async fn simulate(args: &SimulateArgs) -> Result<ExitCode, Failure> {
     )
     .await;
     simulation.stop().await;
+    session.close().await;
     Ok(ExitCode::from(
         watched?.map_or(super::exit::DONE, super::exit::by_signal),
     ))

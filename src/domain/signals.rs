@@ -183,9 +183,11 @@ fn orphan_at(
     expires_at.map_or(old, |expiry| old.max(expiry))
 }
 
-/// Whether a mutation lease looks abandoned: the one rule the board, the detail, `status`
-/// and lease removal share.
-pub(crate) fn lease_is_orphan_suspect(
+/// Whether a mutation lease looks abandoned: the rule the board, the detail and `status` judge
+/// by as time passes. A lease removal is decided by the database's own copy
+/// (`bootstrap_console.lease_orphan_at`, console schema unit 0005), which a test holds to the
+/// same answer at every edge.
+pub fn lease_is_orphan_suspect(
     acquired_at: DateTime<Utc>,
     expires_at: Option<DateTime<Utc>>,
     now: DateTime<Utc>,

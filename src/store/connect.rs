@@ -243,10 +243,25 @@ impl Target {
     /// The listed host `--primary` names (`host:port`, or the host alone when only one listed
     /// host has that name), as a target listing that host alone.
     pub(crate) fn only(&self, named: &str) -> Result<Target, String> {
+        if named.trim().is_empty() {
+            return Err("--primary needs a host: host:port, or the host alone".into());
+        }
         let hosts = self.hosts();
-        let exact: Vec<&Target> = hosts.iter().filter(|h| h.address() == named).collect();
-        let by_name: Vec<&Target> = hosts
+        // A host listed twice is one host.
+        let mut distinct: Vec<&Target> = Vec::new();
+        for host in &hosts {
+            if !distinct.iter().any(|d| d.address() == host.address()) {
+                distinct.push(host);
+            }
+        }
+        let exact: Vec<&Target> = distinct
             .iter()
+            .copied()
+            .filter(|h| h.address() == named)
+            .collect();
+        let by_name: Vec<&Target> = distinct
+            .iter()
+            .copied()
             .filter(|h| {
                 h.address()
                     .rsplit_once(':')
@@ -259,17 +274,22 @@ impl Target {
                 return Err(format!(
                     "--primary {} is not a host the URL lists ({})",
                     crate::text::clean(named, 100),
-                    hosts
+                    distinct
                         .iter()
-                        .map(Target::address)
+                        .map(|h| h.address())
                         .collect::<Vec<_>>()
                         .join(", ")
                 ));
             }
-            _ => {
+            (_, several) => {
                 return Err(format!(
-                    "--primary {} names several listed hosts: give host:port",
-                    crate::text::clean(named, 100)
+                    "--primary {} names several listed hosts ({}): give host:port",
+                    crate::text::clean(named, 100),
+                    several
+                        .iter()
+                        .map(|h| h.address())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ));
             }
         };

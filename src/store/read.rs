@@ -32,7 +32,7 @@ fn prefixed_lease_columns(layout: &Layout) -> String {
     )
 }
 
-pub(super) fn heartbeat_columns(layout: &Layout) -> (&'static str, &'static str) {
+pub(crate) fn heartbeat_columns(layout: &Layout) -> (&'static str, &'static str) {
     if layout.lease_heartbeats {
         ("l.heartbeat_at", "l.expires_at")
     } else {
@@ -289,6 +289,29 @@ pub async fn bootstrap(
             .fetch_optional(&mut *conn)
             .await?,
     )
+}
+
+/// Lease `id` as the lease view reads it, with the verdict of removing it as `seen` describes
+/// (see [`super::rules`]), both as of one clock: `None` for the verdict when the lease is gone.
+pub(crate) async fn lease_judged(
+    conn: &mut PgConnection,
+    layout: &Layout,
+    id: Uuid,
+    seen: &super::rules::LeaseSeen<'_>,
+) -> Result<(LeaseRows, Option<Option<String>>), StoreError> {
+    use sqlx::Row;
+    let rows = leases(&mut *conn, layout, None, Some(id)).await?;
+    let sql = format!(
+        "SELECT {} FROM knowledge_space_mutation_leases l WHERE l.id = $1",
+        super::rules::lease_refusal(layout)
+    );
+    let query = crate::store::sql::query(sqlx::AssertSqlSafe(sql));
+    let verdict = super::rules::bind_lease(query, id, seen)
+        .fetch_optional(&mut *conn)
+        .await?
+        .map(|row| row.try_get("refusal"))
+        .transpose()?;
+    Ok((rows, verdict))
 }
 
 /// Bootstrap `id` as it is now, with the verdict of the action `seen` describes over it

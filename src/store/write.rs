@@ -277,30 +277,32 @@ async fn name_row_holder<T>(
     }
 }
 
-/// Remove mutation lease `id` in one transaction. `decide` sees the lease as it was and the
-/// transaction's clock, and says how the removal is audited; `Err` declines it and the
-/// deletion is rolled back. A lease already gone comes back with the lease now on its space.
+/// Remove mutation lease `id` in one transaction. `decide` sees the lease as it was, the
+/// transaction's clock and the database's verdict on the removal `seen` describes (see
+/// [`super::rules`]), and says how the removal is audited; `Err` declines it and the deletion
+/// is rolled back. A lease already gone comes back with the lease now on its space.
 pub(crate) async fn remove_lease<D, R>(
     db: &Db,
     backend: &BackendSlot,
-    (id, tenant, space): (Uuid, &str, Uuid),
+    (id, seen): (Uuid, &super::rules::LeaseSeen<'_>),
     stamp: &Stamp<'_>,
-    decide: impl FnOnce(&LeaseRow, DateTime<Utc>) -> Result<(D, AuditOutcome), R>,
+    decide: impl FnOnce(&LeaseRow, DateTime<Utc>, Option<&str>) -> Result<(D, AuditOutcome), R>,
 ) -> Result<Written<Option<LeaseRow>, R, LeaseRemoved<D>>, StoreError> {
+    let (tenant, space) = (seen.tenant_id, seen.knowledge_space_id);
     let mut tx = WriteTx::begin(db, backend, stamp.lineage).await?;
     let written = async {
         // Deleted first — the row lock comes with it — and decided on the row as it was:
         // anything declined below rolls the deletion back.
-        let taken = tx.take_lease(id).await?;
+        let taken = tx.take_lease(id, seen).await?;
         // After the row lock, so a first attempt still committing is waited for, not overtaken.
         if let Some(audit_id) = tx.audit_of_action(stamp.action_id).await? {
             return Ok(Written::AppliedBefore(audit_id));
         }
-        let Some(before) = taken else {
+        let Some((before, refusal)) = taken else {
             return Ok(Written::Gone(tx.lease_of_space(tenant, space).await?));
         };
         let now = tx.now().await?;
-        let (decided, outcome) = match decide(&before.row, now) {
+        let (decided, outcome) = match decide(&before.row, now, refusal.as_deref()) {
             Ok(decided) => decided,
             Err(declined) => return Ok(Written::Declined(declined)),
         };
@@ -536,21 +538,29 @@ impl WriteTx {
         Ok(Locked::from_pg(&row)?)
     }
 
-    /// Deletes one mutation lease and returns it as it was: the row lock a removal needs is
-    /// the one its DELETE takes, so the DELETE grant is all it asks for (`FOR UPDATE` would
-    /// need UPDATE). The caller decides on the returned row and rolls back if the removal no
-    /// longer holds.
-    async fn take_lease(&mut self, id: Uuid) -> Result<Option<Locked<LeaseRow>>, StoreError> {
+    /// Deletes one mutation lease and returns it as it was, with the database's verdict on
+    /// the removal `seen` describes over it: the row lock a removal needs is the one its
+    /// DELETE takes, so the DELETE grant is all it asks for (`FOR UPDATE` would need UPDATE).
+    /// The caller decides on the returned row and rolls back if the removal no longer holds.
+    async fn take_lease(
+        &mut self,
+        id: Uuid,
+        seen: &super::rules::LeaseSeen<'_>,
+    ) -> Result<Option<(Locked<LeaseRow>, Option<String>)>, StoreError> {
         let sql = format!(
             "DELETE FROM knowledge_space_mutation_leases l WHERE l.id = $1 \
-             RETURNING {}, to_jsonb(l) AS row_json",
-            lease_columns(&self.layout)
+             RETURNING {}, to_jsonb(l) AS row_json, {}",
+            lease_columns(&self.layout),
+            super::rules::lease_refusal(&self.layout)
         );
-        let row = crate::store::sql::query(sqlx::AssertSqlSafe(sql))
-            .bind(id)
+        let query = crate::store::sql::query(sqlx::AssertSqlSafe(sql));
+        let row = super::rules::bind_lease(query, id, seen)
             .fetch_optional(&mut *self.tx)
             .await?;
-        Ok(row.as_ref().map(Locked::from_pg).transpose()?)
+        Ok(row
+            .as_ref()
+            .map(|row| Ok::<_, sqlx::Error>((Locked::from_pg(row)?, row.try_get("refusal")?)))
+            .transpose()?)
     }
 
     /// The lease now on a space (to tell the operator what replaced the one they saw).

@@ -10,18 +10,31 @@ use crate::store::{Capabilities, Db};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Access {
     ReadWrite,
-    ReadOnly { reason: String },
+    ReadOnly {
+        reason: String,
+    },
+    /// The split-brain guard doubts the primary (see [`super::lineage`]): shown as read-only,
+    /// while each action still asks the guard afresh, which refuses it as such (or lets it
+    /// through once the doubt is gone, or `--primary` forces it).
+    InDoubt {
+        reason: String,
+    },
 }
 
 impl Access {
     pub fn read_only_reason(&self) -> Option<&str> {
         match self {
             Self::ReadWrite => None,
-            Self::ReadOnly { reason } => Some(reason),
+            Self::ReadOnly { reason } | Self::InDoubt { reason } => Some(reason),
         }
     }
 
     pub(crate) fn is_read_only(&self) -> bool {
+        !matches!(self, Self::ReadWrite)
+    }
+
+    /// Read-only whatever the split-brain guard says: `--read-only`, the grants, a standby.
+    pub(crate) fn refuses_actions(&self) -> bool {
         matches!(self, Self::ReadOnly { .. })
     }
 }
@@ -87,11 +100,21 @@ pub(super) fn split_brain_risk(primary: &Db, reader: Option<&Reader>) -> Option<
     })
 }
 
-/// `stored`, unless acting now risks a split brain.
-pub(super) fn effective(stored: &Access, primary: &Db, reader: Option<&Reader>) -> Access {
-    match split_brain_risk(primary, reader) {
-        Some(reason) if !stored.is_read_only() => Access::ReadOnly { reason },
-        _ => stored.clone(),
+/// `stored`, unless acting now risks a split brain: the polled standby was promoted while
+/// actions go elsewhere, or the split-brain guard's last look found a doubt (`doubt`).
+pub(super) fn effective(
+    stored: &Access,
+    primary: &Db,
+    reader: Option<&Reader>,
+    doubt: Option<&str>,
+) -> Access {
+    match (split_brain_risk(primary, reader), doubt) {
+        _ if stored.is_read_only() => stored.clone(),
+        (Some(reason), _) => Access::ReadOnly { reason },
+        (None, Some(doubt)) => Access::InDoubt {
+            reason: doubt.to_string(),
+        },
+        (None, None) => stored.clone(),
     }
 }
 

@@ -94,6 +94,9 @@ pub struct Topology {
     access: Access,
     /// The primary did not answer when last asked while polls read a standby.
     primary_silent: bool,
+    /// What the split-brain guard found when it last looked on its own (see
+    /// [`lineage`]): several primaries, say. Reads go on; actions are refused.
+    doubt: Option<String>,
 }
 
 /// The standby polls read (`--read-url`), as last judged.
@@ -142,12 +145,28 @@ impl Topology {
     }
 
     /// What the operator should know of whom and what the console is connected to, said at
-    /// connect: [`Self::login_warning`], then [`Self::reader_warning`].
+    /// connect: [`Self::login_warning`], [`Self::doubt_warning`], then
+    /// [`Self::reader_warning`].
     pub(crate) fn warnings(&self) -> Vec<String> {
-        [self.login_warning(), self.reader_warning()]
-            .into_iter()
-            .flatten()
-            .collect()
+        [
+            self.login_warning(),
+            self.doubt_warning(),
+            self.reader_warning(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
+    }
+
+    /// The split-brain guard's doubt, as what reads are worth meanwhile: they come from the
+    /// primary in use, which may be the old one.
+    pub(crate) fn doubt_warning(&self) -> Option<String> {
+        self.doubt.as_ref().map(|doubt| {
+            format!(
+                "reading {} while the primary is in doubt — {doubt}",
+                self.primary.host().address()
+            )
+        })
     }
 
     /// What is wrong with the read target, as one sentence: it does not answer, or it is a
@@ -247,6 +266,55 @@ pub(crate) struct LineageGuard {
     last: Arc<std::sync::Mutex<Option<KeptVerdict>>>,
 }
 
+impl LineageGuard {
+    /// What every listed host says of itself (see [`crate::store::primaries::survey`]).
+    async fn ask(
+        &self,
+        primary: &Db,
+    ) -> Result<Vec<crate::store::primaries::HostAnswer>, StoreError> {
+        crate::store::primaries::survey(&self.surveyed, primary).await
+    }
+
+    /// The verdict on `answers`, kept for plans made again soon on the same primary.
+    fn judge(
+        &self,
+        primary: &Db,
+        answers: &[crate::store::primaries::HostAnswer],
+    ) -> Result<Approval, Doubt> {
+        let verdict = lineage::judge(answers, written::highest, self.forced);
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(KeptVerdict {
+            at: std::time::Instant::now(),
+            host: primary.host().address(),
+            verdict: verdict.clone(),
+        });
+        verdict
+    }
+
+    /// A verdict on `primary` from the last 30 s.
+    fn kept(&self, primary: &Db) -> Option<Result<Approval, Doubt>> {
+        let host = primary.host().address();
+        self.last
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .filter(|kept| kept.host == host && kept.at.elapsed() < CHECK_KEPT)
+            .map(|kept| kept.verdict.clone())
+    }
+
+    /// Whether the live console looks on its own, now and then: several hosts are listed (a
+    /// single host has no second primary to find; its timeline is checked before writing),
+    /// and `--primary` does not override the guard anyway.
+    fn watches(&self) -> bool {
+        self.surveyed.has_alternates() && !self.forced
+    }
+
+    /// The guard's doubt about `primary` now, if any (`None` also when it cannot be asked).
+    async fn doubt(&self, primary: &Db) -> Option<String> {
+        let answers = self.ask(primary).await.ok()?;
+        self.judge(primary, &answers).err().map(|d| d.to_string())
+    }
+}
+
 /// How long a plan may reuse the split-brain guard's verdict on the same primary.
 const CHECK_KEPT: std::time::Duration = std::time::Duration::from_secs(30);
 
@@ -272,19 +340,10 @@ impl TopologyHandle {
         fresh: bool,
     ) -> Result<Result<Approval, Doubt>, StoreError> {
         let topology = self.now();
-        let host = topology.primary().host().address();
-        let kept = |last: &Option<KeptVerdict>| {
-            last.as_ref()
-                .filter(|kept| kept.host == host && kept.at.elapsed() < CHECK_KEPT)
-                .map(|kept| kept.verdict.clone())
-        };
-        if !fresh
-            && let Some(verdict) = kept(&self.guard.last.lock().unwrap_or_else(|e| e.into_inner()))
-        {
+        if !fresh && let Some(verdict) = self.guard.kept(topology.primary()) {
             return Ok(verdict);
         }
-        let answers =
-            crate::store::primaries::survey(&self.guard.surveyed, topology.primary()).await?;
+        let answers = self.guard.ask(topology.primary()).await?;
         for answer in &answers {
             if let Err(why) = &answer.facts {
                 tracing::warn!(
@@ -294,24 +353,20 @@ impl TopologyHandle {
                 );
             }
         }
-        let verdict = lineage::judge(&answers, written::highest, self.guard.forced);
+        let verdict = self.guard.judge(topology.primary(), &answers);
         match &verdict {
-            Err(doubt) => tracing::warn!("nothing is written: {doubt}"),
+            Err(doubt) => tracing::warn!("split-brain guard: {doubt}"),
             Ok(approval) if approval.forced => tracing::warn!(
-                "--primary {host}: writes are audited as forced{}",
+                "--primary {}: writes are audited as forced{}",
+                approval.host,
                 approval
                     .forced_over
                     .as_ref()
-                    .map(|doubt| format!("; it overrides the split-brain guard: {doubt}"))
+                    .map(|doubt| format!(", past the split-brain guard's doubt: {doubt}"))
                     .unwrap_or_default()
             ),
             Ok(_) => {}
         }
-        *self.guard.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(KeptVerdict {
-            at: std::time::Instant::now(),
-            host,
-            verdict: verdict.clone(),
-        });
         Ok(verdict)
     }
 
@@ -395,6 +450,12 @@ pub async fn start(
         None => target.clone(),
     };
     let mut opened = crate::store::connect(target, Wanted::Primary).await?;
+    // Several listed hosts: whether more than one is a primary is said at connect, for reads
+    // as much as for writes.
+    let doubt = match guard.watches() {
+        true => guard.doubt(&opened.db).await,
+        false => None,
+    };
     // A role name is text from the database like any other: it reaches the terminal in
     // sentences about grants.
     opened.capabilities.current_user = crate::text::clean(&opened.capabilities.current_user, 64);
@@ -403,5 +464,5 @@ pub async fn start(
         opened.db.close().await;
         return Err(refusal);
     }
-    Ok(task::spawn(target.clone(), opened, read_only, guard))
+    Ok(task::spawn(target.clone(), opened, read_only, guard, doubt))
 }

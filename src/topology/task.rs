@@ -20,6 +20,8 @@ const READER_RETRY: Duration = Duration::from_secs(15);
 /// How often the listed hosts are searched for a new primary while the primary is silent, and
 /// how often the console asks whether its primary is one while that is in doubt.
 const PRIMARY_SEARCH: Duration = Duration::from_secs(3);
+/// How often the split-brain guard looks on its own while the console runs.
+const LINEAGE_EVERY: Duration = Duration::from_secs(15);
 /// How long a server has to answer one of the task's questions.
 const ANSWER_WITHIN: Duration = Duration::from_secs(2);
 
@@ -49,6 +51,11 @@ struct Task {
     reader_probed: Option<Instant>,
     primary_searched: Option<Instant>,
     access_checked: Option<Instant>,
+    /// The split-brain guard, which the task asks now and then on its own (see
+    /// [`super::LineageGuard::watches`]), and what it last found.
+    guard: super::LineageGuard,
+    doubt: Option<String>,
+    lineage_checked: Option<Instant>,
     publisher: watch::Sender<Arc<Topology>>,
 }
 
@@ -58,16 +65,21 @@ pub(super) fn spawn(
     opened: Opened,
     read_only: bool,
     guard: super::LineageGuard,
+    doubt: Option<String>,
 ) -> TopologyHandle {
     let capabilities = opened.capabilities;
     let stored = access::at_start(read_only, &capabilities, opened.passed_over.as_deref());
     let follows_recovery = access::follows_recovery(read_only, &capabilities);
+    if let Some(doubt) = &doubt {
+        tracing::warn!("split-brain guard: {doubt}");
+    }
     let (publisher, snapshots) = watch::channel(Arc::new(Topology {
         primary: opened.db.clone(),
         reader: None,
         capabilities: Arc::new(capabilities.clone()),
-        access: stored.clone(),
+        access: access::effective(&stored, &opened.db, None, doubt.as_deref()),
         primary_silent: false,
+        doubt: doubt.clone(),
     }));
     let task = Task {
         listed,
@@ -82,6 +94,9 @@ pub(super) fn spawn(
         reader_probed: None,
         primary_searched: None,
         access_checked: None,
+        guard: guard.clone(),
+        doubt,
+        lineage_checked: Some(Instant::now()),
         publisher,
     };
     let (reports, inbox) = mpsc::unbounded_channel();
@@ -131,7 +146,8 @@ impl Task {
                     if !failed {
                         self.replication = replication;
                     }
-                    self.watch_over_servers(failed, promoted).await;
+                    let moved = self.watch_over_servers(failed, promoted).await;
+                    self.watch_over_lineage(moved).await;
                 }
             }
             self.publish();
@@ -144,8 +160,14 @@ impl Task {
             primary: self.primary.clone(),
             reader: self.reader.clone(),
             capabilities: self.capabilities.clone(),
-            access: access::effective(&self.stored, &self.primary, self.reader.as_ref()),
+            access: access::effective(
+                &self.stored,
+                &self.primary,
+                self.reader.as_ref(),
+                self.doubt.as_deref(),
+            ),
             primary_silent: self.primary_silent,
+            doubt: self.doubt.clone(),
         }
     }
 
@@ -155,6 +177,7 @@ impl Task {
         self.publisher.send_if_modified(|current| {
             let same = current.primary.same_host(&next.primary)
                 && current.access == next.access
+                && current.doubt == next.doubt
                 && current.primary_silent == next.primary_silent
                 && match (&current.reader, &next.reader) {
                     (None, None) => true,
@@ -204,7 +227,7 @@ impl Task {
     /// After each poll: a standby that stopped answering is left for the primary (and asked
     /// again now and then); a primary that went silent is looked for among the listed hosts
     /// (a failover); whether the console may act follows whether its primary is one.
-    async fn watch_over_servers(&mut self, poll_failed: bool, reader_promoted: bool) {
+    async fn watch_over_servers(&mut self, poll_failed: bool, reader_promoted: bool) -> bool {
         let now = Instant::now();
         self.watch_over_reader(poll_failed, now).await;
         let polls_read_primary = self.reader.as_ref().is_none_or(|r| r.down);
@@ -255,6 +278,26 @@ impl Task {
                 None => {}
             }
         }
+        moved
+    }
+
+    /// Every 15 s, and at once after the primary moved: the split-brain guard's look at the
+    /// listed hosts, so an old primary that comes back shows before any key is pressed (the
+    /// header turns read-only, with the doubt as its reason). Each action still asks afresh.
+    async fn watch_over_lineage(&mut self, moved: bool) {
+        let now = Instant::now();
+        if !self.guard.watches() || !(moved || due(self.lineage_checked, LINEAGE_EVERY, now)) {
+            return;
+        }
+        self.lineage_checked = Some(now);
+        let doubt = self.guard.doubt(&self.primary).await;
+        if doubt != self.doubt {
+            match &doubt {
+                Some(doubt) => tracing::warn!("split-brain guard: {doubt}"),
+                None => tracing::info!("split-brain guard: one primary again"),
+            }
+        }
+        self.doubt = doubt;
     }
 
     /// A failed poll of a standby that no longer answers sends polls to the primary; a standby

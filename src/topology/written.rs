@@ -33,7 +33,16 @@ pub(crate) fn highest(system_id: i64) -> Option<u32> {
             return None;
         }
     };
-    parse(&text).get(&system_id).copied()
+    let kept = parse(&text);
+    let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+    if lines > kept.len() {
+        tracing::warn!(
+            "{}: {} line(s) not understood, skipped",
+            path().display(),
+            lines - kept.len()
+        );
+    }
+    kept.get(&system_id).copied()
 }
 
 fn read() -> std::io::Result<Option<String>> {

@@ -777,3 +777,86 @@ async fn the_databases_rule_decides_retry_and_cancel() {
         );
     }
 }
+
+/// The orphan rule, in its two places: the database's (what a removal is decided by) and the
+/// console's (what the board judges between polls as time passes). The same answer at every
+/// instant around each edge: the threshold, a heartbeat's expiry before and after it, none.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_orphan_rule_is_the_same_in_the_database_and_on_the_board() {
+    use bootstrap_console::domain::signals::{Thresholds, lease_is_orphan_suspect};
+    use chrono::Duration as Span;
+    let db = TestDb::migrated().await;
+    let thresholds = Thresholds::default();
+    let acquired = chrono::DateTime::<chrono::Utc>::from_timestamp(1_800_000_000, 0).expect("t");
+    let edge = thresholds.orphan_after;
+    let expiries = [
+        None,
+        Some(acquired + edge - Span::minutes(3)),
+        Some(acquired + edge),
+        Some(acquired + edge + Span::minutes(7)),
+    ];
+    let mut compared = 0;
+    for expires in expiries {
+        let edges = [acquired + edge, expires.unwrap_or(acquired + edge)];
+        for at in edges {
+            for step in [-60_000_000, -1, 0, 1, 2, 60_000_000] {
+                let now = at + Span::microseconds(step);
+                let board = lease_is_orphan_suspect(acquired, expires, now, &thresholds);
+                let database: bool = sqlx::query_scalar(
+                    "SELECT $3 >= bootstrap_console.lease_orphan_at($1, $2, \
+                     $4 * interval '1 microsecond')",
+                )
+                .bind(acquired)
+                .bind(expires)
+                .bind(now)
+                .bind(edge.num_microseconds().expect("a threshold"))
+                .fetch_one(&db.pool)
+                .await
+                .expect("the rule");
+                assert_eq!(board, database, "expires {expires:?}, now {now}");
+                compared += 1;
+            }
+        }
+    }
+    assert_eq!(compared, 48);
+}
+
+/// The rule a lease removal rests on, as the database holds it: the lease seen (tenant, space,
+/// acquisition), then an orphan suspect unless forced.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_databases_rule_decides_a_lease_removal() {
+    let db = TestDb::migrated().await;
+    let acquired = chrono::DateTime::<chrono::Utc>::from_timestamp(1_800_000_000, 0).expect("t");
+    let space = uuid::Uuid::from_u128(7);
+    let old = acquired + chrono::Duration::hours(1);
+    let young = acquired + chrono::Duration::minutes(5);
+    // (tenant now, acquired now, now, force, verdict)
+    let cases = [
+        ("acme", acquired, old, false, None),
+        ("acme", acquired, young, false, Some("not_orphan")),
+        ("acme", acquired, young, true, Some("forced")),
+        ("acme", acquired, old, true, None),
+        ("other", acquired, old, false, Some("changed")),
+        ("acme", young, old, true, Some("changed")),
+    ];
+    for (tenant, acquired_now, now, force, expected) in cases {
+        let verdict: Option<String> = sqlx::query_scalar(
+            "SELECT bootstrap_console.lease_removal_refusal('acme', $1, $2, $3, $4, $1, $5, \
+             NULL, $6, interval '15 minutes')",
+        )
+        .bind(space)
+        .bind(acquired)
+        .bind(force)
+        .bind(tenant)
+        .bind(acquired_now)
+        .bind(now)
+        .fetch_one(&db.pool)
+        .await
+        .expect("the rule");
+        assert_eq!(
+            verdict.as_deref(),
+            expected,
+            "{tenant} {acquired_now} {now} {force}"
+        );
+    }
+}

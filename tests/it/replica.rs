@@ -824,6 +824,13 @@ async fn the_cli_refuses_two_primaries_and_an_old_timeline_and_primary_forces_it
     assert_eq!(fixture::audit_count(&pair.standby).await, 0);
 
     // The operator's way through: the named host is written to, and the record says forced.
+    // Reads go on, from the primary in use, and say it is in doubt.
+    let status = in_state(&["status", "--database-url", &both]);
+    assert!(
+        stderr(&status).contains("while the primary is in doubt — split brain?"),
+        "{}",
+        stderr(&status)
+    );
     let named = format!("{new_primary}:{port}");
     let forced = retry(&both, &["--primary", &named]);
     assert_eq!(
@@ -831,6 +838,12 @@ async fn the_cli_refuses_two_primaries_and_an_old_timeline_and_primary_forces_it
         Some(0),
         "{}{}",
         stdout(&forced),
+        stderr(&forced)
+    );
+    assert!(
+        stderr(&forced).contains(&format!("written to {named} as forced (--primary)"))
+            && stderr(&forced).contains("past the split-brain guard: split brain?"),
+        "{}",
         stderr(&forced)
     );
     assert_eq!(
@@ -888,6 +901,10 @@ async fn the_live_console_refuses_to_act_once_an_old_primary_comes_back() {
     console.send("r");
     let screen = console.wait_for("could not plan: split brain?", 20);
     assert!(screen.contains("timeline 00000002"), "{screen}");
+    // Without a key: the guard's own look turns the header read-only, the doubt its reason.
+    console.send("\x1b");
+    let screen = console.wait_for("READ-ONLY", 40);
+    assert!(!screen.contains("READ-WRITE"), "{screen}");
     console.send("\x1b");
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);

@@ -116,7 +116,9 @@ pub(crate) fn check_reason(reason: &str) -> Result<std::borrow::Cow<'_, str>, Re
 
 /// The session-level gates every action passes first, then the grants this kind needs.
 fn gate(session: &Session, kind: Kind) -> Result<(), Refusal> {
-    if let Some(reason) = session.topology().access().clone().read_only_reason() {
+    // A doubt of the split-brain guard is its own to refuse: asked afresh for each request.
+    let access = session.topology().access().clone();
+    if let (true, Some(reason)) = (access.refuses_actions(), access.read_only_reason()) {
         return Err(Refusal::ReadOnly {
             reason: reason.to_string(),
         });

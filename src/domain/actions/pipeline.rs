@@ -95,7 +95,7 @@ async fn operator_stops(stop: Option<watch::Receiver<bool>>) {
 
 /// `fresh`: see [`crate::topology::TopologyHandle::check_lineage`].
 async fn approved(session: &Session, fresh: bool) -> Result<Session, ActionError> {
-    if session.topology().access().is_read_only() {
+    if session.topology().access().refuses_actions() {
         return Ok(session.clone());
     }
     let approval = session.topology_handle().check_lineage(fresh).await??;
@@ -121,6 +121,8 @@ pub struct Tally {
     pub(crate) backends: std::collections::HashMap<uuid::Uuid, crate::store::write::Backend>,
     /// The split-brain guard refused the primary: nothing was sent.
     pub(crate) primary_in_doubt: bool,
+    /// `--primary` forced the writes: where, and past what (said to the operator).
+    pub(crate) forced: Option<String>,
 }
 
 impl Tally {
@@ -220,18 +222,22 @@ pub async fn apply_each(
         session.topology_handle().note_written(lineage).await;
     }
     if let Some(approval) = session.approval().filter(|a| a.forced) {
-        tracing::warn!(
-            "request {}: written to {} as forced (--primary){}",
-            actions
-                .first()
-                .map(|a| a.request().to_string())
-                .unwrap_or_default(),
+        let said = format!(
+            "written to {} as forced (--primary){}{}",
             approval.host,
             approval
                 .lineage
                 .map(|l| format!(", system {} timeline {:08X}", l.system_id, l.timeline))
+                .unwrap_or_default(),
+            approval
+                .forced_over
+                .as_ref()
+                .map(|doubt| format!(", past the split-brain guard: {doubt}"))
                 .unwrap_or_default()
         );
+        let request = actions.first().map(|a| a.request().to_string());
+        tracing::warn!("request {}: {said}", request.unwrap_or_default());
+        tally.forced = Some(said);
     }
     for action in actions {
         if stop.as_ref().is_some_and(|stop| *stop.borrow()) {

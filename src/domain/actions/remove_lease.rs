@@ -2,7 +2,10 @@
 //! the lease the operator saw — same id, tenant, space and acquisition time. The plan shows the
 //! evidence: the lease's age against the orphan threshold, its heartbeat where the table has
 //! one, its operation and the space it blocks. A lease that is not an orphan suspect is
-//! refused unless forced, and a forced removal is audited as forced.
+//! refused unless forced, and a forced removal is audited as forced. The rule is the
+//! database's (`bootstrap_console.lease_removal_refusal`, console schema unit 0005), evaluated
+//! over the lease the plan reads and the lease the removal deletes; this module says its
+//! verdict.
 
 use super::action::{Action, LeaseRemoval};
 use super::outcome::{Applied, Change, Outcome, Plan};
@@ -16,31 +19,41 @@ use crate::domain::text;
 use crate::store::db::read_tx;
 use crate::store::read;
 use crate::store::rows::LeaseRow;
+use crate::store::rules::LeaseSeen;
 use crate::store::write::{AuditOutcome, BackendSlot, Written, remove_lease};
 
-/// Scope, identity, then the orphan evidence (unless forced). `Ok` says whether force was
-/// needed.
+/// Scope, then the database's verdict over the lease now (`refusal`: identity, then the
+/// orphan evidence unless forced). `Ok` says whether force was needed.
 fn check(
     session: &Session,
     seen: &LeaseIdentity,
     evidence: &LeaseEvidence,
-    force: bool,
+    refusal: Option<&str>,
 ) -> Result<bool, Refusal> {
     let current = &evidence.lease;
     session.check_scope(&current.tenant_id, current.knowledge_space_id)?;
-    if current.identity() != *seen {
-        return Err(Refusal::LeaseChanged {
-            lease: session.names().shown(&seen.id),
-        });
-    }
-    let forced = !evidence.orphan_suspect();
-    if forced && !force {
-        return Err(Refusal::LeaseNotOrphan {
-            lease: session.names().shown(&seen.id),
+    let lease = session.names().shown(&seen.id);
+    match refusal {
+        None => Ok(false),
+        Some("forced") => Ok(true),
+        Some("not_orphan") => Err(Refusal::LeaseNotOrphan {
+            lease,
             evidence: evidence.summary(),
-        });
+        }),
+        // `changed`, and any verdict a newer schema may give that this console does not know.
+        Some(_) => Err(Refusal::LeaseChanged { lease }),
     }
-    Ok(forced)
+}
+
+/// What the removal rests on, as the database's rule takes it.
+fn rests_on<'a>(session: &Session, seen: &'a LeaseIdentity, force: bool) -> LeaseSeen<'a> {
+    LeaseSeen {
+        tenant_id: &seen.tenant_id,
+        knowledge_space_id: seen.knowledge_space_id,
+        acquired_at: seen.acquired_at,
+        force,
+        orphan_after: session.thresholds().orphan_after,
+    }
 }
 
 fn changes(evidence: &LeaseEvidence, forced: bool, names: &IdNames) -> Vec<Change> {
@@ -98,12 +111,15 @@ pub(super) async fn plan(
     let topology = session.topology();
     let primary = topology.primary();
     let layout = *primary.layout();
-    let rows = read_tx!(primary, |c| read::leases(c, &layout, None, Some(seen.id)))?;
+    let rests_on = rests_on(session, seen, force);
+    let (rows, refusal) = read_tx!(primary, |c| read::lease_judged(
+        c, &layout, seen.id, &rests_on
+    ))?;
     let board = LeaseBoard::assess(rows, session.thresholds())?;
-    let Some(evidence) = board.leases.into_iter().next() else {
+    let (Some(evidence), Some(refusal)) = (board.leases.into_iter().next(), refusal) else {
         return Ok(Plan::refused(action, gone(session, seen).await?));
     };
-    let checked = check(session, seen, &evidence, force);
+    let checked = check(session, seen, &evidence, refusal.as_deref());
     let forced = checked == Ok(true);
     let names = session.names();
     let verdict = checked.map(|forced| changes(&evidence, forced, &names));
@@ -131,10 +147,10 @@ pub(super) async fn apply(
     let topology = session.topology();
     let stamp = stamp(session, action, reason);
     // Exactly the lease seen (id, tenant, space, acquisition), and the orphan evidence.
-    let decide = |row: &LeaseRow, now| -> Result<_, Refusal> {
+    let decide = |row: &LeaseRow, now, refusal: Option<&str>| -> Result<_, Refusal> {
         let current = MutationLease::from(row.clone());
         let evidence = LeaseEvidence::new(current, None, now, session.thresholds());
-        let forced = check(session, seen, &evidence, force)?;
+        let forced = check(session, seen, &evidence, refusal)?;
         let outcome = if forced {
             AuditOutcome::AppliedForced
         } else {
@@ -142,8 +158,15 @@ pub(super) async fn apply(
         };
         Ok(((evidence, forced), outcome))
     };
-    let subject = (seen.id, seen.tenant_id.as_str(), seen.knowledge_space_id);
-    let written = remove_lease(topology.primary(), backend, subject, &stamp, decide).await?;
+    let rests_on = rests_on(session, seen, force);
+    let written = remove_lease(
+        topology.primary(),
+        backend,
+        (seen.id, &rests_on),
+        &stamp,
+        decide,
+    );
+    let written = written.await?;
     let names = session.names();
     Ok(match written {
         Written::AppliedBefore(audit_id) => Outcome::AlreadyApplied { audit_id },

@@ -48,8 +48,17 @@ fn action_targets(app: &App) -> Vec<SeenBootstrap> {
     }
 }
 
+/// Why no action can be taken at all, said at once; a doubt of the split-brain guard is said by
+/// the dialog's plan instead, in full (it asks afresh).
+fn refused_outright(app: &App) -> Option<String> {
+    let access = &app.header.access;
+    access
+        .refuses_actions()
+        .then(|| access.read_only_reason().unwrap_or_default().to_string())
+}
+
 pub(super) fn bootstrap_action(app: &mut App, kind: BootstrapKind) -> Vec<Effect> {
-    if let Some(reason) = app.header.access.read_only_reason() {
+    if let Some(reason) = refused_outright(app) {
         let text = format!("{} is not possible: {reason}", kind.verb());
         app.say(text, true);
         return Vec::new();
@@ -81,7 +90,7 @@ pub(super) fn bootstrap_action(app: &mut App, kind: BootstrapKind) -> Vec<Effect
 }
 
 pub(super) fn remove_lease(app: &mut App) -> Vec<Effect> {
-    if let Some(reason) = app.header.access.read_only_reason() {
+    if let Some(reason) = refused_outright(app) {
         app.say(format!("remove lease is not possible: {reason}"), true);
         return Vec::new();
     }
