@@ -40,10 +40,11 @@ $$;
 -- `lease_orphan_at`: from when a mutation lease looks abandoned (SPEC §2, §3): past the
 -- orphan threshold ("older than": the first instant after it) and, where leases have
 -- heartbeats, past its expiry. The live board judges the same rule between polls as time
--- passes; a test holds the two to the same answers.
+-- passes; a test holds the two to the same answers. STABLE, not IMMUTABLE: timestamptz plus
+-- an interval of days or months depends on the time zone (the console passes microseconds).
 CREATE OR REPLACE FUNCTION "bootstrap_console"."lease_orphan_at"(
   acquired_at TIMESTAMPTZ, expires_at TIMESTAMPTZ, orphan_after INTERVAL) RETURNS TIMESTAMPTZ
-LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
   SELECT greatest(acquired_at + orphan_after + interval '1 microsecond', expires_at)
 $$;
 
@@ -56,7 +57,7 @@ CREATE OR REPLACE FUNCTION "bootstrap_console"."lease_removal_refusal"(
   seen_tenant TEXT, seen_space UUID, seen_acquired_at TIMESTAMPTZ, force BOOLEAN,
   tenant_id TEXT, knowledge_space_id UUID, acquired_at TIMESTAMPTZ, expires_at TIMESTAMPTZ,
   now TIMESTAMPTZ, orphan_after INTERVAL) RETURNS TEXT
-LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
   SELECT CASE
     WHEN tenant_id IS DISTINCT FROM seen_tenant
       OR knowledge_space_id IS DISTINCT FROM seen_space

@@ -399,10 +399,11 @@ impl Run {
 
     fn exit_code(&self) -> ExitCode {
         let tally = &self.tally;
-        ExitCode::from(if tally.primary_in_doubt {
-            exit::PRIMARY_IN_DOUBT
-        } else if !tally.unknown.is_empty() {
+        // An unknown outcome first: the guard's refusal of the rest does not settle it.
+        ExitCode::from(if !tally.unknown.is_empty() {
             exit::OUTCOME_UNKNOWN
+        } else if tally.primary_in_doubt {
+            exit::PRIMARY_IN_DOUBT
         } else if tally.failed > 0 {
             exit::UNREACHABLE
         } else if tally.refused > 0 {

@@ -24,7 +24,8 @@ pub(crate) const MISSING_PRIVILEGE: u8 = 8;
 pub(crate) const TIMED_OUT: u8 = 9;
 /// An action was refused by the split-brain guard: several listed hosts answer as primaries,
 /// they are not one cluster, or the primary is on a lower timeline than one written to
-/// before. Nothing was written; `--primary HOST` overrides it.
+/// before (or moved mid-request). Nothing more was sent; what the request did before is
+/// listed. `--primary HOST` overrides it.
 pub(crate) const PRIMARY_IN_DOUBT: u8 = 10;
 
 /// Ended by the stop signal `name` (SIGTERM, SIGHUP or a hang-up, SIGQUIT, SIGINT): 128 + its

@@ -114,12 +114,11 @@
 //! the primary. Memory per space and database time per poll must not grow with the fleet.
 //!
 //! Not met yet: the contract also asks that each action be one SQL function installed by
-//! `migrate` (`SECURITY DEFINER`, so an operator needs only EXECUTE), where today the console
-//! runs the transaction itself under column grants (`store::grants`); that the four groups of
-//! §2 be shown by name, where today "needs attention" is the first five classes; that the
-//! console work through a transaction-pooling connection pooler, where today its sessions carry
-//! their settings as startup options (`store::connect`); and that it watch several databases
-//! (cells) at once.
+//! `migrate` (`SECURITY DEFINER`, so an operator needs only EXECUTE), where today the rules are
+//! the database's (console schema unit 0005, shared by plan and apply) but the console runs the
+//! transaction itself under column grants (`store::grants`); that the four groups of §2 be
+//! shown by name, where today "needs attention" is the first five classes; and that it watch
+//! several databases (cells) at once.
 
 pub mod actions;
 pub mod actor;

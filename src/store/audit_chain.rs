@@ -164,7 +164,8 @@ pub(crate) async fn missing_protections(
                    CROSS JOIN pg_catalog.aclexplode(att.attacl) a \
                   WHERE c.oid = pg_catalog.to_regclass('bootstrap_console.audit_log')) g \
           WHERE g.grantee <> g.relowner \
-            AND g.privilege_type IN ('UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER', 'REFERENCES')",
+            AND g.privilege_type IN ('UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER', 'REFERENCES', \
+                                     'MAINTAIN')",
     )
     .fetch_all(&mut *conn)
     .await?)

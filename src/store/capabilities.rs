@@ -89,8 +89,9 @@ SELECT current_user::text AS current_user,
        (SELECT count(*) = 2 FROM pg_attribute
          WHERE attrelid = u.audit AND attname IN ('hash', 'db_role') AND NOT attisdropped)
          AS audit_chain,
-       EXISTS (SELECT 1 FROM pg_proc p
-               WHERE p.pronamespace = u.console AND p.proname = 'bootstrap_action_refusal')
+       (SELECT count(DISTINCT p.proname) = 3 FROM pg_proc p
+         WHERE p.pronamespace = u.console
+           AND p.proname IN ('bootstrap_action_refusal', 'lease_orphan_at', 'lease_removal_refusal'))
          AS action_rules,
        (SELECT pg_get_userbyid(c.relowner)::text FROM pg_class c WHERE c.oid = u.audit)
          AS audit_owner,

@@ -292,8 +292,19 @@ pub async fn bootstrap(
 }
 
 /// Lease `id` as the lease view reads it, with the verdict of removing it as `seen` describes
-/// (see [`super::rules`]), both as of one clock: `None` for the verdict when the lease is gone.
+/// (see [`super::rules`]), both from one snapshot and one clock, so the evidence shown and the
+/// verdict are about the same row: `None` for the verdict when the lease is gone.
 pub(crate) async fn lease_judged(
+    db: &super::Db,
+    id: Uuid,
+    seen: &super::rules::LeaseSeen<'_>,
+) -> Result<(LeaseRows, Option<Option<String>>), StoreError> {
+    let mut tx = db.begin(super::db::TxKind::Snapshot).await?;
+    let judged = lease_judged_in(&mut tx, db.layout(), id, seen).await;
+    super::db::ended(tx, judged).await
+}
+
+async fn lease_judged_in(
     conn: &mut PgConnection,
     layout: &Layout,
     id: Uuid,

@@ -75,6 +75,21 @@ pub enum Doubt {
 }
 
 impl Doubt {
+    /// What the doubt is about, without what moves from one look to the next (each primary's
+    /// WAL position): the same key is the same doubt.
+    pub fn key(&self) -> String {
+        let said = self.to_string();
+        let mut kept = String::with_capacity(said.len());
+        let mut rest = said.as_str();
+        while let Some(at) = rest.find(", WAL ") {
+            kept.push_str(&rest[..at]);
+            let after = &rest[at + ", WAL ".len()..];
+            rest = after.find(',').map_or("", |end| &after[end..]);
+        }
+        kept.push_str(rest);
+        kept
+    }
+
     /// What was found, without what it means for a refused write: for a write `--primary`
     /// forced past it.
     pub fn evidence(&self) -> String {
@@ -282,6 +297,25 @@ mod tests {
         ] {
             assert!(said.contains(part), "{part:?} in {said}");
         }
+        // The same primaries looked at again, their WAL further on: the same doubt.
+        let later = [
+            host("a:5432", true, 7, Some(1)),
+            HostAnswer {
+                facts: answers[1].facts.clone().map(|mut facts| {
+                    facts.primary = Some(PrimaryFacts {
+                        timeline: 2,
+                        wal: Lsn(0x4000000),
+                    });
+                    facts
+                }),
+                ..answers[1].clone()
+            },
+            silent("c:5432"),
+        ];
+        let again = judge(&later, NONE, false).expect_err("still split");
+        assert_ne!(again.to_string(), doubt.to_string());
+        assert_eq!(again.key(), doubt.key());
+        assert!(!doubt.key().contains("WAL"), "{}", doubt.key());
         // The operator's way through: written, audited as forced, what was found kept.
         let forced = judge(&answers, NONE, true).expect("forced");
         assert!(forced.forced);

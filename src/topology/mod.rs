@@ -96,7 +96,7 @@ pub struct Topology {
     primary_silent: bool,
     /// What the split-brain guard found when it last looked on its own (see
     /// [`lineage`]): several primaries, say. Reads go on; actions are refused.
-    doubt: Option<String>,
+    doubt: Option<Doubt>,
 }
 
 /// The standby polls read (`--read-url`), as last judged.
@@ -159,12 +159,17 @@ impl Topology {
     }
 
     /// The split-brain guard's doubt, as what reads are worth meanwhile: they come from the
-    /// primary in use, which may be the old one.
+    /// primary in use, which may be the old one. Not said where the session's access says it
+    /// already (read-only, the doubt its reason).
     pub(crate) fn doubt_warning(&self) -> Option<String> {
+        if matches!(self.access, Access::InDoubt { .. }) {
+            return None;
+        }
         self.doubt.as_ref().map(|doubt| {
             format!(
-                "reading {} while the primary is in doubt — {doubt}",
-                self.primary.host().address()
+                "reading {} while the primary is in doubt — {}",
+                self.primary.host().address(),
+                doubt.evidence()
             )
         })
     }
@@ -308,10 +313,11 @@ impl LineageGuard {
         self.surveyed.has_alternates() && !self.forced
     }
 
-    /// The guard's doubt about `primary` now, if any (`None` also when it cannot be asked).
-    async fn doubt(&self, primary: &Db) -> Option<String> {
-        let answers = self.ask(primary).await.ok()?;
-        self.judge(primary, &answers).err().map(|d| d.to_string())
+    /// The guard's doubt about `primary` now, if any; `Err` when the primary could not be
+    /// asked (nothing learned).
+    async fn doubt(&self, primary: &Db) -> Result<Option<Doubt>, StoreError> {
+        let answers = self.ask(primary).await?;
+        Ok(self.judge(primary, &answers).err())
     }
 }
 
@@ -453,7 +459,7 @@ pub async fn start(
     // Several listed hosts: whether more than one is a primary is said at connect, for reads
     // as much as for writes.
     let doubt = match guard.watches() {
-        true => guard.doubt(&opened.db).await,
+        true => guard.doubt(&opened.db).await.ok().flatten(),
         false => None,
     };
     // A role name is text from the database like any other: it reaches the terminal in

@@ -54,7 +54,7 @@ struct Task {
     /// The split-brain guard, which the task asks now and then on its own (see
     /// [`super::LineageGuard::watches`]), and what it last found.
     guard: super::LineageGuard,
-    doubt: Option<String>,
+    doubt: Option<super::Doubt>,
     lineage_checked: Option<Instant>,
     publisher: watch::Sender<Arc<Topology>>,
 }
@@ -65,7 +65,7 @@ pub(super) fn spawn(
     opened: Opened,
     read_only: bool,
     guard: super::LineageGuard,
-    doubt: Option<String>,
+    doubt: Option<super::Doubt>,
 ) -> TopologyHandle {
     let capabilities = opened.capabilities;
     let stored = access::at_start(read_only, &capabilities, opened.passed_over.as_deref());
@@ -77,7 +77,12 @@ pub(super) fn spawn(
         primary: opened.db.clone(),
         reader: None,
         capabilities: Arc::new(capabilities.clone()),
-        access: access::effective(&stored, &opened.db, None, doubt.as_deref()),
+        access: access::effective(
+            &stored,
+            &opened.db,
+            None,
+            doubt.as_ref().map(ToString::to_string).as_deref(),
+        ),
         primary_silent: false,
         doubt: doubt.clone(),
     }));
@@ -164,7 +169,7 @@ impl Task {
                 &self.stored,
                 &self.primary,
                 self.reader.as_ref(),
-                self.doubt.as_deref(),
+                self.doubt.as_ref().map(ToString::to_string).as_deref(),
             ),
             primary_silent: self.primary_silent,
             doubt: self.doubt.clone(),
@@ -290,12 +295,17 @@ impl Task {
             return;
         }
         self.lineage_checked = Some(now);
-        let doubt = self.guard.doubt(&self.primary).await;
-        if doubt != self.doubt {
-            match &doubt {
-                Some(doubt) => tracing::warn!("split-brain guard: {doubt}"),
-                None => tracing::info!("split-brain guard: one primary again"),
-            }
+        // A primary that does not answer teaches nothing: the last look stands.
+        let Ok(doubt) = self.guard.doubt(&self.primary).await else {
+            return;
+        };
+        // The same doubt, its WAL positions further on, is no news: kept as first said.
+        if doubt.as_ref().map(super::Doubt::key) == self.doubt.as_ref().map(super::Doubt::key) {
+            return;
+        }
+        match &doubt {
+            Some(doubt) => tracing::warn!("split-brain guard: {doubt}"),
+            None => tracing::info!("split-brain guard: one primary again"),
         }
         self.doubt = doubt;
     }

@@ -29,20 +29,52 @@ pub(crate) fn highest(system_id: i64) -> Option<u32> {
     let text = match read() {
         Ok(text) => text?,
         Err(e) => {
-            tracing::warn!("{} is not used: {e}", path().display());
+            warn_once(format!("{} is not used: {e}", path().display()));
             return None;
         }
     };
-    let kept = parse(&text);
-    let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
-    if lines > kept.len() {
-        tracing::warn!(
-            "{}: {} line(s) not understood, skipped",
-            path().display(),
-            lines - kept.len()
-        );
+    let (kept, skipped) = parse_counting(&text);
+    if skipped > 0 {
+        warn_once(format!(
+            "{}: {skipped} line(s) not understood, skipped",
+            path().display()
+        ));
     }
     kept.get(&system_id).copied()
+}
+
+/// Logs `said` unless it was the last thing said of the file: the guard reads it every 15 s.
+fn warn_once(said: String) {
+    static LAST: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if last.as_deref() != Some(said.as_str()) {
+        tracing::warn!("{said}");
+        *last = Some(said);
+    }
+}
+
+/// How long a console waits for another one that holds the file: a console stopped while it
+/// holds it (Ctrl-Z) must not stop this one's actions. Past it, the record is passed over, as
+/// when the file cannot be read.
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// `file` locked as `how`, waited for at most [`LOCK_WAIT`].
+fn locked(
+    file: std::fs::File,
+    how: nix::fcntl::FlockArg,
+) -> std::io::Result<nix::fcntl::Flock<std::fs::File>> {
+    let started = std::time::Instant::now();
+    let mut file = file;
+    loop {
+        match nix::fcntl::Flock::lock(file, how) {
+            Ok(locked) => return Ok(locked),
+            Err((back, nix::errno::Errno::EWOULDBLOCK)) if started.elapsed() < LOCK_WAIT => {
+                file = back;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err((_, errno)) => return Err(std::io::Error::from(errno)),
+        }
+    }
 }
 
 fn read() -> std::io::Result<Option<String>> {
@@ -62,8 +94,7 @@ fn read() -> std::io::Result<Option<String>> {
             "it belongs to another user, or others may write it",
         ));
     }
-    let mut lock = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockShared)
-        .map_err(|(_, errno)| std::io::Error::from(errno))?;
+    let mut lock = locked(file, nix::fcntl::FlockArg::LockSharedNonblock)?;
     let mut text = String::new();
     lock.read_to_string(&mut text)?;
     Ok(Some(text))
@@ -86,8 +117,7 @@ fn note_in(lineage: Lineage) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
     let file = crate::logging::private_file(&crate::logging::log_dir(), FILE, &mut options)?;
-    let mut file = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
-        .map_err(|(_, errno)| std::io::Error::from(errno))?;
+    let mut file = locked(file, nix::fcntl::FlockArg::LockExclusiveNonblock)?;
     let mut text = String::new();
     file.read_to_string(&mut text)?;
     let mut kept = parse(&text);
@@ -108,8 +138,14 @@ fn note_in(lineage: Lineage) -> std::io::Result<()> {
 
 /// The file's lines; a line that does not parse is skipped (it is rewritten without it).
 fn parse(text: &str) -> BTreeMap<i64, u32> {
+    parse_counting(text).0
+}
+
+/// [`parse`], and how many lines were skipped.
+fn parse_counting(text: &str) -> (BTreeMap<i64, u32>, usize) {
     let mut kept = BTreeMap::new();
-    for line in text.lines() {
+    let mut skipped = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let mut fields = line.split_whitespace();
         if let (Some(system), Some(timeline), None) = (fields.next(), fields.next(), fields.next())
             && let (Ok(system), Ok(timeline)) =
@@ -117,9 +153,11 @@ fn parse(text: &str) -> BTreeMap<i64, u32> {
         {
             let entry = kept.entry(system).or_insert(timeline);
             *entry = (*entry).max(timeline);
+        } else {
+            skipped += 1;
         }
     }
-    kept
+    (kept, skipped)
 }
 
 fn render(kept: &BTreeMap<i64, u32>) -> String {
@@ -134,7 +172,9 @@ mod tests {
 
     #[test]
     fn the_file_keeps_the_highest_timeline_per_system_and_skips_what_it_cannot_read() {
-        let kept = parse("7 00000002\n7 00000001\n-3 0000000A\nnot a line\n8 xyz\n");
+        let (kept, skipped) =
+            parse_counting("7 00000002\n7 00000001\n-3 0000000A\nnot a line\n8 xyz\n");
+        assert_eq!(skipped, 2);
         assert_eq!(kept.get(&7), Some(&2));
         assert_eq!(kept.get(&-3), Some(&10));
         assert_eq!(kept.len(), 2);

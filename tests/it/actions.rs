@@ -830,8 +830,13 @@ async fn the_databases_rule_decides_a_lease_removal() {
     let space = uuid::Uuid::from_u128(7);
     let old = acquired + chrono::Duration::hours(1);
     let young = acquired + chrono::Duration::minutes(5);
+    // "Older than" the threshold: the first instant after it.
+    let at_threshold = acquired + chrono::Duration::minutes(15);
+    let just_past = at_threshold + chrono::Duration::microseconds(1);
     // (tenant now, acquired now, now, force, verdict)
     let cases = [
+        ("acme", acquired, at_threshold, false, Some("not_orphan")),
+        ("acme", acquired, just_past, false, None),
         ("acme", acquired, old, false, None),
         ("acme", acquired, young, false, Some("not_orphan")),
         ("acme", acquired, young, true, Some("forced")),

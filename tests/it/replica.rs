@@ -903,8 +903,8 @@ async fn the_live_console_refuses_to_act_once_an_old_primary_comes_back() {
     assert!(screen.contains("timeline 00000002"), "{screen}");
     // Without a key: the guard's own look turns the header read-only, the doubt its reason.
     console.send("\x1b");
-    let screen = console.wait_for("READ-ONLY", 40);
-    assert!(!screen.contains("READ-WRITE"), "{screen}");
+    let screen = console.wait_for("read-only: split brain?", 40);
+    assert!(screen.contains("READ-ONLY"), "{screen}");
     console.send("\x1b");
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);

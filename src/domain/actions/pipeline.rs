@@ -221,7 +221,27 @@ pub async fn apply_each(
     if let Some(lineage) = session.approval().and_then(|a| a.lineage) {
         session.topology_handle().note_written(lineage).await;
     }
-    if let Some(approval) = session.approval().filter(|a| a.forced) {
+    for action in actions {
+        if stop.as_ref().is_some_and(|stop| *stop.borrow()) {
+            let line = format!(
+                "{}: not applied — you stopped before it was sent",
+                action.target(&session.names())
+            );
+            tally.failed += 1;
+            report(action, Verdict::Failed, line);
+            continue;
+        }
+        let give_up = operator_stops(stop.clone());
+        let result = apply_bounded(session, action, reason, deadline, give_up).await;
+        let (verdict, line) = sentence(action, &result, &session.names());
+        tally.count(action, verdict, &result);
+        report(action, verdict, line);
+    }
+    // Said once something was (or may have been) written.
+    if let Some(approval) = session
+        .approval()
+        .filter(|a| a.forced && (tally.applied > 0 || !tally.unknown.is_empty()))
+    {
         let said = format!(
             "written to {} as forced (--primary){}{}",
             approval.host,
@@ -238,22 +258,6 @@ pub async fn apply_each(
         let request = actions.first().map(|a| a.request().to_string());
         tracing::warn!("request {}: {said}", request.unwrap_or_default());
         tally.forced = Some(said);
-    }
-    for action in actions {
-        if stop.as_ref().is_some_and(|stop| *stop.borrow()) {
-            let line = format!(
-                "{}: not applied — you stopped before it was sent",
-                action.target(&session.names())
-            );
-            tally.failed += 1;
-            report(action, Verdict::Failed, line);
-            continue;
-        }
-        let give_up = operator_stops(stop.clone());
-        let result = apply_bounded(session, action, reason, deadline, give_up).await;
-        let (verdict, line) = sentence(action, &result, &session.names());
-        tally.count(action, verdict, &result);
-        report(action, verdict, line);
     }
     tally
 }

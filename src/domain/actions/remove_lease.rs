@@ -110,11 +110,8 @@ pub(super) async fn plan(
     let (seen, force) = (removal.seen(), removal.forced());
     let topology = session.topology();
     let primary = topology.primary();
-    let layout = *primary.layout();
     let rests_on = rests_on(session, seen, force);
-    let (rows, refusal) = read_tx!(primary, |c| read::lease_judged(
-        c, &layout, seen.id, &rests_on
-    ))?;
+    let (rows, refusal) = read::lease_judged(primary, seen.id, &rests_on).await?;
     let board = LeaseBoard::assess(rows, session.thresholds())?;
     let (Some(evidence), Some(refusal)) = (board.leases.into_iter().next(), refusal) else {
         return Ok(Plan::refused(action, gone(session, seen).await?));

@@ -527,7 +527,7 @@ pub(crate) fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Them
 /// The keys an operator needs most in the current view and mode, most important first, so a
 /// narrow terminal keeps them. Actions appear only where they can be taken.
 fn hinted(app: &App) -> Vec<Command> {
-    let acts = !app.header.access.is_read_only();
+    let acts = !app.header.access.refuses_actions();
     let mut keys = vec![Command::Help, Command::Quit];
     match app.view {
         View::Board => {
