@@ -30,6 +30,12 @@ pub(super) enum Message {
     /// Polls read this server from now on (or, when it is down, once it answers and has
     /// caught up); answered once it is published.
     AddReader(Box<Db>, bool, oneshot::Sender<()>),
+    /// What the split-brain guard's look on its own found on the primary `host` (`None`:
+    /// the primary did not answer, nothing learned).
+    Lineage {
+        host: String,
+        doubt: Option<Option<super::Doubt>>,
+    },
 }
 
 struct Task {
@@ -56,6 +62,10 @@ struct Task {
     guard: super::LineageGuard,
     doubt: Option<super::Doubt>,
     lineage_checked: Option<Instant>,
+    /// A look is under way (its answer comes back as a [`Message::Lineage`]).
+    lineage_asked: bool,
+    /// Where looks send their answers; weak, so the task still ends with its last handle.
+    inbox: Option<mpsc::WeakUnboundedSender<Message>>,
     publisher: watch::Sender<Arc<Topology>>,
 }
 
@@ -102,9 +112,15 @@ pub(super) fn spawn(
         guard: guard.clone(),
         doubt,
         lineage_checked: Some(Instant::now()),
+        lineage_asked: false,
+        inbox: None,
         publisher,
     };
     let (reports, inbox) = mpsc::unbounded_channel();
+    let task = Task {
+        inbox: Some(reports.downgrade()),
+        ..task
+    };
     tokio::spawn(task.run(inbox));
     TopologyHandle {
         snapshots,
@@ -131,6 +147,7 @@ impl Task {
                     self.publish();
                     let _ = added.send(());
                 }
+                Message::Lineage { host, doubt } => self.note_lineage(&host, doubt),
                 Message::Report(Report::InRecovery) => {
                     if self.follows_recovery {
                         self.set_access(access::standby());
@@ -152,7 +169,7 @@ impl Task {
                         self.replication = replication;
                     }
                     let moved = self.watch_over_servers(failed, promoted).await;
-                    self.watch_over_lineage(moved).await;
+                    self.watch_over_lineage(moved);
                 }
             }
             self.publish();
@@ -289,14 +306,41 @@ impl Task {
     /// Every 15 s, and at once after the primary moved: the split-brain guard's look at the
     /// listed hosts, so an old primary that comes back shows before any key is pressed (the
     /// header turns read-only, with the doubt as its reason). Each action still asks afresh.
-    async fn watch_over_lineage(&mut self, moved: bool) {
+    /// The look runs beside the task (up to 3 s when a host is silent): the failover search
+    /// and a standby's return are never held up by it.
+    fn watch_over_lineage(&mut self, moved: bool) {
         let now = Instant::now();
-        if !self.guard.watches() || !(moved || due(self.lineage_checked, LINEAGE_EVERY, now)) {
+        if !self.guard.watches()
+            || self.lineage_asked
+            || !(moved || due(self.lineage_checked, LINEAGE_EVERY, now))
+        {
             return;
         }
+        let Some(inbox) = self.inbox.clone() else {
+            return;
+        };
         self.lineage_checked = Some(now);
+        self.lineage_asked = true;
+        let (guard, primary) = (self.guard.clone(), self.primary.clone());
+        tokio::spawn(async move {
+            let doubt = guard.doubt(&primary).await.ok();
+            if let Some(inbox) = inbox.upgrade() {
+                let host = primary.host().address();
+                let _ = inbox.send(Message::Lineage { host, doubt });
+            }
+        });
+    }
+
+    /// What a look found, taken unless the primary moved meanwhile.
+    fn note_lineage(&mut self, host: &str, doubt: Option<Option<super::Doubt>>) {
+        self.lineage_asked = false;
+        // About a primary no longer in use: looked at again at the next poll.
+        if self.primary.host().address() != host {
+            self.lineage_checked = None;
+            return;
+        }
         // A primary that does not answer teaches nothing: the last look stands.
-        let Ok(doubt) = self.guard.doubt(&self.primary).await else {
+        let Some(doubt) = doubt else {
             return;
         };
         // The same doubt, its WAL positions further on, is no news: kept as first said.
