@@ -202,8 +202,8 @@ pub(crate) async fn begin_on(
     Ok(())
 }
 
-/// Whether the server `conn` is on is in recovery (a standby): the question a probe of a
-/// listed host and the topology's recheck both ask.
+/// Whether the server `conn` is on is in recovery (a standby): the topology's recheck of its
+/// primary. A listed host probed on its own is asked more (see `store::primaries`).
 pub(crate) async fn in_recovery(conn: &mut PgConnection) -> Result<bool, sqlx::Error> {
     crate::store::sql::query_scalar("SELECT pg_is_in_recovery()")
         .fetch_one(conn)

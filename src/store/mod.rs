@@ -288,18 +288,9 @@ async fn open_host(
 }
 
 /// Whether `host` is a standby, asked over one connection of its own (a listed host is
-/// probed before any pool is made on it).
+/// probed before any pool is made on it) — the question the split-brain guard asks too.
 async fn in_recovery(host: &Target) -> Result<bool, ConnectError> {
-    let mut conn = host.connect().await?;
-    let answer = async {
-        db::begin_on(&mut conn, db::TxKind::Read, None).await?;
-        let in_recovery = db::in_recovery(&mut conn).await?;
-        sqlx::raw_sql("ROLLBACK").execute(&mut conn).await?;
-        Ok::<_, sqlx::Error>(in_recovery)
-    }
-    .await;
-    let _ = sqlx::Connection::close(conn).await;
-    answer.map_err(|e| ConnectError::classify(host, e))
+    Ok(primaries::facts_of(host).await?.primary.is_none())
 }
 
 /// Whether `host` answers as a primary, within 3 s.

@@ -75,19 +75,17 @@ fn find(text: &str, wanted: [&str; 4]) -> Option<String> {
 
 /// A line's fields, `\:` and `\\` unescaped; the password is the rest of the line.
 fn split(line: &str) -> Vec<String> {
-    let mut fields = vec![String::new()];
+    let mut fields = Vec::new();
+    let mut field = String::new();
     let mut chars = line.chars();
     while let Some(c) = chars.next() {
         match c {
-            '\\' => {
-                if let Some(next) = chars.next() {
-                    fields.last_mut().expect("one field").push(next);
-                }
-            }
-            ':' if fields.len() < 5 => fields.push(String::new()),
-            c => fields.last_mut().expect("one field").push(c),
+            '\\' => field.extend(chars.next()),
+            ':' if fields.len() < 4 => fields.push(std::mem::take(&mut field)),
+            c => field.push(c),
         }
     }
+    fields.push(field);
     fields
 }
 

@@ -14,7 +14,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgConnection;
 
 use super::StoreError;
-use super::connect::Target;
+use super::connect::{ConnectError, Target};
 use super::db::{Db, TxKind, read_tx};
 use super::replica::Lsn;
 
@@ -126,7 +126,10 @@ pub(crate) async fn survey(listed: &Target, in_use: &Db) -> Result<Vec<HostAnswe
         HostAnswer {
             host: host.address(),
             in_use: false,
-            facts: asked.unwrap_or_else(|_| Err("no answer within 3 s".into())),
+            facts: match asked {
+                Ok(answer) => answer.map_err(|e| e.to_string()),
+                Err(_) => Err("no answer within 3 s".into()),
+            },
         }
     });
     let (own, others) = tokio::join!(own, futures::future::join_all(others));
@@ -139,9 +142,9 @@ pub(crate) async fn survey(listed: &Target, in_use: &Db) -> Result<Vec<HostAnswe
     Ok(answers)
 }
 
-/// What `host` says of itself, over a connection of its own.
-async fn facts_of(host: &Target) -> Result<HostFacts, String> {
-    let mut conn = host.connect().await.map_err(|e| e.to_string())?;
+/// What `host` says of itself, over a connection of its own (closed after the answer).
+pub(crate) async fn facts_of(host: &Target) -> Result<HostFacts, ConnectError> {
+    let mut conn = host.connect().await?;
     let answer = async {
         super::db::begin_on(&mut conn, TxKind::Read, None).await?;
         let facts = facts(&mut conn).await?;
@@ -150,5 +153,11 @@ async fn facts_of(host: &Target) -> Result<HostFacts, String> {
     }
     .await;
     let _ = sqlx::Connection::close(conn).await;
-    answer.map_err(|e| e.to_string())
+    answer.map_err(|e| match e {
+        StoreError::Database(e) => ConnectError::classify(host, e),
+        other => ConnectError::Unreachable {
+            target: host.to_string(),
+            reason: other.to_string(),
+        },
+    })
 }

@@ -39,69 +39,138 @@ pub struct Approval {
     pub forced_over: Option<String>,
 }
 
-/// Why writing to the host in use could split the database's history.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why writing to the host in use could split the database's history. Its `Display` is the
+/// refusal: what was found, then what it means for the write.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Doubt {
-    #[error(
-        "split brain? {} listed hosts answer as primaries: {}; nothing was written — fence the \
-         one that should not be (usually the lower timeline), or name the true primary with \
-         `retry`, `cancel` or `lease remove --primary HOST`{}",
-        primaries.len(),
-        primaries.join("; "),
-        silent_hosts(silent)
-    )]
     SeveralPrimaries {
-        primaries: Vec<String>,
+        primaries: Vec<PrimarySeen>,
         silent: Vec<String>,
     },
-    #[error(
-        "the listed hosts are not one database: {}; nothing was written — list one cluster's \
-         primary and standbys",
-        systems.join(", ")
-    )]
-    OtherClusters { systems: Vec<String> },
-    #[error(
-        "old primary? {primary}, but this console has written to timeline {written:08X} of the \
-         same database (system {system_id}); nothing was written — connect to the current \
-         primary; if this one is the primary on purpose (a restore), name it with `--primary \
-         HOST`, or remove the line of system {system_id} from `timelines` in the console's state \
-         directory"
-    )]
+    OtherClusters {
+        systems: Vec<String>,
+    },
     LowerTimeline {
-        primary: String,
+        primary: PrimarySeen,
         written: u32,
         system_id: i64,
     },
 }
 
-impl Doubt {
-    /// What the doubt is about, without what moves from one look to the next (each primary's
-    /// WAL position): the same key is the same doubt.
-    pub fn key(&self) -> String {
-        let said = self.to_string();
-        let mut kept = String::with_capacity(said.len());
-        let mut rest = said.as_str();
-        while let Some(at) = rest.find(", WAL ") {
-            kept.push_str(&rest[..at]);
-            let after = &rest[at + ", WAL ".len()..];
-            rest = after.find(',').map_or("", |end| &after[end..]);
+/// A host that answered as a primary, as a doubt names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrimarySeen {
+    host: String,
+    timeline: u32,
+    wal: crate::store::replica::Lsn,
+    started: chrono::DateTime<chrono::Utc>,
+    in_use: bool,
+}
+
+impl PrimarySeen {
+    fn of(answer: &HostAnswer, facts: &HostFacts, primary: &PrimaryFacts) -> Self {
+        Self {
+            host: answer.host.clone(),
+            timeline: primary.timeline,
+            wal: primary.wal,
+            started: facts.started,
+            in_use: answer.in_use,
         }
-        kept.push_str(rest);
-        kept
     }
 
-    /// What was found, without what it means for a refused write: for a write `--primary`
-    /// forced past it.
-    pub fn evidence(&self) -> String {
-        let said = self.to_string();
-        said.split("; nothing was written")
-            .next()
-            .unwrap_or(&said)
-            .to_string()
+    /// `host timeline 00000002, WAL 0/3000148, up since 2026-12-03 06:15:20Z (in use)`; the
+    /// WAL position left out for a doubt's key.
+    fn said(&self, wal: bool) -> String {
+        format!(
+            "{} timeline {:08X}{}, up since {}{}",
+            crate::text::clean(&self.host, 100),
+            self.timeline,
+            if wal {
+                format!(", WAL {}", self.wal)
+            } else {
+                String::new()
+            },
+            self.started.format("%Y-%m-%d %H:%M:%SZ"),
+            if self.in_use { " (in use)" } else { "" }
+        )
     }
 }
 
-/// "; c:5432 did not answer" for the hosts that did not.
+impl Doubt {
+    /// What was found (`wal`: with each primary's WAL position).
+    fn found(&self, wal: bool) -> String {
+        match self {
+            Self::SeveralPrimaries { primaries, silent } => format!(
+                "split brain? {} listed hosts answer as primaries: {}{}",
+                primaries.len(),
+                primaries
+                    .iter()
+                    .map(|p| p.said(wal))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+                silent_hosts(silent)
+            ),
+            Self::OtherClusters { systems } => {
+                format!(
+                    "the listed hosts are not one database: {}",
+                    systems.join(", ")
+                )
+            }
+            Self::LowerTimeline {
+                primary,
+                written,
+                system_id,
+            } => format!(
+                "old primary? {}, but this console has written to timeline {written:08X} of the \
+                 same database (system {system_id})",
+                primary.said(wal)
+            ),
+        }
+    }
+
+    /// What to do about it.
+    fn advice(&self) -> String {
+        match self {
+            Self::SeveralPrimaries { .. } => "fence the one that should not be (usually the \
+                 lower timeline), or name the true primary with `retry`, `cancel` or `lease \
+                 remove --primary HOST`"
+                .to_string(),
+            Self::OtherClusters { .. } => "list one cluster's primary and standbys".to_string(),
+            Self::LowerTimeline { system_id, .. } => format!(
+                "connect to the current primary; if this one is the primary on purpose (a \
+                 restore), name it with `--primary HOST`, or remove the line of system \
+                 {system_id} from `timelines` in the console's state directory"
+            ),
+        }
+    }
+
+    /// What the doubt is about, without what moves from one look to the next (each primary's
+    /// WAL position): the same key is the same doubt.
+    pub fn key(&self) -> String {
+        self.found(false)
+    }
+
+    /// What was found, without what it means for a refused write: for a write `--primary`
+    /// forced past it, and for reads.
+    pub fn evidence(&self) -> String {
+        self.found(true)
+    }
+}
+
+impl std::fmt::Display for Doubt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}; nothing was written — {}",
+            self.found(true),
+            self.advice()
+        )
+    }
+}
+
+impl std::error::Error for Doubt {}
+
+/// " (c:5432 did not answer)" for the hosts that did not.
 fn silent_hosts(silent: &[String]) -> String {
     if silent.is_empty() {
         return String::new();
@@ -113,18 +182,6 @@ fn silent_hosts(silent: &[String]) -> String {
             .map(|h| crate::text::clean(h, 100))
             .collect::<Vec<_>>()
             .join(", ")
-    )
-}
-
-/// `host timeline 00000002, WAL 0/3000148, up since 2026-12-03 06:15:20Z (in use)`.
-fn described(answer: &HostAnswer, facts: &HostFacts, primary: &PrimaryFacts) -> String {
-    format!(
-        "{} timeline {:08X}, WAL {}, up since {}{}",
-        crate::text::clean(&answer.host, 100),
-        primary.timeline,
-        primary.wal,
-        facts.started.format("%Y-%m-%d %H:%M:%SZ"),
-        if answer.in_use { " (in use)" } else { "" }
     )
 }
 
@@ -194,15 +251,15 @@ pub fn judge(
                 .collect(),
         })
     } else {
-        let primaries: Vec<String> = answered
+        let primaries: Vec<PrimarySeen> = answered
             .iter()
-            .filter_map(|(a, facts)| Some(described(a, facts, facts.primary.as_ref()?)))
+            .filter_map(|(a, facts)| Some(PrimarySeen::of(a, facts, facts.primary.as_ref()?)))
             .collect();
         let highest = lineage.and_then(|l| Some((l, written(l.system_id)?)));
         match highest {
             _ if primaries.len() > 1 => Some(Doubt::SeveralPrimaries { primaries, silent }),
             Some((lineage, highest)) if highest > lineage.timeline => Some(Doubt::LowerTimeline {
-                primary: described(in_use, in_use_facts, &in_use_primary),
+                primary: PrimarySeen::of(in_use, in_use_facts, &in_use_primary),
                 written: highest,
                 system_id: lineage.system_id,
             }),
