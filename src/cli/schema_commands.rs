@@ -20,7 +20,14 @@ pub(super) async fn migrate(args: &ConnectArgs) -> Result<ExitCode, Failure> {
     for unit in &report.applied {
         outln!("applied console schema unit {unit} to {target}");
     }
-    if report.applied.is_empty() {
+    for unit in &report.deferred {
+        super::say(&format!(
+            "bootstrap-console: console schema unit {unit} waits for the ledger tables, which \
+             {target} lacks: actions stay unavailable until `bootstrap-console migrate` runs \
+             again after the platform's migration 0009"
+        ));
+    }
+    if report.applied.is_empty() && report.deferred.is_empty() {
         outln!(
             "console schema already up to date on {target} ({} unit(s) present); nothing to do",
             report.already_present.len()

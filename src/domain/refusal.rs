@@ -30,7 +30,7 @@ pub enum Refusal {
     PrimaryInDoubt {
         said: String,
     },
-    /// The audit table predates a column the actions need (`migrate` adds it).
+    /// The console's schema predates something the actions need (`migrate` adds it).
     AuditOutdated {
         missing: &'static str,
     },
@@ -128,7 +128,7 @@ impl fmt::Display for Refusal {
             ),
             Self::AuditOutdated { missing } => write!(
                 f,
-                "the console's audit table lacks {missing}: run `bootstrap-console migrate` \
+                "the console's schema lacks {missing}: run `bootstrap-console migrate` \
                  to bring it up to date"
             ),
             Self::MissingReason => write!(f, "a reason is required"),

@@ -118,13 +118,15 @@ pub(crate) async fn kept_head(
 /// in every session (ALWAYS: a plain `ENABLE TRIGGER` lets replication sessions skip them), no
 /// role but the owner may lock or move the chain's head, and none may change, remove, truncate
 /// or add triggers to the records (`migrate` revoked every such grant; one given since is
-/// named, table-wide or on a column). INSERT is the operators' own: their actions write their
-/// records.
+/// named, table-wide or on a column). Nor append them: INSERT is the action functions' owner's
+/// alone (console schema unit 0006), and none of those functions is open to PUBLIC.
 pub(crate) async fn missing_protections(
     conn: &mut PgConnection,
 ) -> Result<Vec<String>, StoreError> {
     Ok(crate::store::sql::query_scalar(
-        "WITH t AS (SELECT c.oid, c.relkind, c.relrowsecurity FROM pg_catalog.pg_class c \
+        "WITH c_ns AS (SELECT n.oid FROM pg_catalog.pg_namespace n \
+                        WHERE n.nspname = 'bootstrap_console'), \
+              t AS (SELECT c.oid, c.relkind, c.relrowsecurity FROM pg_catalog.pg_class c \
                      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
                     WHERE n.nspname = 'bootstrap_console' AND c.relname = 'audit_log'), \
               wanted(name, always) AS (VALUES ('audit_log_chain', false), \
@@ -164,9 +166,21 @@ pub(crate) async fn missing_protections(
                    CROSS JOIN pg_catalog.aclexplode(att.attacl) a \
                   WHERE c.oid = pg_catalog.to_regclass('bootstrap_console.audit_log')) g \
           WHERE g.grantee <> g.relowner \
-            AND g.privilege_type IN ('UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER', 'REFERENCES', \
-                                     'MAINTAIN')",
+            AND (g.privilege_type IN ('UPDATE', 'DELETE', 'TRUNCATE', 'TRIGGER', 'REFERENCES', \
+                                      'MAINTAIN') \
+                 OR (g.privilege_type = 'INSERT' AND g.grantee NOT IN ( \
+                       SELECT p.proowner FROM pg_catalog.pg_proc p \
+                        WHERE p.pronamespace IN (SELECT oid FROM c_ns) AND p.proname = ANY ($1::text[])))) \
+         UNION ALL \
+         SELECT 'function bootstrap_console.' || p.proname || ' is open to PUBLIC (any role \
+                 may act through it): REVOKE EXECUTE ON FUNCTION bootstrap_console.' \
+                || p.proname || ' FROM PUBLIC' \
+           FROM pg_catalog.pg_proc p CROSS JOIN pg_catalog.aclexplode( \
+                  coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) a \
+          WHERE p.pronamespace IN (SELECT oid FROM c_ns) AND p.proname = ANY ($1::text[]) \
+            AND a.grantee = 0 AND a.privilege_type = 'EXECUTE'",
     )
+    .bind(&super::capabilities::ACTION_FUNCTIONS[..])
     .fetch_all(&mut *conn)
     .await?)
 }

@@ -3,7 +3,6 @@
 use sqlx::PgConnection;
 
 use super::StoreError;
-use super::write::{AUDIT_INSERTED_COLUMNS, BOOTSTRAP_UPDATED_COLUMNS, ITEM_UPDATED_COLUMNS};
 
 /// Facts about the database that change what the console may show and do.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -39,20 +38,18 @@ pub struct Capabilities {
     /// The platform added an index led by `updated_at` on the bootstrap table (optional; the
     /// README recommends it): changed rows are then read through it.
     pub updated_at_index: bool,
-    /// The columns an action updates or inserts that this role may not, per table (grants
-    /// may be per column, as `bootstrap-console grants` prints them).
-    pub bootstrap_updates_missing: Vec<String>,
-    pub item_updates_missing: Vec<String>,
-    pub audit_inserts_missing: Vec<String>,
-    pub can_delete_leases: bool,
+    /// The actions are the database's functions (console schema unit 0006).
+    pub action_functions: bool,
+    /// The action functions this role may not EXECUTE, by name (see [`ACTION_FUNCTIONS`]).
+    pub execute_missing: Vec<String>,
     /// A hot standby: nothing can be written, whatever the grants say.
     pub in_recovery: bool,
 }
 
 // `has_table_privilege` with a list is true when *any* listed privilege is held, so each
-// privilege is checked on its own. Writes are checked column by column (`has_column_privilege`
-// is true for a table-wide grant too); a column the table lacks (an older console schema) is
-// left to the schema check, which says to run `migrate`.
+// privilege is checked on its own. An action writes only through its function, so EXECUTE on
+// it is all it needs; a function the schema lacks (an older console schema) is left to the
+// schema check, which says to run `migrate`.
 // The console's schema is found in the catalog rather than with `to_regclass`, which fails
 // outright for a role without USAGE on the schema: that role must still be able to watch.
 const CAPABILITIES_SQL: &str = "\
@@ -95,21 +92,25 @@ SELECT current_user::text AS current_user,
          AS action_rules,
        (SELECT pg_get_userbyid(c.relowner)::text FROM pg_class c WHERE c.oid = u.audit)
          AS audit_owner,
-       ARRAY(SELECT a.attname::text FROM unnest($1::text[]) WITH ORDINALITY AS w(col, n)
-             JOIN pg_attribute a ON a.attrelid = u.bootstraps AND a.attname = w.col AND NOT a.attisdropped
-             WHERE NOT has_column_privilege(a.attrelid, a.attnum, 'UPDATE')
-             ORDER BY w.n) AS bootstrap_updates_missing,
-       ARRAY(SELECT a.attname::text FROM unnest($2::text[]) WITH ORDINALITY AS w(col, n)
-             JOIN pg_attribute a ON a.attrelid = u.items AND a.attname = w.col AND NOT a.attisdropped
-             WHERE NOT has_column_privilege(a.attrelid, a.attnum, 'UPDATE')
-             ORDER BY w.n) AS item_updates_missing,
-       ARRAY(SELECT a.attname::text FROM unnest($3::text[]) WITH ORDINALITY AS w(col, n)
-             JOIN pg_attribute a ON a.attrelid = u.audit AND a.attname = w.col AND NOT a.attisdropped
-             WHERE NOT has_column_privilege(a.attrelid, a.attnum, 'INSERT')
-             ORDER BY w.n) AS audit_inserts_missing,
-       coalesce(has_table_privilege(u.leases, 'DELETE'), false) AS can_delete_leases,
+       (SELECT count(DISTINCT p.proname) = cardinality($1::text[]) FROM pg_proc p
+         WHERE p.pronamespace = u.console AND p.proname = ANY ($1::text[])) AS action_functions,
+       ARRAY(SELECT w.name FROM unnest($1::text[]) WITH ORDINALITY AS w(name, n)
+             WHERE NOT coalesce(u.usage AND EXISTS (
+                     SELECT 1 FROM pg_proc p
+                      WHERE p.pronamespace = u.console AND p.proname = w.name
+                        AND has_function_privilege(p.oid, 'EXECUTE')), false)
+             ORDER BY w.n) AS execute_missing,
        pg_is_in_recovery() AS in_recovery
 FROM u";
+
+/// The functions the actions call (console schema unit 0006), in `bootstrap_console`: the
+/// three actions, and the wait a lookup of an outcome left unknown makes.
+pub(crate) const ACTION_FUNCTIONS: [&str; 4] = [
+    "retry_bootstrap",
+    "cancel_bootstrap",
+    "remove_mutation_lease",
+    "await_action_row",
+];
 
 /// Which ledger tables an action writes (every action also appends to the audit log).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,9 +163,7 @@ pub(crate) const STANDBY: &str = "the database is a read-only standby (in recove
 impl Capabilities {
     pub(crate) async fn detect(conn: &mut PgConnection) -> Result<Self, StoreError> {
         Ok(crate::store::sql::query_as::<Self>(CAPABILITIES_SQL)
-            .bind(&BOOTSTRAP_UPDATED_COLUMNS[..])
-            .bind(&ITEM_UPDATED_COLUMNS[..])
-            .bind(&AUDIT_INSERTED_COLUMNS[..])
+            .bind(&ACTION_FUNCTIONS[..])
             .fetch_one(&mut *conn)
             .await?)
     }
@@ -229,62 +228,33 @@ impl Capabilities {
         self.missing_grants_for(Writes::ALL)
     }
 
-    /// The grants an action writing `writes` needs that this role lacks: the tables it
-    /// changes, and the audit log every action appends to and reads.
+    /// The grants an action writing `writes` needs that this role lacks: EXECUTE on its
+    /// function (and on the wait its lookup makes), and reading the audit log, where request
+    /// ids are looked up.
     pub(crate) fn missing_grants_for(&self, writes: Writes) -> Vec<String> {
         let audit = self.has_audit_table && self.console_schema_usage;
-        let columns = |verb: &str, missing: &[String], all: usize, table: &str| {
-            if missing.is_empty() {
-                None
-            } else if missing.len() == all {
-                Some(format!("{verb} on {table}"))
-            } else {
-                Some(format!("{verb} ({}) on {table}", missing.join(", ")))
-            }
+        let function = match writes {
+            Writes::RETRY => Some("retry_bootstrap"),
+            Writes::CANCEL => Some("cancel_bootstrap"),
+            Writes::REMOVE_LEASE => Some("remove_mutation_lease"),
+            _ => None,
         };
-        [
-            writes
-                .bootstraps
-                .then(|| {
-                    columns(
-                        "UPDATE",
-                        &self.bootstrap_updates_missing,
-                        BOOTSTRAP_UPDATED_COLUMNS.len(),
-                        "legacy_space_publication_bootstraps",
-                    )
-                })
-                .flatten(),
-            writes
-                .items
-                .then(|| {
-                    columns(
-                        "UPDATE",
-                        &self.item_updates_missing,
-                        ITEM_UPDATED_COLUMNS.len(),
-                        "legacy_space_publication_bootstrap_items",
-                    )
-                })
-                .flatten(),
-            (writes.leases && !self.can_delete_leases)
-                .then(|| "DELETE on knowledge_space_mutation_leases".into()),
-            (self.has_audit_table && !self.console_schema_usage)
-                .then(|| "USAGE on schema bootstrap_console".into()),
-            if audit {
-                columns(
-                    "INSERT",
-                    &self.audit_inserts_missing,
-                    AUDIT_INSERTED_COLUMNS.len(),
-                    "bootstrap_console.audit_log",
-                )
-            } else {
-                None
-            },
-            // Request ids are looked up in the audit log, so acting needs to read it too.
-            (audit && !self.can_read_audit).then(|| "SELECT on bootstrap_console.audit_log".into()),
-        ]
-        .into_iter()
-        .flatten()
-        .collect()
+        let execute = self
+            .execute_missing
+            .iter()
+            .filter(|name| {
+                function.is_none_or(|f| f == name.as_str()) || name.as_str() == "await_action_row"
+            })
+            .map(|name| format!("EXECUTE on function bootstrap_console.{name}"));
+        (self.has_audit_table && !self.console_schema_usage)
+            .then(|| "USAGE on schema bootstrap_console".to_string())
+            .into_iter()
+            .chain(execute.filter(|_| self.action_functions && self.console_schema_usage))
+            .chain(
+                (audit && !self.can_read_audit)
+                    .then(|| "SELECT on bootstrap_console.audit_log".to_string()),
+            )
+            .collect()
     }
 
     /// The actions this role may not take for want of a grant, each with its sentence (empty

@@ -1,32 +1,28 @@
 //! The SQL that gives a role exactly what the console needs: `bootstrap-console grants`
 //! prints it for a person to review and run. Nothing here is executed by the console.
 //!
-//! The grants follow the statements the console runs: the columns are the lists in
-//! [`super::write`] that the capabilities check at connect, and the least-privilege tests run
-//! every action with exactly these grants.
+//! The grants follow the statements the console runs: the functions are the ones the
+//! capabilities check at connect ([`super::capabilities::ACTION_FUNCTIONS`]), and the
+//! least-privilege tests run every action with exactly these grants.
 //!
 //! What each duty gets (and the script first revokes whatever else the role held on these
-//! tables, so running it again leaves exactly this):
+//! tables and functions, so running it again leaves exactly this):
 //! * observer: `SELECT` on the three ledger tables, on `bootstrap_console.audit_log` (with
 //!   `USAGE` on its schema) and on `audit_chain_head` (reading it cannot lock it), and on
 //!   `projection_set_publication_heads` when it exists (`check`'s head checks);
-//! * operator, besides: `UPDATE` of the bootstrap columns retry and cancel write, `UPDATE` of
-//!   the item columns retry writes, `DELETE` on the lease table (lease removal locks the row
-//!   with its DELETE, so it needs no UPDATE), and `INSERT` of the audit columns a console fills
-//!   in — the id, time, role and chain are the database's.
+//! * operator, besides: `EXECUTE` on the action functions (console schema unit 0006), which
+//!   lock, judge, apply and append the audit record in one call, as their owner. No `UPDATE`,
+//!   `DELETE` or `INSERT` on any ledger or audit table: the functions are the only way the
+//!   role writes, so every change it makes has its audit record, and every record its change.
 //!
-//! No one but the audit log's owner gets `UPDATE`, `DELETE` or `TRUNCATE` on it. The script
-//! creates the role `NOLOGIN` if missing and refuses a superuser, a role that bypasses row
-//! security, and one that owns (or is a member of the owner of) a ledger table or the audit
-//! log. What grants cannot do: the column
-//! grants also let the role's members change those columns from `psql` with no audit record,
-//! and the DELETE grant lets them `LOCK TABLE` the lease table, stalling every console and the
-//! platform's writers until that transaction ends. The audit log is complete only for what goes
-//! through the console; where that matters, log those people's statements
-//! (`ALTER ROLE alice SET log_statement = 'mod'`) or keep the operator role for the console's
-//! host.
+//! The script creates the role `NOLOGIN` if missing and refuses a superuser, a role that
+//! bypasses row security, and one that owns (or is a member of the owner of) a ledger table,
+//! the audit log or the functions. What it cannot prevent is in the README ("Running against
+//! production"): above all, a member who calls a function and leaves the transaction open
+//! holds that row and the audit chain's head, and so every console's actions, until the
+//! server's idle timeout or an administrator ends it.
 
-use super::write::{AUDIT_INSERTED_COLUMNS, BOOTSTRAP_UPDATED_COLUMNS, ITEM_UPDATED_COLUMNS};
+use super::capabilities::ACTION_FUNCTIONS;
 
 /// The head of the audit chain, which only the chaining trigger moves.
 const CHAIN_HEAD: &str = "\"bootstrap_console\".\"audit_chain_head\"";
@@ -75,6 +71,17 @@ pub(crate) fn script(to: &GrantsFor<'_>) -> String {
         ident("projection_set_publication_heads")
     ));
     let audit = "\"bootstrap_console\".\"audit_log\"";
+    let functions = |verb: &str, preposition: &str| {
+        ACTION_FUNCTIONS
+            .iter()
+            .map(|name| {
+                format!(
+                    "{verb} ON FUNCTION \"bootstrap_console\".{} {preposition} {role};\n",
+                    ident(name)
+                )
+            })
+            .collect::<String>()
+    };
     let (duty, commands) = match to.duty {
         Duty::Observer => ("an observer", "watch, status, check, audit verify"),
         Duty::Operator => (
@@ -109,10 +116,17 @@ pub(crate) fn script(to: &GrantsFor<'_>) -> String {
          \x20              AND pg_has_role({role_text}, relowner, 'MEMBER')) THEN\n\
          \x20   RAISE EXCEPTION 'role % owns a ledger table or the audit log (or is a member of its owner): choose a role that owns none', {role_text};\n\
          \x20 END IF;\n\
+         \x20 IF EXISTS (SELECT FROM pg_proc\n\
+         \x20            WHERE pronamespace = 'bootstrap_console'::regnamespace\n\
+         \x20              AND proname IN ({function_names})\n\
+         \x20              AND pg_has_role({role_text}, proowner, 'MEMBER')) THEN\n\
+         \x20   RAISE EXCEPTION 'role % owns the action functions (or is a member of their owner): choose a role that owns none', {role_text};\n\
+         \x20 END IF;\n\
          END\n\
          $grants$;\n\
          \n\
-         -- Anything else this role held on these tables goes (column grants included).\n\
+         -- Anything else this role held on these tables and functions goes (column grants\n\
+         -- included).\n\
          REVOKE ALL ON {bootstraps}, {items}, {leases} FROM {role};\n\
          REVOKE ALL ON {audit}, {head} FROM {role};\n",
         head = CHAIN_HEAD,
@@ -120,7 +134,13 @@ pub(crate) fn script(to: &GrantsFor<'_>) -> String {
         items_text = literal(&items),
         leases_text = literal(&leases),
         audit_text = literal(audit),
+        function_names = ACTION_FUNCTIONS
+            .iter()
+            .map(|name| literal(name))
+            .collect::<Vec<_>>()
+            .join(", "),
     );
+    sql.push_str(&functions("REVOKE ALL", "FROM"));
     if let Some(database) = to.database {
         sql.push_str(&format!(
             "\n-- Needed only where CONNECT was revoked from PUBLIC.\n\
@@ -148,18 +168,12 @@ pub(crate) fn script(to: &GrantsFor<'_>) -> String {
     ));
     if to.duty == Duty::Operator {
         sql.push_str(&format!(
-            "\n-- Acting: retry and cancel write these columns of a job and of its items (the\n\
-             -- row lock they take needs no more), removing an orphaned lease deletes it, and\n\
-             -- each action appends one audit record. The database fills in the record's id\n\
-             -- (an identity column: no sequence grant), its time and its hash chain; the log\n\
-             -- itself refuses UPDATE, DELETE and TRUNCATE.\n\
-             GRANT UPDATE ({}) ON {bootstraps} TO {role};\n\
-             GRANT UPDATE ({}) ON {items} TO {role};\n\
-             GRANT DELETE ON {leases} TO {role};\n\
-             GRANT INSERT ({}) ON {audit} TO {role};\n",
-            BOOTSTRAP_UPDATED_COLUMNS.join(", "),
-            ITEM_UPDATED_COLUMNS.join(", "),
-            AUDIT_INSERTED_COLUMNS.join(", "),
+            "\n-- Acting: retry, cancel and lease removal are functions of the database, which\n\
+             -- lock the row, judge it, apply and append the audit record in one call, as their\n\
+             -- owner; the wait is what the lookup of an unanswered action makes. Nothing else\n\
+             -- is granted that writes: no UPDATE, DELETE or INSERT on any table.\n\
+             {}",
+            functions("GRANT EXECUTE", "TO")
         ));
     }
     sql.push_str("\nCOMMIT;\n");
@@ -194,15 +208,17 @@ mod tests {
             schema: "public",
             database: Some("platform"),
         });
-        for write in ["UPDATE (", "DELETE ON", "INSERT ("] {
+        for write in ["UPDATE", "DELETE", "INSERT", "GRANT EXECUTE"] {
             assert!(!sql.contains(write), "{write} in {sql}");
         }
         assert!(sql.contains("GRANT CONNECT ON DATABASE \"platform\" TO \"watcher\";"));
         let sql = operator("ops");
         assert!(sql.contains(
-            "GRANT UPDATE (status, compilation_attempt_id, last_error, updated_at) ON \
-             \"public\".\"legacy_space_publication_bootstrap_items\" TO \"ops\";"
+            "GRANT EXECUTE ON FUNCTION \"bootstrap_console\".\"retry_bootstrap\" TO \"ops\";"
         ));
+        for write in ["GRANT UPDATE", "GRANT DELETE", "GRANT INSERT"] {
+            assert!(!sql.contains(write), "{write} in {sql}");
+        }
         assert!(!sql.contains("CONNECT"));
     }
 }

@@ -12,7 +12,7 @@ use uuid::Uuid;
 use super::connect::{ConnectError, Target};
 use super::db::TxKind;
 use super::write::{AuditSubject, Backend};
-use super::{StoreError, is_lock_timeout};
+use super::StoreError;
 
 /// An open lookup: its own connection. Each check of the server's activity is a transaction
 /// of its own (activity is read once per transaction, and behind a transaction pooler only a
@@ -93,9 +93,10 @@ impl LookupTx {
         Ok(answer)
     }
 
-    /// Takes the row lock the request took, waiting at most `wait`, and keeps it until
-    /// [`Self::close`]; `false` when another transaction still holds it. A row that no longer
-    /// exists needs no lock.
+    /// Waits at most `wait` until no transaction holds the row the request locked, as the
+    /// action would (holding nothing after: the database's function releases it at once);
+    /// `false` when another transaction still holds it. A row that no longer exists needs no
+    /// wait.
     pub(crate) async fn lock(
         &mut self,
         subject: AuditSubject,
@@ -103,16 +104,12 @@ impl LookupTx {
     ) -> Result<bool, StoreError> {
         super::db::begin_on(&mut self.conn, TxKind::Write, Some(wait)).await?;
         self.locking = true;
-        let (sql, id) = super::write::row_lock(subject);
-        match crate::store::sql::query(sql)
+        let (sql, kind, id) = super::write::await_row(subject);
+        Ok(crate::store::sql::query_scalar::<bool>(sql)
+            .bind(kind)
             .bind(id)
-            .execute(&mut self.conn)
-            .await
-        {
-            Ok(_) => Ok(true),
-            Err(e) if is_lock_timeout(&e) => Ok(false),
-            Err(e) => Err(e.into()),
-        }
+            .fetch_one(&mut self.conn)
+            .await?)
     }
 
     /// The audit record of the request, if it was applied: asked with the lock held when it

@@ -96,6 +96,9 @@ pub enum StoreError {
     /// approved (a virtual IP that moved between the check and the write).
     #[error("{0}")]
     LineageChanged(String),
+    /// The database's action function answered what its own verdict contradicts.
+    #[error("{0}")]
+    Disagreed(String),
     /// A server did not answer a question in time; nothing was sent.
     #[error("{0}")]
     NoAnswer(String),

@@ -13,7 +13,9 @@
 //! The console units, in `migrations/console/`: 0001 the audit log table, 0002 its
 //! `request_id`, 0003 its unique `action_id`, 0004 the hash chain and the append-only triggers
 //! (see [`crate::domain::audit_chain`]), 0005 the actions' rules (see
-//! [`crate::store::rules`]). An older console schema is brought forward with its
+//! [`crate::store::rules`]), 0006 the action functions (see [`crate::store::write`]), which
+//! name the ledger tables and so wait for them: a `migrate` before the platform's migration
+//! 0009 leaves 0006 for the next one. An older console schema is brought forward with its
 //! records kept (chained in the order of their ids). Whoever runs `migrate` owns the audit log,
 //! so it must be the ledger's owner or a superuser — and, once the console's schema exists, its
 //! owner; anyone else is refused with the role that must run it (exit 8).
@@ -80,7 +82,53 @@ pub const CONSOLE_UNITS: &[SchemaUnit] = &[
         name: "0005_action_rules",
         sql: include_str!("../../migrations/console/0005_action_rules.sql"),
     },
+    SchemaUnit {
+        version: 6,
+        name: "0006_action_functions",
+        sql: include_str!("../../migrations/console/0006_action_functions.sql"),
+    },
 ];
+
+/// The ledger tables as a unit that names them says them (`@bootstraps@` …), and the
+/// catalog query that finds them: schema-qualified, quoted, through the search path of the
+/// role that runs `migrate`, as the console finds them.
+const LEDGER_PLACEHOLDERS: [(&str, &str); 3] = [
+    ("@bootstraps@", "legacy_space_publication_bootstraps"),
+    ("@items@", "legacy_space_publication_bootstrap_items"),
+    ("@leases@", "knowledge_space_mutation_leases"),
+];
+
+impl SchemaUnit {
+    /// Whether the unit names the ledger tables, so it can be applied only once they exist.
+    pub fn names_the_ledger(&self) -> bool {
+        LEDGER_PLACEHOLDERS
+            .iter()
+            .any(|(placeholder, _)| self.sql.contains(placeholder))
+    }
+}
+
+/// The unit's SQL with the ledger tables' qualified names in place of their placeholders;
+/// `None` while a ledger table is missing.
+async fn with_ledger(
+    conn: &mut PgConnection,
+    unit: &SchemaUnit,
+) -> Result<Option<String>, sqlx::Error> {
+    let mut sql = unit.sql.to_string();
+    for (placeholder, table) in LEDGER_PLACEHOLDERS {
+        let qualified: Option<String> = crate::store::sql::query_scalar(
+            "SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c \
+               JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)",
+        )
+        .bind(table)
+        .fetch_optional(&mut *conn)
+        .await?;
+        let Some(qualified) = qualified else {
+            return Ok(None);
+        };
+        sql = sql.replace(placeholder, &qualified);
+    }
+    Ok(Some(sql))
+}
 
 /// Serialises concurrent `migrate` runs against one database.
 const CONSOLE_MIGRATE_LOCK: &str =
@@ -108,6 +156,9 @@ pub struct ConsoleMigration {
     pub applied: Vec<&'static str>,
     /// Units the database already had.
     pub already_present: Vec<&'static str>,
+    /// Units that name the ledger tables, left for a later `migrate` because the ledger is
+    /// not there yet.
+    pub deferred: Vec<&'static str>,
 }
 
 /// Applies one unit in its own transaction.
@@ -194,11 +245,24 @@ pub async fn migrate_console(conn: &mut PgConnection) -> Result<ConsoleMigration
             report.already_present.push(unit.name);
             continue;
         }
-        let fail = SchemaError::at(unit.name);
-        sqlx::raw_sql(unit.sql)
+        let sql = if unit.names_the_ledger() {
+            match with_ledger(&mut tx, unit)
+                .await
+                .map_err(SchemaError::at(unit.name))?
+            {
+                Some(sql) => sql,
+                None => {
+                    report.deferred.push(unit.name);
+                    continue;
+                }
+            }
+        } else {
+            unit.sql.to_string()
+        };
+        sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
             .execute(&mut *tx)
             .await
-            .map_err(fail)?;
+            .map_err(SchemaError::at(unit.name))?;
         crate::store::sql::query(
             "INSERT INTO bootstrap_console.schema_migrations (version, name) VALUES ($1, $2) \
              ON CONFLICT (version) DO NOTHING",

@@ -1,15 +1,16 @@
-//! The only statements that write: one call per operator action.
+//! The only statements that write: one call of a database function per operator action.
 //!
-//! [`write_bootstrap`] (retry, cancel) and [`remove_lease`] each run one transaction: lock the
-//! row, look the request id up, hand the locked row to the caller's decision, write, append
-//! the audit record and commit — or roll back and write nothing. The decision is the domain's
-//! (a pure function of the locked row); the statements, their order and how the transaction
-//! ends are this module's, so moving an action into a SQL function is a change here alone.
+//! Retry, cancel and the removal of an orphaned lease are functions of the database (console
+//! schema unit 0006): each locks its row, looks the request id up, judges the row by the
+//! action's rule, applies and appends the audit record in that one call, and a call that does
+//! not apply holds nothing. An operator role holds EXECUTE on them and no write grant on any
+//! table. [`write_bootstrap`] and [`remove_lease`] each run one transaction around that call:
+//! the lineage and limits checked first, the caller's decision over the row as the function
+//! found it, then commit — or roll back and write nothing.
 
 use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
-use sqlx::postgres::PgRow;
 use sqlx::{FromRow, Postgres, Row, Transaction};
 use uuid::Uuid;
 
@@ -18,64 +19,13 @@ use super::db::{Db, TxKind};
 use super::locks::RowOf;
 use super::read::{BOOTSTRAP_COLUMNS, lease_columns};
 use super::rows::{BootstrapRow, LeaseRow};
-use super::{Layout, StoreError};
-
-/// The bootstrap columns an action writes (retry and cancel): the operator role's UPDATE grant
-/// on the bootstrap table is exactly these.
-pub(crate) const BOOTSTRAP_UPDATED_COLUMNS: [&str; 10] = [
-    "run_state",
-    "worker_id",
-    "lease_token",
-    "lease_expires_at",
-    "heartbeat_at",
-    "completed_at",
-    "last_error_code",
-    "last_error_message",
-    "row_version",
-    "updated_at",
-];
-
-/// The item columns a retry writes.
-pub(crate) const ITEM_UPDATED_COLUMNS: [&str; 4] = [
-    "status",
-    "compilation_attempt_id",
-    "last_error",
-    "updated_at",
-];
-
-/// The audit columns a console fills in; the database fills in the rest (the id, the time and
-/// the chain).
-pub(crate) const AUDIT_INSERTED_COLUMNS: [&str; 14] = [
-    "actor",
-    "host",
-    "ssh_client",
-    "action",
-    "tenant_id",
-    "knowledge_space_id",
-    "bootstrap_id",
-    "lease_id",
-    "request_id",
-    "action_id",
-    "reason",
-    "row_before",
-    "row_after",
-    "outcome",
-];
+use super::StoreError;
 
 /// A row as locked or written, with its JSON image for the audit record.
 #[derive(Debug, Clone)]
 pub(crate) struct Locked<T> {
     pub row: T,
     pub(crate) json: serde_json::Value,
-}
-
-impl<T: for<'r> FromRow<'r, PgRow>> Locked<T> {
-    fn from_pg(row: &PgRow) -> Result<Self, sqlx::Error> {
-        Ok(Self {
-            row: T::from_row(row)?,
-            json: row.try_get("row_json")?,
-        })
-    }
 }
 
 /// What an audit record is about: a bootstrap (retry, cancel) or a mutation lease.
@@ -114,46 +64,24 @@ impl AuditOutcome {
 }
 
 /// Who asks for an action, and which request it is: what every audit record of it carries
-/// besides the row (which the store takes from the row it locked).
+/// besides the row (which the database takes from the row it locked).
 #[derive(Debug, Clone)]
 pub(crate) struct Stamp<'a> {
     pub(crate) actor: &'a str,
     pub(crate) host: &'a str,
     pub(crate) ssh_client: Option<&'a str>,
-    /// The action's name as the audit table records it.
-    pub(crate) action: &'a str,
     /// The operator's request, as printed.
     pub(crate) request_id: Uuid,
     /// Unique: the same action of a request applied once is never applied again.
     pub(crate) action_id: Uuid,
     pub(crate) reason: &'a str,
+    /// The only tenant this console may act on (`--tenant`), if limited to one.
+    pub(crate) tenant_scope: Option<&'a str>,
     /// The cluster and timeline the split-brain guard approved: each write transaction checks
     /// it lands there (`None`: not checked).
     pub(crate) lineage: Option<crate::topology::Lineage>,
     /// `--primary` named the primary: the record's outcome says so.
     pub(crate) primary_forced: bool,
-}
-
-impl Stamp<'_> {
-    /// How an action applied as `outcome` is recorded, a forced primary included.
-    fn recorded(&self, outcome: AuditOutcome) -> AuditOutcome {
-        match (self.primary_forced, outcome) {
-            (false, outcome) => outcome,
-            (true, AuditOutcome::Applied) => AuditOutcome::AppliedPrimaryForced,
-            (true, _) => AuditOutcome::AppliedForcedPrimaryForced,
-        }
-    }
-}
-
-/// One audit record to append.
-struct NewAudit<'a> {
-    stamp: &'a Stamp<'a>,
-    tenant_id: &'a str,
-    knowledge_space_id: Uuid,
-    subject: AuditSubject,
-    row_before: &'a serde_json::Value,
-    row_after: Option<&'a serde_json::Value>,
-    outcome: AuditOutcome,
 }
 
 /// What one action's call found, and what it did.
@@ -163,22 +91,10 @@ pub(crate) enum Written<Gone, Declined, Done> {
     AppliedBefore(i64),
     /// The row is not there (with what the caller needs to say so): nothing written.
     Gone(Gone),
-    /// The caller's decision declined the locked row: nothing written.
+    /// The database's rule or the caller's decision declined the row: nothing written.
     Declined(Declined),
     /// Written, audited and committed.
     Applied(Done),
-}
-
-/// What a bootstrap action writes.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum BootstrapWrite<'a> {
-    /// Back to `queued` in place; failed or running items back to pending.
-    Retry,
-    /// `canceled` with this error code and message; the worker's lease cleared.
-    Cancel {
-        error_code: &'a str,
-        message: &'a str,
-    },
 }
 
 /// A bootstrap action as committed.
@@ -187,9 +103,10 @@ pub(crate) struct BootstrapWritten<D> {
     /// What the caller's decision said.
     pub(crate) decided: D,
     pub(crate) before: Locked<BootstrapRow>,
-    pub(crate) after: Locked<BootstrapRow>,
+    /// The row as written, as its audit record keeps it.
+    pub(crate) after: serde_json::Value,
     /// Items sent back to pending (retry).
-    pub(crate) items_reset: u64,
+    pub(crate) items_reset: i64,
     pub(crate) head: ChainHead,
 }
 
@@ -201,122 +118,196 @@ pub(crate) struct LeaseRemoved<D> {
     pub(crate) head: ChainHead,
 }
 
-/// Retry or cancel bootstrap `id` in one transaction. `decide` sees the locked row (after the
-/// request id was looked up under that lock) with the database's verdict on the action `seen`
-/// describes (see [`super::rules`]), and says whether to write; `Err` declines it and nothing
-/// is written.
+/// What every action function answers besides the row (console schema unit 0006).
+#[derive(Debug, FromRow)]
+struct Called {
+    applied: bool,
+    refusal: Option<String>,
+    audit_id: Option<i64>,
+    chain_seq: Option<i64>,
+    chain_hash: Option<Vec<u8>>,
+    row_json: Option<serde_json::Value>,
+}
+
+impl Called {
+    /// The audit record it appended, when it applied.
+    fn head(&self) -> Result<ChainHead, StoreError> {
+        match (self.applied, self.audit_id, self.chain_seq, &self.chain_hash) {
+            (true, Some(id), Some(seq), Some(hash)) => Ok(ChainHead {
+                id,
+                seq,
+                hash: hash.clone(),
+            }),
+            _ => Err(StoreError::Disagreed(format!(
+                "the database did not apply the action ({}) that its verdict allowed; nothing \
+                 was written",
+                self.refusal.as_deref().unwrap_or("no verdict")
+            ))),
+        }
+    }
+}
+
+/// Retry or cancel bootstrap `id` in one transaction: one call of the action's function, which
+/// locks the row, looks the request id up and judges the row by the action's rule (see
+/// [`super::rules`]) before it writes. `decide` sees the row as the function found it and its
+/// verdict; `Err` declines it, and nothing is written.
 pub(crate) async fn write_bootstrap<D, R>(
     db: &Db,
     backend: &BackendSlot,
     (id, seen): (Uuid, &super::rules::BootstrapSeen<'_>),
-    write: BootstrapWrite<'_>,
     stamp: &Stamp<'_>,
     decide: impl FnOnce(&BootstrapRow, Option<&str>) -> Result<D, R>,
 ) -> Result<Written<(), R, BootstrapWritten<D>>, StoreError> {
     let mut tx = WriteTx::begin(db, backend, stamp.lineage).await?;
     let written = async {
-        let locked = tx.lock_bootstrap(id, seen).await?;
-        // After the row lock, so a first attempt still committing is waited for, not overtaken.
-        if let Some(audit_id) = tx.audit_of_action(stamp.action_id).await? {
-            return Ok(Written::AppliedBefore(audit_id));
+        let function = match seen.action {
+            "retry" => "retry_bootstrap",
+            _ => "cancel_bootstrap",
+        };
+        let sql = format!(
+            "SELECT f.applied, f.refusal, f.audit_id, f.chain_seq, f.chain_hash, \
+               f.row_before AS row_json, f.row_after, f.items_reset, {BOOTSTRAP_COLUMNS} \
+             FROM bootstrap_console.{function}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
+               $12) f \
+             LEFT JOIN LATERAL jsonb_populate_record(\
+               NULL::legacy_space_publication_bootstraps, f.row_before) b ON true"
+        );
+        let row = crate::store::sql::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .bind(seen.run_state)
+            .bind(seen.completed_at)
+            .bind(seen.exact_row_version)
+            .bind(stamp.tenant_scope)
+            .bind(stamp.actor)
+            .bind(stamp.host)
+            .bind(stamp.ssh_client)
+            .bind(stamp.request_id)
+            .bind(stamp.action_id)
+            .bind(stamp.reason)
+            .bind(stamp.primary_forced)
+            .fetch_one(&mut *tx.tx)
+            .await?;
+        let called = Called::from_row(&row)?;
+        if called.refusal.as_deref() == Some("applied_before") {
+            return Ok(Written::AppliedBefore(called.audit_id.unwrap_or_default()));
         }
-        let Some((before, refusal)) = locked else {
+        let Some(json) = called.row_json.clone() else {
             return Ok(Written::Gone(()));
         };
-        let decided = match decide(&before.row, refusal.as_deref()) {
+        let before = Locked {
+            row: BootstrapRow::from_row(&row)?,
+            json,
+        };
+        let decided = match decide(&before.row, called.refusal.as_deref()) {
             Ok(decided) => decided,
             Err(declined) => return Ok(Written::Declined(declined)),
         };
-        let (after, items_reset) = match write {
-            BootstrapWrite::Retry => {
-                let items_reset = tx.reset_items_for_retry(id).await?;
-                (tx.retry_bootstrap(id).await?, items_reset)
-            }
-            BootstrapWrite::Cancel {
-                error_code,
-                message,
-            } => (tx.cancel_bootstrap(id, error_code, message).await?, 0),
-        };
-        let head = tx
-            .insert_audit(&NewAudit {
-                stamp,
-                tenant_id: &before.row.tenant_id,
-                knowledge_space_id: before.row.knowledge_space_id,
-                subject: AuditSubject::Bootstrap(id),
-                row_before: &before.json,
-                row_after: Some(&after.json),
-                outcome: stamp.recorded(AuditOutcome::Applied),
-            })
-            .await?;
+        let head = called.head()?;
         Ok(Written::Applied(BootstrapWritten {
             decided,
             before,
-            after,
-            items_reset,
+            after: row.try_get("row_after")?,
+            items_reset: row.try_get("items_reset")?,
             head,
         }))
     }
     .await;
     let ended = tx.end(written).await;
-    name_row_holder(db, ended, RowOf::Bootstrap, id).await
+    name_lock_holder(db, ended, RowOf::Bootstrap, id).await
 }
 
-/// `ended`, with a row lock that ran out said as [`StoreError::RowLocked`], naming the
-/// transaction that holds row `id` when the catalog tells.
-async fn name_row_holder<T>(
+/// `ended`, with a lock wait that ran out said as what it waited for: the audit chain's head
+/// (its trigger names the holder) or the action's row, naming the transaction that holds row
+/// `id` when the catalog tells.
+async fn name_lock_holder<T>(
     db: &Db,
     ended: Result<T, StoreError>,
     row: RowOf,
     id: Uuid,
 ) -> Result<T, StoreError> {
+    let waited_for = |e: &sqlx::Error| {
+        let db = e.as_database_error()?;
+        let message = db.message();
+        if message.starts_with("held by ") {
+            return Some(message.to_string());
+        }
+        // A lock on the audit table itself (a schema change) has only the server's words.
+        let context = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()?.r#where()?;
+        context
+            .contains("\"bootstrap_console\".\"audit_log\"")
+            .then(|| "held by another transaction".to_string())
+    };
     match ended {
-        Err(StoreError::Database(e)) if super::is_lock_timeout(&e) => Err(StoreError::RowLocked {
-            holder: super::locks::row_holder(db, row, id).await,
-        }),
+        Err(StoreError::Database(e)) if super::is_lock_timeout(&e) => match waited_for(&e) {
+            Some(holder) => Err(StoreError::AuditChainBusy { holder }),
+            None => Err(StoreError::RowLocked {
+                holder: super::locks::row_holder(db, row, id).await,
+            }),
+        },
         other => other,
     }
 }
 
-/// Remove mutation lease `id` in one transaction. `decide` sees the lease as it was, the
-/// transaction's clock and the database's verdict on the removal `seen` describes (see
-/// [`super::rules`]), and says how the removal is audited; `Err` declines it and the deletion
-/// is rolled back. A lease already gone comes back with the lease now on its space.
+/// Remove mutation lease `id` in one transaction: one call of the removal's function, which
+/// locks the lease, looks the request id up and judges it by the removal's rule (see
+/// [`super::rules`]) before it deletes. `decide` sees the lease as it was, the transaction's
+/// clock and the verdict; `Err` declines it and the deletion is rolled back. A lease already
+/// gone comes back with the lease now on its space.
 pub(crate) async fn remove_lease<D, R>(
     db: &Db,
     backend: &BackendSlot,
     (id, seen): (Uuid, &super::rules::LeaseSeen<'_>),
     stamp: &Stamp<'_>,
-    decide: impl FnOnce(&LeaseRow, DateTime<Utc>, Option<&str>) -> Result<(D, AuditOutcome), R>,
+    decide: impl FnOnce(&LeaseRow, DateTime<Utc>, Option<&str>) -> Result<D, R>,
 ) -> Result<Written<Option<LeaseRow>, R, LeaseRemoved<D>>, StoreError> {
     let (tenant, space) = (seen.tenant_id, seen.knowledge_space_id);
+    let layout = *db.layout();
     let mut tx = WriteTx::begin(db, backend, stamp.lineage).await?;
     let written = async {
-        // Deleted first — the row lock comes with it — and decided on the row as it was:
-        // anything declined below rolls the deletion back.
-        let taken = tx.take_lease(id, seen).await?;
-        // After the row lock, so a first attempt still committing is waited for, not overtaken.
-        if let Some(audit_id) = tx.audit_of_action(stamp.action_id).await? {
-            return Ok(Written::AppliedBefore(audit_id));
+        let sql = format!(
+            "SELECT f.applied, f.refusal, f.audit_id, f.chain_seq, f.chain_hash, \
+               f.row_before AS row_json, now() AS judged_at, {} \
+             FROM bootstrap_console.remove_mutation_lease($1, $2, $3, $4, $5, \
+               $6 * interval '1 microsecond', $7, $8, $9, $10, $11, $12, $13, $14) f \
+             LEFT JOIN LATERAL jsonb_populate_record(\
+               NULL::knowledge_space_mutation_leases, f.row_before) l ON true",
+            lease_columns(&layout)
+        );
+        let row = crate::store::sql::query(sqlx::AssertSqlSafe(sql))
+            .bind(id)
+            .bind(seen.tenant_id)
+            .bind(seen.knowledge_space_id)
+            .bind(seen.acquired_at)
+            .bind(seen.force)
+            .bind(seen.orphan_after.num_microseconds().unwrap_or(i64::MAX))
+            .bind(stamp.tenant_scope)
+            .bind(stamp.actor)
+            .bind(stamp.host)
+            .bind(stamp.ssh_client)
+            .bind(stamp.request_id)
+            .bind(stamp.action_id)
+            .bind(stamp.reason)
+            .bind(stamp.primary_forced)
+            .fetch_one(&mut *tx.tx)
+            .await?;
+        let called = Called::from_row(&row)?;
+        if called.refusal.as_deref() == Some("applied_before") {
+            return Ok(Written::AppliedBefore(called.audit_id.unwrap_or_default()));
         }
-        let Some((before, refusal)) = taken else {
-            return Ok(Written::Gone(tx.lease_of_space(tenant, space).await?));
+        let Some(json) = called.row_json.clone() else {
+            let now = super::read::lease_of_space(&mut *tx.tx, &layout, tenant, space).await?;
+            return Ok(Written::Gone(now));
         };
-        let now = tx.now().await?;
-        let (decided, outcome) = match decide(&before.row, now, refusal.as_deref()) {
+        let before = Locked {
+            row: LeaseRow::from_row(&row)?,
+            json,
+        };
+        let judged_at = row.try_get("judged_at")?;
+        let decided = match decide(&before.row, judged_at, called.refusal.as_deref()) {
             Ok(decided) => decided,
             Err(declined) => return Ok(Written::Declined(declined)),
         };
-        let head = tx
-            .insert_audit(&NewAudit {
-                stamp,
-                tenant_id: &before.row.tenant_id,
-                knowledge_space_id: before.row.knowledge_space_id,
-                subject: AuditSubject::Lease(id),
-                row_before: &before.json,
-                row_after: None,
-                outcome: stamp.recorded(outcome),
-            })
-            .await?;
+        let head = called.head()?;
         Ok(Written::Applied(LeaseRemoved {
             decided,
             before,
@@ -325,7 +316,7 @@ pub(crate) async fn remove_lease<D, R>(
     }
     .await;
     let ended = tx.end(written).await;
-    name_row_holder(db, ended, RowOf::Lease, id).await
+    name_lock_holder(db, ended, RowOf::Lease, id).await
 }
 
 /// The server process of an action's transaction and the moment that transaction began:
@@ -350,20 +341,14 @@ impl BackendSlot {
     }
 }
 
-/// The statement that takes the row lock an action on `subject` takes, taken the way it
-/// takes it, for the lookup of an outcome left unknown (see [`super::lookup`]), whose
-/// transaction is always rolled back. A lease's lock is its DELETE's, so the DELETE grant is
-/// all it asks for.
-pub(super) fn row_lock(subject: AuditSubject) -> (&'static str, Uuid) {
+/// The call that waits, as an action on `subject` would, until no transaction holds its row,
+/// and holds nothing after (console schema unit 0006): for the lookup of an outcome left
+/// unknown (see [`super::lookup`]). It answers `false` when the lock wait ran out.
+pub(super) fn await_row(subject: AuditSubject) -> (&'static str, &'static str, Uuid) {
+    let sql = "SELECT bootstrap_console.await_action_row($1, $2)";
     match subject {
-        AuditSubject::Bootstrap(id) => (
-            "SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE",
-            id,
-        ),
-        AuditSubject::Lease(id) => (
-            "DELETE FROM knowledge_space_mutation_leases WHERE id = $1",
-            id,
-        ),
+        AuditSubject::Bootstrap(id) => (sql, "bootstrap", id),
+        AuditSubject::Lease(id) => (sql, "lease", id),
     }
 }
 
@@ -396,7 +381,6 @@ fn lineage_kept(
 /// An open read-write transaction. Dropping it without `end` rolls back.
 struct WriteTx {
     tx: Transaction<'static, Postgres>,
-    layout: Layout,
 }
 
 impl WriteTx {
@@ -446,185 +430,7 @@ impl WriteTx {
             let _ = tx.rollback().await;
             return Err(refused);
         }
-        Ok(Self {
-            tx,
-            layout: *db.layout(),
-        })
-    }
-
-    /// The database clock of this transaction.
-    async fn now(&mut self) -> Result<DateTime<Utc>, StoreError> {
-        Ok(crate::store::sql::query_scalar("SELECT now()")
-            .fetch_one(&mut *self.tx)
-            .await?)
-    }
-
-    /// Locks one bootstrap row for the rest of the transaction, with the database's verdict
-    /// on the action `seen` describes over the locked row.
-    async fn lock_bootstrap(
-        &mut self,
-        id: Uuid,
-        seen: &super::rules::BootstrapSeen<'_>,
-    ) -> Result<Option<(Locked<BootstrapRow>, Option<String>)>, StoreError> {
-        let sql = format!(
-            "SELECT {BOOTSTRAP_COLUMNS}, to_jsonb(b) AS row_json, {} \
-             FROM legacy_space_publication_bootstraps b WHERE b.id = $1 FOR UPDATE",
-            super::rules::BOOTSTRAP_REFUSAL
-        );
-        let query = crate::store::sql::query(sqlx::AssertSqlSafe(sql));
-        let row = super::rules::bind_bootstrap(query, id, seen)
-            .fetch_optional(&mut *self.tx)
-            .await?;
-        Ok(row
-            .as_ref()
-            .map(|row| Ok::<_, sqlx::Error>((Locked::from_pg(row)?, row.try_get("refusal")?)))
-            .transpose()?)
-    }
-
-    /// Retry (domain contract §3), job row: back to `queued` in place, keeping the checkpoint.
-    async fn retry_bootstrap(&mut self, id: Uuid) -> Result<Locked<BootstrapRow>, StoreError> {
-        let sql = format!(
-            "UPDATE legacy_space_publication_bootstraps AS b SET \
-               run_state = 'queued', worker_id = NULL, lease_token = NULL, \
-               lease_expires_at = NULL, heartbeat_at = NULL, completed_at = NULL, \
-               last_error_code = NULL, last_error_message = NULL, \
-               row_version = b.row_version + 1, updated_at = now() \
-             WHERE b.id = $1 \
-             RETURNING {BOOTSTRAP_COLUMNS}, to_jsonb(b) AS row_json"
-        );
-        let row = crate::store::sql::query(sqlx::AssertSqlSafe(sql))
-            .bind(id)
-            .fetch_one(&mut *self.tx)
-            .await?;
-        Ok(Locked::from_pg(&row)?)
-    }
-
-    /// Retry (domain contract §3), items: failed or running items go back to pending.
-    async fn reset_items_for_retry(&mut self, bootstrap_id: Uuid) -> Result<u64, StoreError> {
-        let done = crate::store::sql::query(
-            "UPDATE legacy_space_publication_bootstrap_items SET \
-               status = 'pending', compilation_attempt_id = NULL, last_error = NULL, \
-               updated_at = now() \
-             WHERE bootstrap_id = $1 AND status IN ('failed', 'running')",
-        )
-        .bind(bootstrap_id)
-        .execute(&mut *self.tx)
-        .await?;
-        Ok(done.rows_affected())
-    }
-
-    /// Cancel (domain contract §3): `canceled`, lease cleared (which fences out a live worker).
-    async fn cancel_bootstrap(
-        &mut self,
-        id: Uuid,
-        error_code: &str,
-        reason: &str,
-    ) -> Result<Locked<BootstrapRow>, StoreError> {
-        let sql = format!(
-            "UPDATE legacy_space_publication_bootstraps AS b SET \
-               run_state = 'canceled', worker_id = NULL, lease_token = NULL, \
-               lease_expires_at = NULL, heartbeat_at = NULL, completed_at = now(), \
-               last_error_code = $2, last_error_message = $3, \
-               row_version = b.row_version + 1, updated_at = now() \
-             WHERE b.id = $1 \
-             RETURNING {BOOTSTRAP_COLUMNS}, to_jsonb(b) AS row_json"
-        );
-        let row = crate::store::sql::query(sqlx::AssertSqlSafe(sql))
-            .bind(id)
-            .bind(error_code)
-            .bind(reason)
-            .fetch_one(&mut *self.tx)
-            .await?;
-        Ok(Locked::from_pg(&row)?)
-    }
-
-    /// Deletes one mutation lease and returns it as it was, with the database's verdict on
-    /// the removal `seen` describes over it: the row lock a removal needs is the one its
-    /// DELETE takes, so the DELETE grant is all it asks for (`FOR UPDATE` would need UPDATE).
-    /// The caller decides on the returned row and rolls back if the removal no longer holds.
-    async fn take_lease(
-        &mut self,
-        id: Uuid,
-        seen: &super::rules::LeaseSeen<'_>,
-    ) -> Result<Option<(Locked<LeaseRow>, Option<String>)>, StoreError> {
-        let sql = format!(
-            "DELETE FROM knowledge_space_mutation_leases l WHERE l.id = $1 \
-             RETURNING {}, to_jsonb(l) AS row_json, {}",
-            lease_columns(&self.layout),
-            super::rules::lease_refusal(&self.layout)
-        );
-        let query = crate::store::sql::query(sqlx::AssertSqlSafe(sql));
-        let row = super::rules::bind_lease(query, id, seen)
-            .fetch_optional(&mut *self.tx)
-            .await?;
-        Ok(row
-            .as_ref()
-            .map(|row| Ok::<_, sqlx::Error>((Locked::from_pg(row)?, row.try_get("refusal")?)))
-            .transpose()?)
-    }
-
-    /// The lease now on a space (to tell the operator what replaced the one they saw).
-    async fn lease_of_space(
-        &mut self,
-        tenant: &str,
-        space: Uuid,
-    ) -> Result<Option<LeaseRow>, StoreError> {
-        super::read::lease_of_space(&mut *self.tx, &self.layout, tenant, space).await
-    }
-
-    /// The audit record of an applied request, if this request id was applied before.
-    async fn audit_of_action(&mut self, action_id: Uuid) -> Result<Option<i64>, StoreError> {
-        super::read::audit_of_action(&mut *self.tx, action_id).await
-    }
-
-    /// Appends the audit record of this action; returns it as the chain's new head. The
-    /// database chains it (console schema unit 0004) under the head's row lock, held until
-    /// this transaction ends, which is why this is the transaction's last statement: another
-    /// console's action waits for it only from here to COMMIT, and at most the lock timeout.
-    async fn insert_audit(&mut self, record: &NewAudit<'_>) -> Result<ChainHead, StoreError> {
-        let (bootstrap_id, lease_id) = match record.subject {
-            AuditSubject::Bootstrap(id) => (Some(id), None),
-            AuditSubject::Lease(id) => (None, Some(id)),
-        };
-        let sql = format!(
-            "INSERT INTO bootstrap_console.audit_log ({}) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
-             RETURNING id, chain_seq, hash",
-            AUDIT_INSERTED_COLUMNS.join(", ")
-        );
-        let inserted: Result<(i64, i64, Vec<u8>), sqlx::Error> =
-            crate::store::sql::query_as(sqlx::AssertSqlSafe(sql))
-                .bind(record.stamp.actor)
-                .bind(record.stamp.host)
-                .bind(record.stamp.ssh_client)
-                .bind(record.stamp.action)
-                .bind(record.tenant_id)
-                .bind(record.knowledge_space_id)
-                .bind(bootstrap_id)
-                .bind(lease_id)
-                .bind(record.stamp.request_id)
-                .bind(record.stamp.action_id)
-                .bind(record.stamp.reason)
-                .bind(record.row_before)
-                .bind(record.row_after)
-                .bind(record.outcome.as_str())
-                .fetch_one(&mut *self.tx)
-                .await;
-        match inserted {
-            Ok((id, seq, hash)) => Ok(ChainHead { id, seq, hash }),
-            // The row is already ours: what this statement waits for is the chain's head (or
-            // the audit table itself, under a schema change).
-            Err(e) if super::is_lock_timeout(&e) => Err(StoreError::AuditChainBusy {
-                // The chain's trigger names the holder; a lock on the table itself (a schema
-                // change) has only the server's generic words.
-                holder: e
-                    .as_database_error()
-                    .map(|d| d.message().to_string())
-                    .filter(|m| m.starts_with("held by "))
-                    .unwrap_or_else(|| "held by another transaction".into()),
-            }),
-            Err(e) => Err(e.into()),
-        }
+        Ok(Self { tx })
     }
 
     /// Ends the transaction as `written` says — explicitly, an error included, so the

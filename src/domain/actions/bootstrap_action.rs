@@ -1,6 +1,6 @@
 //! The one flow retry and cancel share: plan from an unlocked read; apply with one store call
-//! ([`crate::store::write::write_bootstrap`]) that decides again on the locked row with the
-//! same rules.
+//! ([`crate::store::write::write_bootstrap`]), the database's function, which decides again on
+//! the locked row with the same rule.
 
 use super::action::{Action, BootstrapAction, BootstrapKind, Kind, SeenBootstrap};
 use super::outcome::{Applied, Outcome, Plan};
@@ -11,7 +11,7 @@ use crate::domain::session::Session;
 use crate::store::db::read_tx;
 use crate::store::read;
 use crate::store::rows::BootstrapRow;
-use crate::store::write::{BackendSlot, BootstrapWrite, Written, write_bootstrap};
+use crate::store::write::{BackendSlot, Written, write_bootstrap};
 
 /// Scope first, then the action's own precondition as the database judged it over `now`
 /// (`refusal`, see [`precondition`]); `Ok` carries what moved meanwhile.
@@ -107,16 +107,10 @@ pub(super) async fn apply(
     backend: &BackendSlot,
 ) -> Result<Outcome, ActionError> {
     let seen = bootstrap.seen();
-    let write = match bootstrap.kind() {
-        BootstrapKind::Retry => BootstrapWrite::Retry,
-        BootstrapKind::Cancel => BootstrapWrite::Cancel {
-            error_code: cancel::CANCELED_ERROR_CODE,
-            message: reason,
-        },
-    };
     let topology = session.topology();
     let stamp = stamp(session, action, reason);
-    // Decided again on the locked row, by the same rule as the plan.
+    // Decided again on the locked row, by the same rule as the plan: the database's function
+    // judged it and applied only if it holds; what it says is told here as it was in the plan.
     let decide = |row: &BootstrapRow, refusal: Option<&str>| -> Result<_, Declined> {
         let before = Bootstrap::try_from(row.clone())?;
         let meanwhile = check(session, bootstrap, &before, refusal)?;
@@ -124,7 +118,7 @@ pub(super) async fn apply(
     };
     let rests_on = precondition::rests_on(bootstrap.kind(), seen, bootstrap.exact_row_version());
     let subject = (seen.id, &rests_on);
-    let written = write_bootstrap(topology.primary(), backend, subject, write, &stamp, decide);
+    let written = write_bootstrap(topology.primary(), backend, subject, &stamp, decide);
     Ok(match written.await? {
         Written::AppliedBefore(audit_id) => Outcome::AlreadyApplied { audit_id },
         Written::Gone(()) => Outcome::Refused(Refusal::UnknownBootstrap { id: seen.id }),
@@ -132,7 +126,7 @@ pub(super) async fn apply(
         Written::Applied(written) => {
             let (before, meanwhile) = written.decided;
             let changes = match bootstrap.kind() {
-                BootstrapKind::Retry => retry::changes(&before, written.items_reset as i64),
+                BootstrapKind::Retry => retry::changes(&before, written.items_reset),
                 BootstrapKind::Cancel => cancel::changes(&before, Some(reason)),
             };
             Outcome::Applied(Applied {
@@ -142,7 +136,7 @@ pub(super) async fn apply(
                 knowledge_space_id: before.knowledge_space_id,
                 changes,
                 before: written.before.json,
-                after: Some(written.after.json),
+                after: Some(written.after),
                 meanwhile,
             })
         }

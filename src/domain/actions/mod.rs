@@ -158,6 +158,11 @@ pub(crate) fn audit_ready(capabilities: &crate::store::Capabilities) -> Result<(
             missing: "the actions' rules",
         });
     }
+    if !capabilities.action_functions {
+        return Err(Refusal::AuditOutdated {
+            missing: "the action functions",
+        });
+    }
     Ok(())
 }
 
@@ -310,9 +315,9 @@ fn stamp<'a>(session: &'a Session, action: &'a Action, reason: &'a str) -> Stamp
         actor: &actor.user,
         host: &actor.host,
         ssh_client: actor.ssh_client.as_deref(),
-        action: action.kind().name(),
         request_id: action.request().uuid(),
         action_id: action.action_id(),
         reason,
+        tenant_scope: session.tenant_scope(),
     }
 }

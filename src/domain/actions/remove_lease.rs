@@ -20,7 +20,7 @@ use crate::store::db::read_tx;
 use crate::store::read;
 use crate::store::rows::LeaseRow;
 use crate::store::rules::LeaseSeen;
-use crate::store::write::{AuditOutcome, BackendSlot, Written, remove_lease};
+use crate::store::write::{BackendSlot, Written, remove_lease};
 
 /// Scope, then the database's verdict over the lease now (`refusal`: identity, then the
 /// orphan evidence unless forced). `Ok` says whether force was needed.
@@ -148,12 +148,7 @@ pub(super) async fn apply(
         let current = MutationLease::from(row.clone());
         let evidence = LeaseEvidence::new(current, None, now, session.thresholds());
         let forced = check(session, seen, &evidence, refusal)?;
-        let outcome = if forced {
-            AuditOutcome::AppliedForced
-        } else {
-            AuditOutcome::Applied
-        };
-        Ok(((evidence, forced), outcome))
+        Ok((evidence, forced))
     };
     let rests_on = rests_on(session, seen, force);
     let written = remove_lease(
