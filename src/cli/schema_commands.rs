@@ -27,7 +27,7 @@ pub(super) async fn migrate(args: &ConnectArgs) -> Result<ExitCode, Failure> {
              again after the platform's migration 0009"
         ));
     }
-    if report.applied.is_empty() && report.deferred.is_empty() {
+    if report.applied.is_empty() {
         outln!(
             "console schema already up to date on {target} ({} unit(s) present); nothing to do",
             report.already_present.len()

@@ -95,7 +95,7 @@ SELECT current_user::text AS current_user,
        (SELECT count(DISTINCT p.proname) = cardinality($1::text[]) FROM pg_proc p
          WHERE p.pronamespace = u.console AND p.proname = ANY ($1::text[])) AS action_functions,
        ARRAY(SELECT w.name FROM unnest($1::text[]) WITH ORDINALITY AS w(name, n)
-             WHERE NOT coalesce(u.usage AND EXISTS (
+             WHERE NOT coalesce(EXISTS (
                      SELECT 1 FROM pg_proc p
                       WHERE p.pronamespace = u.console AND p.proname = w.name
                         AND has_function_privilege(p.oid, 'EXECUTE')), false)
@@ -249,7 +249,7 @@ impl Capabilities {
         (self.has_audit_table && !self.console_schema_usage)
             .then(|| "USAGE on schema bootstrap_console".to_string())
             .into_iter()
-            .chain(execute.filter(|_| self.action_functions && self.console_schema_usage))
+            .chain(execute.filter(|_| self.action_functions))
             .chain(
                 (audit && !self.can_read_audit)
                     .then(|| "SELECT on bootstrap_console.audit_log".to_string()),

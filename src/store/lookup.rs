@@ -1,26 +1,26 @@
 //! Finding out what became of a request whose answer never came (a deadline passed, the
 //! operator stopped waiting, the connection was lost). On a connection of its own — the pool's
 //! may be the one that is stuck — it ends exactly the abandoned transaction and waits for it to
-//! be over, or takes the row lock the request would have taken (so it cannot overtake a
-//! transaction still committing), then looks for the action's id in the audit table.
+//! be over, or waits until the row the request would have locked is free (so it cannot overtake
+//! a transaction still committing), then looks for the action's id in the audit table.
 
 use std::time::Duration;
 
 use sqlx::{Connection, PgConnection};
 use uuid::Uuid;
 
+use super::StoreError;
 use super::connect::{ConnectError, Target};
 use super::db::TxKind;
 use super::write::{AuditSubject, Backend};
-use super::StoreError;
 
 /// An open lookup: its own connection. Each check of the server's activity is a transaction
 /// of its own (activity is read once per transaction, and behind a transaction pooler only a
 /// transaction keeps an unnamed statement's two round trips on one server connection); the
-/// row lock is held in a transaction that is always rolled back.
+/// wait for the row and the search after it share a transaction that is always rolled back.
 pub(crate) struct LookupTx {
     conn: PgConnection,
-    /// Whether the row lock's transaction was begun (and must be rolled back).
+    /// Whether the row wait's transaction was begun (and must be rolled back).
     locking: bool,
 }
 

@@ -162,10 +162,20 @@ pub struct ConsoleMigration {
 }
 
 /// Applies one unit in its own transaction.
+/// A unit that names the ledger tables is applied with their names, and refused without them.
 pub async fn apply_unit(conn: &mut PgConnection, unit: &SchemaUnit) -> Result<(), SchemaError> {
     let fail = SchemaError::at;
     let mut tx = conn.begin().await.map_err(fail(unit.name))?;
-    sqlx::raw_sql(unit.sql)
+    let sql = if unit.names_the_ledger() {
+        with_ledger(&mut tx, unit)
+            .await
+            .map_err(fail(unit.name))?
+            .ok_or_else(|| sqlx::Error::Protocol("the ledger tables are missing".into()))
+            .map_err(fail(unit.name))?
+    } else {
+        unit.sql.to_string()
+    };
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
         .execute(&mut *tx)
         .await
         .map_err(fail(unit.name))?;

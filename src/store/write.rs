@@ -14,12 +14,12 @@ use chrono::{DateTime, Utc};
 use sqlx::{FromRow, Postgres, Row, Transaction};
 use uuid::Uuid;
 
+use super::StoreError;
 use super::audit_chain::ChainHead;
 use super::db::{Db, TxKind};
 use super::locks::RowOf;
 use super::read::{BOOTSTRAP_COLUMNS, lease_columns};
 use super::rows::{BootstrapRow, LeaseRow};
-use super::StoreError;
 
 /// A row as locked or written, with its JSON image for the audit record.
 #[derive(Debug, Clone)]
@@ -132,7 +132,12 @@ struct Called {
 impl Called {
     /// The audit record it appended, when it applied.
     fn head(&self) -> Result<ChainHead, StoreError> {
-        match (self.applied, self.audit_id, self.chain_seq, &self.chain_hash) {
+        match (
+            self.applied,
+            self.audit_id,
+            self.chain_seq,
+            &self.chain_hash,
+        ) {
             (true, Some(id), Some(seq), Some(hash)) => Ok(ChainHead {
                 id,
                 seq,
@@ -232,7 +237,9 @@ async fn name_lock_holder<T>(
             return Some(message.to_string());
         }
         // A lock on the audit table itself (a schema change) has only the server's words.
-        let context = db.try_downcast_ref::<sqlx::postgres::PgDatabaseError>()?.r#where()?;
+        let context = db
+            .try_downcast_ref::<sqlx::postgres::PgDatabaseError>()?
+            .r#where()?;
         context
             .contains("\"bootstrap_console\".\"audit_log\"")
             .then(|| "held by another transaction".to_string())

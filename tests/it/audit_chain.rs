@@ -622,10 +622,12 @@ async fn a_log_whose_guards_are_off_does_not_verify() {
     .await
     .expect("revoked");
     // A grant to change or remove records, table-wide or on one column, is named too (the
-    // triggers refuse it, but it was revoked at migrate for a reason); INSERT is an operator's.
+    // triggers refuse it, but it was revoked at migrate for a reason); so is INSERT, which only
+    // the action functions' owner holds, and an action function open to PUBLIC.
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
         "GRANT DELETE, INSERT ON bootstrap_console.audit_log TO \"{clerk}\"; \
-         GRANT UPDATE (reason) ON bootstrap_console.audit_log TO PUBLIC"
+         GRANT UPDATE (reason) ON bootstrap_console.audit_log TO PUBLIC; \
+         GRANT EXECUTE ON FUNCTION bootstrap_console.cancel_bootstrap TO PUBLIC"
     )))
     .execute(&db.pool)
     .await
@@ -636,12 +638,16 @@ async fn a_log_whose_guards_are_off_does_not_verify() {
     assert!(
         out.contains(&format!("role {clerk} holds DELETE on the audit log"))
             && out.contains("role PUBLIC holds UPDATE on the audit log")
-            && !out.contains("INSERT"),
+            && out.contains(&format!("role {clerk} holds INSERT on the audit log"))
+            && out.contains("function bootstrap_console.cancel_bootstrap is open to PUBLIC")
+            && !out.contains("retry_bootstrap")
+            && !out.contains("bootstrap_console_actions"),
         "{out}"
     );
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
         "REVOKE ALL ON bootstrap_console.audit_log FROM \"{clerk}\"; \
-         REVOKE UPDATE (reason) ON bootstrap_console.audit_log FROM PUBLIC"
+         REVOKE UPDATE (reason) ON bootstrap_console.audit_log FROM PUBLIC; \
+         REVOKE EXECUTE ON FUNCTION bootstrap_console.cancel_bootstrap FROM PUBLIC"
     )))
     .execute(&db.pool)
     .await

@@ -15,7 +15,7 @@ use sqlx::{ConnectOptions, Connection, PgConnection};
 /// Runs `grants` for a group role named after `duty` and this database, applies its output
 /// as the owner (a superuser here), and creates a person who logs in and is a member of it.
 /// Returns (group, person).
-async fn person_with(db: &TestDb, duty: &str, extra: &[&str]) -> (String, String) {
+pub(crate) async fn person_with(db: &TestDb, duty: &str, extra: &[&str]) -> (String, String) {
     let group = format!("{duty}_{}", db.name);
     let person = format!("{duty}_person_{}", db.name);
     let script = grants_script(&group, extra);
@@ -300,8 +300,41 @@ async fn an_operator_role_from_grants_watches_acts_and_cannot_change_the_audit_l
         !out.contains("failed too") && !out.contains("permission"),
         "{out}"
     );
+    // Re-driven past its deadline while the row is still held, the lookup waits for the row
+    // through the database's function (the role holds no lock of its own on the table): the
+    // holder could be the request's earlier run, so the outcome is unknown.
+    let request = out
+        .lines()
+        .find_map(|l| l.strip_prefix("request "))
+        .expect("a request line")
+        .trim()
+        .to_string();
+    let redrive = |args: &[&str]| {
+        let mut all = vec![
+            "cancel",
+            space.as_str(),
+            "--reason",
+            "late",
+            "--yes",
+            "--apply-deadline-secs",
+            "1",
+            "--request-id",
+            request.as_str(),
+        ];
+        all.extend(args);
+        as_person(&db, &ops, &all)
+    };
+    let held = redrive(&[]);
+    let out = stdout(&held);
+    assert_eq!(held.status.code(), Some(6), "{out}{}", stderr(&held));
+    assert!(
+        out.contains("outcome unknown") && !out.contains("permission"),
+        "{out}"
+    );
     holder.rollback().await.expect("release");
-    assert_eq!(fixture::audit_count(&db.pool).await, 4);
+    let finished = redrive(&[]);
+    assert_eq!(finished.status.code(), Some(0), "{}", stdout(&finished));
+    assert_eq!(fixture::audit_count(&db.pool).await, 5);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -348,19 +381,18 @@ async fn an_observer_role_from_grants_reads_everything_and_writes_nothing() {
 
     let space = failed.space.to_string();
     let lease_id = lease.to_string();
-    // Each refusal names what that action needs.
-    let bootstraps = "UPDATE on legacy_space_publication_bootstraps";
-    let items = "UPDATE on legacy_space_publication_bootstrap_items";
-    let leases = "DELETE on knowledge_space_mutation_leases";
-    let audit = "INSERT on bootstrap_console.audit_log";
+    // Each refusal names what that action needs: EXECUTE on its function, and on the wait
+    // the lookup of an unanswered action makes.
+    let function = |name: &str| format!("EXECUTE on function bootstrap_console.{name}");
+    let wait = function("await_action_row");
     for (args, needs) in [
         (
             vec!["retry", space.as_str(), "--reason", "x", "--yes"],
-            format!("{bootstraps}, {items}, {audit}"),
+            format!("{}, {wait}", function("retry_bootstrap")),
         ),
         (
             vec!["cancel", space.as_str(), "--reason", "x", "--yes"],
-            format!("{bootstraps}, {audit}"),
+            format!("{}, {wait}", function("cancel_bootstrap")),
         ),
         (
             vec![
@@ -371,7 +403,7 @@ async fn an_observer_role_from_grants_reads_everything_and_writes_nothing() {
                 "x",
                 "--yes",
             ],
-            format!("{leases}, {audit}"),
+            format!("{}, {wait}", function("remove_mutation_lease")),
         ),
     ] {
         let refused = as_person(&db, &watcher, &args);
@@ -420,6 +452,7 @@ fn each_grant_taken_back(script: &str, group: &str) -> Vec<(String, String)> {
             on.replace('"', "")
                 .replace("public.", "")
                 .replace("SCHEMA ", "schema ")
+                .replace("FUNCTION ", "function ")
         };
         match privilege.split_once(" (") {
             Some((verb, columns)) => {
@@ -447,18 +480,20 @@ fn each_grant_taken_back(script: &str, group: &str) -> Vec<(String, String)> {
 async fn a_role_missing_any_one_operator_grant_is_told_which_at_connect() {
     let db = TestDb::migrated().await;
     let failed = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    let running = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
     let lease = fixture::lease(&db.pool, "acme", failed.space, 3600)
         .await
         .to_string();
     let (group, ops) = person_with(&db, "short", &[]).await;
     let script = grants_script(&group, &[]);
     let cases = each_grant_taken_back(&script, &group);
-    // Four tables read, USAGE on the console's schema, ten + four columns updated, DELETE,
-    // fourteen columns inserted.
-    assert_eq!(cases.len(), 3 + 1 + 1 + 10 + 4 + 1 + 14, "{cases:#?}");
+    // Three tables read, USAGE on the console's schema, the audit log read, four functions.
+    assert_eq!(cases.len(), 3 + 1 + 1 + 4, "{cases:#?}");
     let image = fixture::ledger_image(&db.pool).await;
     let space = failed.space.to_string();
+    let busy = running.space.to_string();
     let retry = ["retry", space.as_str(), "--reason", "x", "--yes"];
+    let cancel = ["cancel", busy.as_str(), "--reason", "x", "--yes"];
     let remove = ["lease", "remove", lease.as_str(), "--reason", "x", "--yes"];
     for (revoke, named) in &cases {
         // The whole script again (it restores every grant), then one taken back.
@@ -466,9 +501,11 @@ async fn a_role_missing_any_one_operator_grant_is_told_which_at_connect() {
             .execute(&db.pool)
             .await
             .unwrap_or_else(|e| panic!("{revoke}: {e}"));
-        // The action that needs the grant: only lease removal deletes.
-        let args: &[&str] = if named.starts_with("DELETE") {
+        // The action that needs the grant.
+        let args: &[&str] = if named.contains("remove_mutation_lease") {
             &remove
+        } else if named.contains("cancel_bootstrap") {
+            &cancel
         } else {
             &retry
         };
@@ -492,33 +529,35 @@ async fn a_role_missing_any_one_operator_grant_is_told_which_at_connect() {
         "nothing was written"
     );
 
-    // Only what an action needs counts: without DELETE on the leases, a retry is still planned.
+    // Only what an action needs counts: without the lease removal's function, a retry is
+    // still planned.
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-        "{script}\nREVOKE DELETE ON knowledge_space_mutation_leases FROM \"{group}\";"
+        "{script}\nREVOKE EXECUTE ON FUNCTION bootstrap_console.remove_mutation_lease \
+         FROM \"{group}\";"
     )))
     .execute(&db.pool)
     .await
-    .expect("DELETE taken back");
+    .expect("EXECUTE taken back");
     let planned = as_person(&db, &ops, &["retry", &space, "--reason", "x", "--dry-run"]);
     assert_eq!(planned.status.code(), Some(0), "{}", stderr(&planned));
 
     // The live console says it at connect: which actions it may not take, and why.
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
-        "{script}\nREVOKE UPDATE (row_version) ON legacy_space_publication_bootstraps \
+        "{script}\nREVOKE EXECUTE ON FUNCTION bootstrap_console.retry_bootstrap \
          FROM \"{group}\";"
     )))
     .execute(&db.pool)
     .await
-    .expect("one column taken back");
+    .expect("one function taken back");
     let url = db.url_as(&ops);
     let mut console = Console::start(&["watch", "--database-url", &url], &[], 200, 30);
     let screen = console.wait_for("not possible", 20);
     assert!(
         screen.contains(&format!(
-            "retry and cancel not possible: role {ops} lacks UPDATE (row_version) on \
-             legacy_space_publication_bootstraps"
+            "retry not possible: role {ops} lacks EXECUTE on function \
+             bootstrap_console.retry_bootstrap"
         )) && screen.contains("READ-WRITE"),
-        "lease removal is still allowed:\n{screen}"
+        "cancel and lease removal are still allowed:\n{screen}"
     );
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);
@@ -595,4 +634,334 @@ async fn owner_of(db: &TestDb, table: &str) -> String {
     .fetch_one(&db.pool)
     .await
     .expect("the table's owner")
+}
+
+/// A call of an action function, as a role connected with `conn`, with the operator's claimed
+/// `actor`: (applied, refusal, audit id).
+async fn call_retry(
+    conn: &mut PgConnection,
+    job: &fixture::Job,
+    seen_state: &str,
+    actor: &str,
+    action_id: uuid::Uuid,
+) -> Result<(bool, Option<String>, Option<i64>), sqlx::Error> {
+    sqlx::query_as(
+        "SELECT applied, refusal, audit_id FROM bootstrap_console.retry_bootstrap(\
+           $1, $2, (SELECT completed_at FROM legacy_space_publication_bootstraps WHERE id = $1), \
+           NULL, NULL, $3, 'jump-1', NULL, $4, $4, 'by hand', false)",
+    )
+    .bind(job.bootstrap)
+    .bind(seen_state)
+    .bind(actor)
+    .bind(action_id)
+    .fetch_one(&mut *conn)
+    .await
+}
+
+/// Point by point, what an operator role made by `grants` could once do from psql and no longer
+/// can, and what it can: act through the database's functions, each write with its record.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operator_role_writes_only_through_the_functions_each_write_with_its_record() {
+    let db = TestDb::migrated().await;
+    let failed = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    let running = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    let writer = fixture::lease(&db.pool, "acme", running.space, 60).await;
+    let (group, ops) = person_with(&db, "ops", &[]).await;
+    let (_, watcher) = person_with(&db, "watcher", &["--read-only"]).await;
+    let image = fixture::ledger_image(&db.pool).await;
+    let mut conn = connect_as(&db, &ops).await;
+
+    // Every write from psql is refused, whatever it would have hidden.
+    let (bootstrap, space) = (running.bootstrap, running.space);
+    for sql in [
+        format!(
+            "INSERT INTO bootstrap_console.audit_log (actor, host, action, tenant_id, \
+               knowledge_space_id, bootstrap_id, reason, outcome) \
+             VALUES ('alice', 'bob@jump-1', 'retry', 'acme', '{space}', '{bootstrap}', 'x', \
+               'applied')"
+        ),
+        format!(
+            "UPDATE legacy_space_publication_bootstraps SET run_state = 'queued' \
+             WHERE id = '{}'",
+            failed.bootstrap
+        ),
+        format!(
+            "UPDATE legacy_space_publication_bootstrap_items SET status = 'succeeded' \
+             WHERE bootstrap_id = '{bootstrap}'"
+        ),
+        format!(
+            "UPDATE legacy_space_publication_bootstraps \
+             SET lease_expires_at = '2036-01-01' WHERE id = '{bootstrap}'"
+        ),
+        format!("DELETE FROM knowledge_space_mutation_leases WHERE id = '{writer}'"),
+        "SELECT 1 FROM legacy_space_publication_bootstraps FOR UPDATE".to_string(),
+        "SELECT 1 FROM legacy_space_publication_bootstraps FOR SHARE".to_string(),
+    ] {
+        let (code, message) = refused(&mut conn, &sql).await;
+        assert_eq!(code, "42501", "{sql}: {message}");
+    }
+    sqlx::raw_sql("BEGIN")
+        .execute(&mut conn)
+        .await
+        .expect("begin");
+    let (code, message) = refused(
+        &mut conn,
+        "LOCK TABLE knowledge_space_mutation_leases IN ACCESS EXCLUSIVE MODE",
+    )
+    .await;
+    assert_eq!(code, "42501", "{message}");
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut conn)
+        .await
+        .expect("rollback");
+    assert_eq!(
+        fixture::ledger_image(&db.pool).await,
+        image,
+        "nothing was written"
+    );
+    assert_eq!(fixture::audit_count(&db.pool).await, 0);
+
+    // A call that does not apply writes nothing and holds nothing: here a retry of a running
+    // job, inside a transaction left open.
+    sqlx::raw_sql("BEGIN")
+        .execute(&mut conn)
+        .await
+        .expect("begin");
+    let declined = call_retry(
+        &mut conn,
+        &running,
+        "running",
+        "alice",
+        uuid::Uuid::now_v7(),
+    )
+    .await
+    .expect("a call");
+    assert_eq!(declined, (false, Some("wrong_state".into()), None));
+    let mut other = db.pool.acquire().await.expect("another session");
+    sqlx::query(
+        "SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE NOWAIT",
+    )
+    .bind(running.bootstrap)
+    .execute(&mut *other)
+    .await
+    .expect("the row is not held by the declined call");
+    drop(other);
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut conn)
+        .await
+        .expect("rollback");
+
+    // The wait a lookup makes: `false` while another transaction holds the row, and after
+    // it, nothing held.
+    let holder = fixture::hold_row(&db.pool, running.bootstrap).await;
+    let wait = "SELECT bootstrap_console.await_action_row('bootstrap', $1)";
+    sqlx::raw_sql("SET lock_timeout = '200ms'")
+        .execute(&mut conn)
+        .await
+        .expect("a short wait");
+    let free: bool = sqlx::query_scalar(wait)
+        .bind(running.bootstrap)
+        .fetch_one(&mut conn)
+        .await
+        .expect("the wait");
+    assert!(!free, "the row is held");
+    holder.rollback().await.expect("release");
+    sqlx::raw_sql("BEGIN")
+        .execute(&mut conn)
+        .await
+        .expect("begin");
+    let free: bool = sqlx::query_scalar(wait)
+        .bind(running.bootstrap)
+        .fetch_one(&mut conn)
+        .await
+        .expect("the wait");
+    assert!(free);
+    let mut other = db.pool.acquire().await.expect("another session");
+    sqlx::query(
+        "SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE NOWAIT",
+    )
+    .bind(running.bootstrap)
+    .execute(&mut *other)
+    .await
+    .expect("the wait holds nothing");
+    drop(other);
+    sqlx::raw_sql("ROLLBACK; RESET lock_timeout")
+        .execute(&mut conn)
+        .await
+        .expect("rollback");
+
+    // The call applies, with its record; the role in the record is the one that logged in,
+    // whatever role the session took and whatever actor it claimed.
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!("SET ROLE \"{group}\"")))
+        .execute(&mut conn)
+        .await
+        .expect("the group's role");
+    let action = uuid::Uuid::now_v7();
+    let applied = call_retry(&mut conn, &failed, "failed", "alice", action)
+        .await
+        .expect("a call");
+    assert!(applied.0 && applied.1.is_none(), "{applied:?}");
+    let (role, actor, state): (String, String, String) = sqlx::query_as(
+        "SELECT a.db_role, a.actor, b.run_state FROM bootstrap_console.audit_log a \
+         JOIN legacy_space_publication_bootstraps b ON b.id = a.bootstrap_id WHERE a.id = $1",
+    )
+    .bind(applied.2)
+    .fetch_one(&db.pool)
+    .await
+    .expect("the record");
+    assert_eq!(
+        (role.as_str(), actor.as_str(), state.as_str()),
+        (ops.as_str(), "alice", "queued")
+    );
+    // The same request again is applied before, not twice.
+    let again = call_retry(&mut conn, &failed, "failed", "alice", action)
+        .await
+        .expect("a call");
+    assert_eq!(again, (false, Some("applied_before".into()), applied.2));
+    let _ = conn.close().await;
+
+    // A role with no EXECUTE grant cannot call them: not even an observer.
+    let mut observer = connect_as(&db, &watcher).await;
+    let denied = call_retry(
+        &mut observer,
+        &failed,
+        "failed",
+        "mallory",
+        uuid::Uuid::now_v7(),
+    )
+    .await
+    .expect_err("no EXECUTE");
+    assert_eq!(
+        denied.as_database_error().and_then(|e| e.code()).as_deref(),
+        Some("42501"),
+        "{denied}"
+    );
+    let _ = observer.close().await;
+    assert_eq!(fixture::audit_count(&db.pool).await, 1);
+
+    // Racing consoles as that operator: each space retried once, one record each, and each
+    // record names a change that happened.
+    for _ in 0..5 {
+        fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    }
+    let runs: Vec<_> = (0..3)
+        .map(|_| {
+            let url = db.url_as(&ops);
+            std::thread::spawn(move || {
+                common::cli::run(&[
+                    "retry",
+                    "--state",
+                    "failed",
+                    "--reason",
+                    "race",
+                    "--yes",
+                    "--database-url",
+                    &url,
+                ])
+            })
+        })
+        .collect();
+    for run in runs {
+        let output = run.join().expect("a run");
+        assert!(
+            matches!(output.status.code(), Some(0 | 3)),
+            "{}{}",
+            stdout(&output),
+            stderr(&output)
+        );
+    }
+    let (records, changed): (i64, i64) = sqlx::query_as(
+        "SELECT count(*), count(*) FILTER (WHERE (a.row_after ->> 'row_version')::int \
+                                         = (a.row_before ->> 'row_version')::int + 1 \
+                                         AND a.db_role = $1) \
+         FROM bootstrap_console.audit_log a",
+    )
+    .bind(&ops)
+    .fetch_one(&db.pool)
+    .await
+    .expect("records");
+    let queued: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM legacy_space_publication_bootstraps WHERE run_state = 'queued'",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("queued");
+    assert_eq!(
+        (records, changed),
+        (6, 6),
+        "one record per retry, each with its change"
+    );
+    assert_eq!(queued, 6, "the five raced and the one retried by hand");
+}
+
+/// The owners of the action functions, each with whether it is a superuser, and whether any
+/// function is open to PUBLIC.
+async fn function_owners(db: &TestDb) -> (Vec<(String, bool)>, bool) {
+    let owners = sqlx::query_as(
+        "SELECT DISTINCT pg_get_userbyid(p.proowner)::text, r.rolsuper FROM pg_proc p \
+         JOIN pg_roles r ON r.oid = p.proowner \
+         WHERE p.pronamespace = 'bootstrap_console'::regnamespace \
+           AND p.proname IN ('retry_bootstrap', 'cancel_bootstrap', 'remove_mutation_lease', \
+                             'await_action_row', 'bootstrap_action_apply')",
+    )
+    .fetch_all(&db.pool)
+    .await
+    .expect("owners");
+    let public: bool = sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM pg_proc p, aclexplode(coalesce(p.proacl, \
+                          acldefault('f', p.proowner))) a \
+                        WHERE p.pronamespace = 'bootstrap_console'::regnamespace \
+                          AND p.proname IN ('retry_bootstrap', 'cancel_bootstrap', \
+                                            'remove_mutation_lease', 'await_action_row', \
+                                            'bootstrap_action_apply') \
+                          AND a.grantee = 0)",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("acl");
+    (owners, public)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_action_functions_run_as_the_ledgers_owner_and_never_as_a_superuser() {
+    // A superuser owns the ledger (as in the sandbox): a role of their own, no superuser.
+    let db = TestDb::migrated().await;
+    let (owners, public) = function_owners(&db).await;
+    assert_eq!(owners, [("bootstrap_console_actions".to_string(), false)]);
+    assert!(!public, "no action function is open to PUBLIC");
+    drop(db);
+
+    // A platform role owns the ledger and runs `migrate` itself: the functions are its own.
+    let db = TestDb::platform_only().await;
+    let platform = format!("platform_{}", db.name);
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE ROLE \"{platform}\" LOGIN PASSWORD 'pw'; \
+         GRANT CREATE ON DATABASE \"{}\" TO \"{platform}\"; \
+         ALTER TABLE legacy_space_publication_bootstraps OWNER TO \"{platform}\"; \
+         ALTER TABLE legacy_space_publication_bootstrap_items OWNER TO \"{platform}\"; \
+         ALTER TABLE knowledge_space_mutation_leases OWNER TO \"{platform}\";",
+        db.name
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("a platform owner");
+    let migrated = as_person(&db, &platform, &["migrate"]);
+    assert_eq!(migrated.status.code(), Some(0), "{}", stderr(&migrated));
+    let (owners, public) = function_owners(&db).await;
+    assert_eq!(owners, [(platform.clone(), false)]);
+    assert!(!public);
+
+    // An operator from `grants` acts through them; the record says who logged in.
+    let job = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    let (_, ops) = person_with(&db, "ops", &[]).await;
+    let space = job.space.to_string();
+    let retry = as_person(&db, &ops, &["retry", &space, "--reason", "owned", "--yes"]);
+    assert_eq!(retry.status.code(), Some(0), "{}", stderr(&retry));
+    let role: String = sqlx::query_scalar("SELECT db_role FROM bootstrap_console.audit_log")
+        .fetch_one(&db.pool)
+        .await
+        .expect("one record");
+    assert_eq!(role, ops);
+    let verify = as_person(&db, &ops, &["audit", "verify"]);
+    assert_eq!(verify.status.code(), Some(0), "{}", stdout(&verify));
 }

@@ -34,6 +34,8 @@ fn expect(url: &str, args: &[&str], code: i32, pooler: &PrivatePooler) -> String
     stdout(&output)
 }
 
+/// Every command, as an operator role made by `grants` (which writes only through the
+/// database's action functions), through PgBouncer in both modes.
 #[tokio::test(flavor = "multi_thread")]
 async fn every_command_works_through_pgbouncer_in_both_modes() {
     for mode in MODES {
@@ -42,8 +44,9 @@ async fn every_command_works_through_pgbouncer_in_both_modes() {
         let running = fixture::job(&db.pool, &JobSpec::new("tenant-a", "running")).await;
         let queued = fixture::job(&db.pool, &JobSpec::new("tenant-a", "queued")).await;
         let lease = fixture::lease(&db.pool, "tenant-a", queued.space, 3600).await;
-        let pooler = pooler(&db, mode).await;
-        let url = db.url_through(&pooler, "postgres");
+        let (_, ops) = crate::least_privilege::person_with(&db, "pooled", &[]).await;
+        let pooler = db.pooler(PoolerConfig::new(mode, &[ops.as_str()])).await;
+        let url = db.url_through(&pooler, &ops);
 
         let status = expect(&url, &["status", "--json"], 1, &pooler);
         let status: serde_json::Value = serde_json::from_str(&status).expect("JSON");
@@ -66,6 +69,28 @@ async fn every_command_works_through_pgbouncer_in_both_modes() {
             &pooler,
         );
         assert!(retried.contains("applied"), "{retried}");
+        // The same request again: applied once, never twice.
+        let request = retried
+            .lines()
+            .find_map(|l| l.strip_prefix("request "))
+            .unwrap_or_else(|| panic!("a request line in {retried}"))
+            .trim()
+            .to_string();
+        let again = expect(
+            &url,
+            &[
+                "retry",
+                &space,
+                "--reason",
+                "pooled",
+                "--yes",
+                "--request-id",
+                &request,
+            ],
+            0,
+            &pooler,
+        );
+        assert!(again.contains("already applied"), "{mode:?}: {again}");
         let space = running.space.to_string();
         expect(
             &url,
@@ -103,21 +128,24 @@ async fn every_command_works_through_pgbouncer_in_both_modes() {
 }
 
 /// Consoles racing through one transaction pooler, whose server connections each serve
-/// several of them in turn: every applied action has exactly one audit record, and no
-/// statement of one console ever runs in another's transaction.
+/// several of them in turn, as an operator role made by `grants`: every applied action has
+/// exactly one audit record, and no statement of one console ever runs in another's
+/// transaction.
 #[tokio::test(flavor = "multi_thread")]
 async fn racing_actions_through_a_transaction_pooler_match_their_audit_records() {
     let db = TestDb::migrated().await;
     for _ in 0..12 {
         fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
     }
+    // As an operator role made by `grants`: every write is the database's function.
+    let (_, ops) = crate::least_privilege::person_with(&db, "racer", &[]).await;
     let pooler = db
         .pooler(PoolerConfig {
             pool_size: Some(2),
-            ..PoolerConfig::new(PoolMode::Transaction, &["postgres"])
+            ..PoolerConfig::new(PoolMode::Transaction, &[ops.as_str()])
         })
         .await;
-    let url = db.url_through(&pooler, "postgres");
+    let url = db.url_through(&pooler, &ops);
     let runs: Vec<_> = (0..4)
         .map(|_| {
             let url = url.clone();

@@ -353,7 +353,7 @@ async fn a_role_without_write_grants_gets_a_read_only_session_that_says_why() {
         .to_string();
     assert!(reason.contains(&role), "{reason}");
     assert!(
-        reason.contains("UPDATE on legacy_space_publication_bootstraps"),
+        reason.contains("EXECUTE on function bootstrap_console.retry_bootstrap"),
         "{reason}"
     );
     // It can still watch.

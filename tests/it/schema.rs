@@ -80,6 +80,27 @@ async fn the_console_schema_is_applied_once_and_then_reported_present() {
             .await
             .expect("count");
     assert_eq!(recorded, units.len() as i64);
+    // The action functions name the ledger tables: they wait for the platform's migration,
+    // and the next `migrate` after it installs them.
+    assert_eq!(first.deferred, ["0006_action_functions"]);
+    assert_eq!(second.deferred, ["0006_action_functions"]);
+    schema::apply_unit(&mut conn, &PLATFORM_STANDIN)
+        .await
+        .expect("stand-in");
+    schema::apply_unit(&mut conn, &LEGACY_SPACE_BOOTSTRAP)
+        .await
+        .expect("0009");
+    let third = schema::migrate_console(&mut conn).await.expect("third");
+    assert_eq!(third.applied, ["0006_action_functions"]);
+    assert!(third.deferred.is_empty());
+    let installed: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pg_proc WHERE pronamespace = 'bootstrap_console'::regnamespace \
+           AND proname IN ('retry_bootstrap', 'cancel_bootstrap', 'remove_mutation_lease')",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("functions");
+    assert_eq!(installed, 3);
 }
 
 #[tokio::test]

@@ -6,7 +6,8 @@ use super::outcome::Change;
 use crate::domain::model::{Bootstrap, RunState};
 use crate::domain::text;
 
-/// What a canceled job records as its error code.
+/// What a canceled job records as its error code: written by the database's cancel function
+/// (console schema unit 0006), shown here in the plan; a test holds the two to one.
 pub const CANCELED_ERROR_CODE: &str = "operator_canceled";
 
 /// What cancel changes on `bootstrap` (`reason` once known).
@@ -40,4 +41,22 @@ pub(super) fn changes(bootstrap: &Bootstrap, reason: Option<&str>) -> Vec<Change
         bootstrap.row_version + 1,
     ));
     changes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CANCELED_ERROR_CODE;
+
+    #[test]
+    fn the_error_code_shown_is_the_one_the_databases_cancel_writes() {
+        let unit = crate::store::schema::CONSOLE_UNITS
+            .iter()
+            .find(|u| u.name == "0006_action_functions")
+            .expect("the action functions' unit");
+        assert!(
+            unit.sql
+                .contains(&format!("last_error_code = '{CANCELED_ERROR_CODE}'")),
+            "cancel writes another code than the plan shows"
+        );
+    }
 }
