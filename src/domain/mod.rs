@@ -113,12 +113,13 @@
 //! the board says how far the standby lags, and no write happens while two hosts claim to be
 //! the primary. Memory per space and database time per poll must not grow with the fleet.
 //!
-//! Not met yet: the contract also asks that each action be one SQL function installed by
-//! `migrate` (`SECURITY DEFINER`, so an operator needs only EXECUTE), where today the rules are
-//! the database's (console schema unit 0005, shared by plan and apply) but the console runs the
-//! transaction itself under column grants (`store::grants`); that the four groups of §2 be
-//! shown by name, where today "needs attention" is the first five classes; and that it watch
-//! several databases (cells) at once.
+//! Each action is one SQL function installed by `migrate` (console schema unit 0006,
+//! `SECURITY DEFINER`, so an operator needs only EXECUTE), judging by the rules the plan asks
+//! too (unit 0005).
+//!
+//! Not met yet: the contract also asks that the four groups of §2 be shown by name, where today
+//! "needs attention" is the first five classes; and that it watch several databases (cells) at
+//! once.
 
 pub mod actions;
 pub mod actor;
