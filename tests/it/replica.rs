@@ -904,7 +904,7 @@ async fn the_live_console_refuses_to_act_once_an_old_primary_comes_back() {
     // Without a key: the guard's own look turns the header read-only, the doubt its reason.
     console.send("\x1b");
     let screen = console.wait_for("read-only: split brain?", 40);
-    assert!(screen.contains("READ-ONLY"), "{screen}");
+    assert!(screen.contains("READ-ONLY: PRIMARY IN DOUBT"), "{screen}");
     console.send("\x1b");
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);

@@ -33,7 +33,13 @@ pub(crate) fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         spans.push(Span::styled(" SANDBOX ", theme.sandbox()));
         spans.push(Span::raw(" "));
     }
-    if h.access.is_read_only() {
+    if matches!(h.access, crate::topology::Access::InDoubt { .. }) {
+        // Kept in view while the doubt lasts: the status line that said why fades.
+        spans.push(Span::styled(
+            "READ-ONLY: PRIMARY IN DOUBT ",
+            theme.read_only(),
+        ));
+    } else if h.access.is_read_only() {
         spans.push(Span::styled("READ-ONLY ", theme.read_only()));
     } else {
         spans.push(Span::styled("READ-WRITE ", theme.read_write()));
