@@ -127,7 +127,7 @@ pub(crate) enum LeaseCommand {
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ThresholdArgs {
     /// A mutation lease older than this many minutes is an orphan suspect.
-    #[arg(long, default_value_t = 15.0, allow_hyphen_values = true, value_parser = minutes)]
+    #[arg(long, default_value_t = 15.0, allow_hyphen_values = true, value_parser = orphan_minutes)]
     pub(crate) orphan_after_mins: f64,
     /// A queued or running job unchanged for this many minutes is stuck.
     #[arg(long, default_value_t = 10.0, allow_hyphen_values = true, value_parser = minutes)]
@@ -337,6 +337,22 @@ fn minutes(text: &str) -> Result<f64, String> {
     let value = number_in(text, "minutes", 0.0..=10_080.0)?;
     if value == 0.0 {
         return Err("0 minutes would flag every space: give more than 0".into());
+    }
+    Ok(value)
+}
+
+/// The least orphan threshold, in minutes: the database's lease removal refuses a shorter one
+/// (console schema unit 0006), a writer that young being at work.
+pub(crate) const LEAST_ORPHAN_AFTER_MINS: f64 = 1.0;
+
+/// An orphan threshold: [`minutes`], and at least [`LEAST_ORPHAN_AFTER_MINS`].
+fn orphan_minutes(text: &str) -> Result<f64, String> {
+    let value = minutes(text)?;
+    if value < LEAST_ORPHAN_AFTER_MINS {
+        return Err(format!(
+            "an orphan threshold under {LEAST_ORPHAN_AFTER_MINS} minute would call a writer at \
+             work an orphan: give {LEAST_ORPHAN_AFTER_MINS} or more"
+        ));
     }
     Ok(value)
 }
@@ -681,4 +697,19 @@ pub(crate) struct SimulateArgs {
     /// Stop after this many seconds (default: run until Ctrl-C).
     #[arg(long)]
     pub(crate) duration_secs: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_least_orphan_threshold_is_the_one_the_databases_removal_keeps() {
+        let unit = crate::store::schema::CONSOLE_UNITS
+            .iter()
+            .find(|u| u.name == "0006_action_functions")
+            .expect("the action functions' unit");
+        assert_eq!(super::LEAST_ORPHAN_AFTER_MINS, 1.0);
+        assert!(unit.sql.contains("p_orphan_after < interval '1 minute'"));
+        assert!(super::orphan_minutes("0.5").is_err());
+        assert_eq!(super::orphan_minutes("1"), Ok(1.0));
+    }
 }

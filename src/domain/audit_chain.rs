@@ -15,8 +15,8 @@
 //!   hash and of the record's own fields, in a form that depends on no session setting (times
 //!   in UTC, JSON text, hex). `chain_seq` is the record's place in the chain and `db_role` the
 //!   role the database saw write it (`session_user`); the `actor` and `host` columns are what
-//!   the console reports, which anyone holding the INSERT grant could set from `psql`, so the
-//!   views show the role first (`alice (ops@jump-1)`). The time, the role and the chain
+//!   the caller of the action functions claims (anyone who may call them could claim anything
+//!   from `psql`), so the views show the role first (`alice (ops@jump-1)`). The time, the role and the chain
 //!   columns are the database's, whatever a client sends.
 //! * The end: the database keeps the head in `bootstrap_console.audit_chain_head`; a
 //!   verification whose records do not reach it says so, and a role that may not read it is

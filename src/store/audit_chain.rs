@@ -119,13 +119,19 @@ pub(crate) async fn kept_head(
 /// role but the owner may lock or move the chain's head, and none may change, remove, truncate
 /// or add triggers to the records (`migrate` revoked every such grant; one given since is
 /// named, table-wide or on a column). Nor append them: INSERT is the action functions' owner's
-/// alone (console schema unit 0006), and none of those functions is open to PUBLIC.
+/// alone (console schema unit 0006), and none of those functions is open to PUBLIC. And the
+/// log is complete only if no role that may call the action functions (nor PUBLIC) may also
+/// write the ledger tables directly.
 pub(crate) async fn missing_protections(
     conn: &mut PgConnection,
 ) -> Result<Vec<String>, StoreError> {
     Ok(crate::store::sql::query_scalar(
         "WITH c_ns AS (SELECT n.oid FROM pg_catalog.pg_namespace n \
                         WHERE n.nspname = 'bootstrap_console'), \
+              ledger AS (SELECT oid FROM pg_catalog.pg_class \
+                          WHERE oid IN (pg_catalog.to_regclass('legacy_space_publication_bootstraps'), \
+                                        pg_catalog.to_regclass('legacy_space_publication_bootstrap_items'), \
+                                        pg_catalog.to_regclass('knowledge_space_mutation_leases'))), \
               t AS (SELECT c.oid, c.relkind, c.relrowsecurity FROM pg_catalog.pg_class c \
                      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
                     WHERE n.nspname = 'bootstrap_console' AND c.relname = 'audit_log'), \
@@ -178,7 +184,30 @@ pub(crate) async fn missing_protections(
            FROM pg_catalog.pg_proc p CROSS JOIN pg_catalog.aclexplode( \
                   coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) a \
           WHERE p.pronamespace IN (SELECT oid FROM c_ns) AND p.proname = ANY ($1::text[]) \
-            AND a.grantee = 0 AND a.privilege_type = 'EXECUTE'",
+            AND a.grantee = 0 AND a.privilege_type = 'EXECUTE' \
+         UNION ALL \
+         SELECT DISTINCT 'role ' || CASE WHEN g.grantee = 0 THEN 'PUBLIC' \
+                                ELSE pg_catalog.pg_get_userbyid(g.grantee)::text END \
+                || CASE WHEN g.grantee = 0 THEN '' ELSE ' may call the action functions and' END \
+                || ' holds ' || g.privilege_type || ' on ' || g.relname \
+                || ': it can change the ledger with no audit record (run `bootstrap-console \
+                   grants` for it again)' \
+           FROM (SELECT a.grantee, a.privilege_type, c.relname::text, c.relowner \
+                   FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a \
+                  WHERE c.oid IN (SELECT oid FROM ledger) \
+                 UNION ALL \
+                 SELECT a.grantee, a.privilege_type, c.relname::text, c.relowner \
+                   FROM pg_catalog.pg_class c \
+                   JOIN pg_catalog.pg_attribute att ON att.attrelid = c.oid \
+                   CROSS JOIN pg_catalog.aclexplode(att.attacl) a \
+                  WHERE c.oid IN (SELECT oid FROM ledger)) g \
+          WHERE g.grantee <> g.relowner \
+            AND g.privilege_type IN ('UPDATE', 'DELETE', 'INSERT', 'TRUNCATE') \
+            AND (g.grantee = 0 OR EXISTS ( \
+                  SELECT 1 FROM pg_catalog.pg_proc p \
+                   WHERE p.pronamespace IN (SELECT oid FROM c_ns) \
+                     AND p.proname = ANY ($1::text[]) AND p.proowner <> g.grantee \
+                     AND pg_catalog.has_function_privilege(g.grantee, p.oid, 'EXECUTE')))",
     )
     .bind(&super::capabilities::ACTION_FUNCTIONS[..])
     .fetch_all(&mut *conn)

@@ -112,48 +112,38 @@ pub(crate) const ACTION_FUNCTIONS: [&str; 4] = [
     "await_action_row",
 ];
 
-/// Which ledger tables an action writes (every action also appends to the audit log).
+/// What an action calls, the only way it writes (console schema unit 0006): EXECUTE on that
+/// function is the grant it needs (with the wait its lookup makes, and reading the audit log).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Writes {
-    pub(crate) bootstraps: bool,
-    pub items: bool,
-    pub leases: bool,
+    /// The action's function in `bootstrap_console`; `None` for every action at once.
+    function: Option<&'static str>,
+    /// The actions, as the console names them.
+    actions: &'static str,
 }
 
 impl Writes {
-    /// Retry: the job and its items.
     pub(crate) const RETRY: Self = Self {
-        bootstraps: true,
-        items: true,
-        leases: false,
+        function: Some("retry_bootstrap"),
+        actions: "retry",
     };
-    /// Cancel: the job.
     pub(crate) const CANCEL: Self = Self {
-        bootstraps: true,
-        items: false,
-        leases: false,
+        function: Some("cancel_bootstrap"),
+        actions: "cancel",
     };
-    /// Removing a lease.
     pub(crate) const REMOVE_LEASE: Self = Self {
-        bootstraps: false,
-        items: false,
-        leases: true,
+        function: Some("remove_mutation_lease"),
+        actions: "remove lease",
     };
     pub const ALL: Self = Self {
-        bootstraps: true,
-        items: true,
-        leases: true,
+        function: None,
+        actions: "actions",
     };
     pub(crate) const EACH: [Self; 3] = [Self::RETRY, Self::CANCEL, Self::REMOVE_LEASE];
 
-    /// The actions that write these tables, as the console names them.
+    /// The actions that call this, as the console names them.
     pub(crate) fn actions(self) -> &'static str {
-        match self {
-            Self::RETRY => "retry",
-            Self::CANCEL => "cancel",
-            Self::REMOVE_LEASE => "remove lease",
-            _ => "actions",
-        }
+        self.actions
     }
 }
 
@@ -233,12 +223,7 @@ impl Capabilities {
     /// ids are looked up.
     pub(crate) fn missing_grants_for(&self, writes: Writes) -> Vec<String> {
         let audit = self.has_audit_table && self.console_schema_usage;
-        let function = match writes {
-            Writes::RETRY => Some("retry_bootstrap"),
-            Writes::CANCEL => Some("cancel_bootstrap"),
-            Writes::REMOVE_LEASE => Some("remove_mutation_lease"),
-            _ => None,
-        };
+        let function = writes.function;
         let execute = self
             .execute_missing
             .iter()

@@ -157,11 +157,16 @@ pub(crate) fn script(to: &GrantsFor<'_>) -> String {
          GRANT SELECT ON {audit} TO {role};\n\
          -- `audit verify` checks the log's end against the head the database keeps.\n\
          GRANT SELECT ON {CHAIN_HEAD} TO {role};\n\
-         -- `check` compares each published space with the platform's head, when that table exists.\n\
+         -- `check` compares each published space with the platform's head, when that table exists\n\
+         -- and whoever runs this may grant it (else `check` says it could not compare).\n\
          DO $grants$\n\
          BEGIN\n\
          \x20 IF to_regclass({heads}) IS NOT NULL THEN\n\
-         \x20   EXECUTE 'GRANT SELECT ON ' || {heads} || ' TO ' || quote_ident({role_text});\n\
+         \x20   IF has_table_privilege(to_regclass({heads}), 'SELECT WITH GRANT OPTION') THEN\n\
+         \x20     EXECUTE 'GRANT SELECT ON ' || {heads} || ' TO ' || quote_ident({role_text});\n\
+         \x20   ELSE\n\
+         \x20     RAISE NOTICE 'not granted: SELECT on % (ask its owner)', {heads};\n\
+         \x20   END IF;\n\
          \x20 END IF;\n\
          END\n\
          $grants$;\n"

@@ -181,6 +181,23 @@ pub(crate) async fn row_holder(db: &Db, row: RowOf, id: Uuid) -> Option<String> 
     holder.map(|h| format!("held by {}", h.said()))
 }
 
+/// Who the statement of server process `pid` waits behind, as "held by pid …", asked while it
+/// still waits; `None` when it waits for no one (or that cannot be asked). A row locked inside
+/// a function's subtransaction (the action functions lock so) bears an id `pg_locks` does not
+/// list, so [`row_holder`] cannot tell its holder once the wait is over; this can.
+pub(crate) async fn blocker_of(db: &Db, pid: i32) -> Option<String> {
+    let holder: Option<Holder> = read_tx!(db, |c| crate::store::sql::query_as(
+        "SELECT a.pid, a.usename::text AS role, a.application_name AS application, \
+                extract(epoch FROM now() - a.xact_start)::float8 AS held_secs, \
+                '' AS mode, NULL::text AS relation \
+         FROM pg_stat_activity a WHERE a.pid = (pg_blocking_pids($1))[1]"
+    )
+    .bind(pid)
+    .fetch_optional(c))
+    .ok()?;
+    holder.map(|h| format!("held by {}", h.said()))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -22,6 +22,8 @@ pub(crate) struct LookupTx {
     conn: PgConnection,
     /// Whether the row wait's transaction was begun (and must be rolled back).
     locking: bool,
+    /// What the row wait found of the action, when it got the row.
+    found_under_lock: Option<Option<i64>>,
 }
 
 impl LookupTx {
@@ -29,6 +31,7 @@ impl LookupTx {
         Ok(Self {
             conn: target.connect().await?,
             locking: false,
+            found_under_lock: None,
         })
     }
 
@@ -94,35 +97,41 @@ impl LookupTx {
     }
 
     /// Waits at most `wait` until no transaction holds the row the request locked, as the
-    /// action would (holding nothing after: the database's function releases it at once);
-    /// `false` when another transaction still holds it. A row that no longer exists needs no
-    /// wait.
+    /// action would, and looks the action up under that lock (the database's function
+    /// releases it at once); `false` when another transaction still holds the row. A row that
+    /// no longer exists needs no wait.
     pub(crate) async fn lock(
         &mut self,
         subject: AuditSubject,
+        action_id: Uuid,
         wait: Duration,
     ) -> Result<bool, StoreError> {
         super::db::begin_on(&mut self.conn, TxKind::Write, Some(wait)).await?;
         self.locking = true;
         let (sql, kind, id) = super::write::await_row(subject);
-        Ok(crate::store::sql::query_scalar::<bool>(sql)
+        let (free, audit_id): (bool, Option<i64>) = crate::store::sql::query_as(sql)
             .bind(kind)
             .bind(id)
+            .bind(action_id)
             .fetch_one(&mut self.conn)
-            .await?)
+            .await?;
+        if free {
+            self.found_under_lock = Some(audit_id);
+        }
+        Ok(free)
     }
 
-    /// The audit record of the request, if it was applied: asked with the lock held when it
-    /// was taken, else in a read transaction of its own.
+    /// The audit record of the request, if it was applied: as found under the row lock when
+    /// [`Self::lock`] got it, else in a read transaction of its own.
     pub(crate) async fn audit_of_action(
         &mut self,
-        action_id: Uuid,
+        action: (Uuid, &str, Uuid),
     ) -> Result<Option<i64>, StoreError> {
-        if self.locking {
-            return super::read::audit_of_action(&mut self.conn, action_id).await;
+        if let Some(found) = self.found_under_lock {
+            return Ok(found);
         }
         self.begin_read().await?;
-        let found = super::read::audit_of_action(&mut self.conn, action_id).await;
+        let found = super::read::audit_of_action(&mut self.conn, action).await;
         self.end_read(found).await
     }
 

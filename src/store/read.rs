@@ -535,15 +535,20 @@ pub(crate) async fn lease_of_space<'e, E: sqlx::PgExecutor<'e>>(
     )
 }
 
-/// The audit record of an applied request, if this request id was applied before.
+/// The audit record of an applied action (its id, the action's name and its subject's id), if
+/// it was applied before. A record that bears the action id but another action or subject is
+/// not this action's: the database's functions refuse to act under that id.
 pub(crate) async fn audit_of_action<'e, E: sqlx::PgExecutor<'e>>(
     executor: E,
-    action_id: Uuid,
+    (action_id, action, subject): (Uuid, &str, Uuid),
 ) -> Result<Option<i64>, StoreError> {
     Ok(crate::store::sql::query_scalar(
-        "SELECT id FROM bootstrap_console.audit_log WHERE action_id = $1",
+        "SELECT id FROM bootstrap_console.audit_log \
+         WHERE action_id = $1 AND action = $2 AND coalesce(bootstrap_id, lease_id) = $3",
     )
     .bind(action_id)
+    .bind(action)
+    .bind(subject)
     .fetch_optional(executor)
     .await?)
 }

@@ -89,13 +89,14 @@ pub const CONSOLE_UNITS: &[SchemaUnit] = &[
     },
 ];
 
-/// The ledger tables as a unit that names them says them (`@bootstraps@` …), and the
-/// catalog query that finds them: schema-qualified, quoted, through the search path of the
-/// role that runs `migrate`, as the console finds them.
+/// The ledger tables as a unit that names them says them: `@bootstraps@` for the
+/// schema-qualified, quoted name (found through the search path of the role that runs
+/// `migrate`, as the console finds them) and `@bootstraps_oid@` for its oid, which needs no
+/// quoting inside the unit's own strings; and so on for the items and the leases.
 const LEDGER_PLACEHOLDERS: [(&str, &str); 3] = [
-    ("@bootstraps@", "legacy_space_publication_bootstraps"),
-    ("@items@", "legacy_space_publication_bootstrap_items"),
-    ("@leases@", "knowledge_space_mutation_leases"),
+    ("bootstraps", "legacy_space_publication_bootstraps"),
+    ("items", "legacy_space_publication_bootstrap_items"),
+    ("leases", "knowledge_space_mutation_leases"),
 ];
 
 impl SchemaUnit {
@@ -103,11 +104,11 @@ impl SchemaUnit {
     pub fn names_the_ledger(&self) -> bool {
         LEDGER_PLACEHOLDERS
             .iter()
-            .any(|(placeholder, _)| self.sql.contains(placeholder))
+            .any(|(placeholder, _)| self.sql.contains(&format!("@{placeholder}")))
     }
 }
 
-/// The unit's SQL with the ledger tables' qualified names in place of their placeholders;
+/// The unit's SQL with the ledger tables' names and oids in place of their placeholders;
 /// `None` while a ledger table is missing.
 async fn with_ledger(
     conn: &mut PgConnection,
@@ -115,17 +116,19 @@ async fn with_ledger(
 ) -> Result<Option<String>, sqlx::Error> {
     let mut sql = unit.sql.to_string();
     for (placeholder, table) in LEDGER_PLACEHOLDERS {
-        let qualified: Option<String> = crate::store::sql::query_scalar(
-            "SELECT format('%I.%I', n.nspname, c.relname) FROM pg_class c \
+        let found: Option<(String, i64)> = crate::store::sql::query_as(
+            "SELECT format('%I.%I', n.nspname, c.relname), c.oid::bigint FROM pg_class c \
                JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass($1)",
         )
         .bind(table)
         .fetch_optional(&mut *conn)
         .await?;
-        let Some(qualified) = qualified else {
+        let Some((qualified, oid)) = found else {
             return Ok(None);
         };
-        sql = sql.replace(placeholder, &qualified);
+        sql = sql
+            .replace(&format!("@{placeholder}_oid@"), &format!("{oid}::oid"))
+            .replace(&format!("@{placeholder}@"), &qualified);
     }
     Ok(Some(sql))
 }

@@ -35,32 +35,11 @@ pub(crate) enum AuditSubject {
     Lease(Uuid),
 }
 
-/// How an action was applied (the audit table's CHECK lists these).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AuditOutcome {
-    Applied,
-    /// A safeguard was overridden on purpose (a lease that was not an orphan suspect).
-    AppliedForced,
-    /// Written to the primary `--primary` named, past the split-brain guard.
-    AppliedPrimaryForced,
-    /// Both: a forced lease removal on a forced primary.
-    AppliedForcedPrimaryForced,
-}
-
-impl AuditOutcome {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Applied => "applied",
-            Self::AppliedForced => "applied_forced",
-            Self::AppliedPrimaryForced => "applied_primary_forced",
-            Self::AppliedForcedPrimaryForced => "applied_forced_primary_forced",
-        }
-    }
-
-    /// Whether a recorded outcome overrode a safeguard (any of the forced ones).
-    pub fn is_forced(recorded: &str) -> bool {
-        recorded.starts_with("applied_") && recorded.contains("forced")
-    }
+/// Whether a recorded outcome overrode a safeguard: a lease that was not an orphan suspect
+/// (`applied_forced`), the split-brain guard (`applied_primary_forced`), or both. The outcomes
+/// are the database's to write (console schema units 0005 and 0006).
+pub fn outcome_is_forced(recorded: &str) -> bool {
+    recorded.starts_with("applied_") && recorded.contains("forced")
 }
 
 /// Who asks for an action, and which request it is: what every audit record of it carries
@@ -75,8 +54,6 @@ pub(crate) struct Stamp<'a> {
     /// Unique: the same action of a request applied once is never applied again.
     pub(crate) action_id: Uuid,
     pub(crate) reason: &'a str,
-    /// The only tenant this console may act on (`--tenant`), if limited to one.
-    pub(crate) tenant_scope: Option<&'a str>,
     /// The cluster and timeline the split-brain guard approved: each write transaction checks
     /// it lands there (`None`: not checked).
     pub(crate) lineage: Option<crate::topology::Lineage>,
@@ -164,6 +141,8 @@ pub(crate) async fn write_bootstrap<D, R>(
     decide: impl FnOnce(&BootstrapRow, Option<&str>) -> Result<D, R>,
 ) -> Result<Written<(), R, BootstrapWritten<D>>, StoreError> {
     let mut tx = WriteTx::begin(db, backend, stamp.lineage).await?;
+    let mut blocker = None;
+    let blocked_by = &mut blocker;
     let written = async {
         let function = match seen.action {
             "retry" => "retry_bootstrap",
@@ -172,8 +151,8 @@ pub(crate) async fn write_bootstrap<D, R>(
         let sql = format!(
             "SELECT f.applied, f.refusal, f.audit_id, f.chain_seq, f.chain_hash, \
                f.row_before AS row_json, f.row_after, f.items_reset, {BOOTSTRAP_COLUMNS} \
-             FROM bootstrap_console.{function}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, \
-               $12) f \
+             FROM bootstrap_console.{function}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) \
+               f \
              LEFT JOIN LATERAL jsonb_populate_record(\
                NULL::legacy_space_publication_bootstraps, f.row_before) b ON true"
         );
@@ -182,7 +161,6 @@ pub(crate) async fn write_bootstrap<D, R>(
             .bind(seen.run_state)
             .bind(seen.completed_at)
             .bind(seen.exact_row_version)
-            .bind(stamp.tenant_scope)
             .bind(stamp.actor)
             .bind(stamp.host)
             .bind(stamp.ssh_client)
@@ -190,8 +168,10 @@ pub(crate) async fn write_bootstrap<D, R>(
             .bind(stamp.action_id)
             .bind(stamp.reason)
             .bind(stamp.primary_forced)
-            .fetch_one(&mut *tx.tx)
-            .await?;
+            .fetch_one(&mut *tx.tx);
+        let (row, blocker) = naming_the_blocker(db, backend, row).await;
+        *blocked_by = blocker;
+        let row = row?;
         let called = Called::from_row(&row)?;
         if called.refusal.as_deref() == Some("applied_before") {
             return Ok(Written::AppliedBefore(called.audit_id.unwrap_or_default()));
@@ -218,23 +198,50 @@ pub(crate) async fn write_bootstrap<D, R>(
     }
     .await;
     let ended = tx.end(written).await;
-    name_lock_holder(db, ended, RowOf::Bootstrap, id).await
+    name_lock_holder(db, ended, (RowOf::Bootstrap, id), blocker).await
+}
+
+/// How long into an action's lock wait its blocker is asked for: well before the lock timeout
+/// ends the wait, leaving the question time to be answered.
+const ASK_BLOCKER_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// `call`, and who it waited behind when it waited long: asked from another session while it
+/// still waits (see [`super::locks::blocker_of`]), at most for a second.
+async fn naming_the_blocker<T>(
+    db: &Db,
+    backend: &BackendSlot,
+    call: impl std::future::Future<Output = T>,
+) -> (T, Option<String>) {
+    tokio::pin!(call);
+    tokio::select! {
+        done = &mut call => (done, None),
+        () = tokio::time::sleep(ASK_BLOCKER_AFTER) => {
+            let asked = async {
+                super::locks::blocker_of(db, backend.get()?.pid).await
+            };
+            let blocker = tokio::time::timeout(std::time::Duration::from_secs(1), asked)
+                .await
+                .ok()
+                .flatten();
+            (call.await, blocker)
+        }
+    }
 }
 
 /// `ended`, with a lock wait that ran out said as what it waited for: the audit chain's head
-/// (its trigger names the holder) or the action's row, naming the transaction that holds row
-/// `id` when the catalog tells.
+/// (its trigger names the holder) or the action's row, naming the transaction that held it —
+/// `blocker`, as asked while the call waited, else the row's locker as the catalog tells.
 async fn name_lock_holder<T>(
     db: &Db,
     ended: Result<T, StoreError>,
-    row: RowOf,
-    id: Uuid,
+    (row, id): (RowOf, Uuid),
+    blocker: Option<String>,
 ) -> Result<T, StoreError> {
-    let waited_for = |e: &sqlx::Error| {
+    let on_the_log = |e: &sqlx::Error| {
         let db = e.as_database_error()?;
         let message = db.message();
         if message.starts_with("held by ") {
-            return Some(message.to_string());
+            return Some(Some(message.to_string()));
         }
         // A lock on the audit table itself (a schema change) has only the server's words.
         let context = db
@@ -242,13 +249,20 @@ async fn name_lock_holder<T>(
             .r#where()?;
         context
             .contains("\"bootstrap_console\".\"audit_log\"")
-            .then(|| "held by another transaction".to_string())
+            .then_some(None)
     };
     match ended {
-        Err(StoreError::Database(e)) if super::is_lock_timeout(&e) => match waited_for(&e) {
-            Some(holder) => Err(StoreError::AuditChainBusy { holder }),
+        Err(StoreError::Database(e)) if super::is_lock_timeout(&e) => match on_the_log(&e) {
+            Some(said) => Err(StoreError::AuditChainBusy {
+                holder: said
+                    .or(blocker)
+                    .unwrap_or_else(|| "held by another transaction".into()),
+            }),
             None => Err(StoreError::RowLocked {
-                holder: super::locks::row_holder(db, row, id).await,
+                holder: match blocker {
+                    Some(blocker) => Some(blocker),
+                    None => super::locks::row_holder(db, row, id).await,
+                },
             }),
         },
         other => other,
@@ -270,12 +284,14 @@ pub(crate) async fn remove_lease<D, R>(
     let (tenant, space) = (seen.tenant_id, seen.knowledge_space_id);
     let layout = *db.layout();
     let mut tx = WriteTx::begin(db, backend, stamp.lineage).await?;
+    let mut blocker = None;
+    let blocked_by = &mut blocker;
     let written = async {
         let sql = format!(
             "SELECT f.applied, f.refusal, f.audit_id, f.chain_seq, f.chain_hash, \
                f.row_before AS row_json, now() AS judged_at, {} \
              FROM bootstrap_console.remove_mutation_lease($1, $2, $3, $4, $5, \
-               $6 * interval '1 microsecond', $7, $8, $9, $10, $11, $12, $13, $14) f \
+               $6 * interval '1 microsecond', $7, $8, $9, $10, $11, $12, $13) f \
              LEFT JOIN LATERAL jsonb_populate_record(\
                NULL::knowledge_space_mutation_leases, f.row_before) l ON true",
             lease_columns(&layout)
@@ -287,7 +303,6 @@ pub(crate) async fn remove_lease<D, R>(
             .bind(seen.acquired_at)
             .bind(seen.force)
             .bind(seen.orphan_after.num_microseconds().unwrap_or(i64::MAX))
-            .bind(stamp.tenant_scope)
             .bind(stamp.actor)
             .bind(stamp.host)
             .bind(stamp.ssh_client)
@@ -295,8 +310,10 @@ pub(crate) async fn remove_lease<D, R>(
             .bind(stamp.action_id)
             .bind(stamp.reason)
             .bind(stamp.primary_forced)
-            .fetch_one(&mut *tx.tx)
-            .await?;
+            .fetch_one(&mut *tx.tx);
+        let (row, blocker) = naming_the_blocker(db, backend, row).await;
+        *blocked_by = blocker;
+        let row = row?;
         let called = Called::from_row(&row)?;
         if called.refusal.as_deref() == Some("applied_before") {
             return Ok(Written::AppliedBefore(called.audit_id.unwrap_or_default()));
@@ -323,7 +340,7 @@ pub(crate) async fn remove_lease<D, R>(
     }
     .await;
     let ended = tx.end(written).await;
-    name_lock_holder(db, ended, RowOf::Lease, id).await
+    name_lock_holder(db, ended, (RowOf::Lease, id), blocker).await
 }
 
 /// The server process of an action's transaction and the moment that transaction began:
@@ -349,10 +366,11 @@ impl BackendSlot {
 }
 
 /// The call that waits, as an action on `subject` would, until no transaction holds its row,
-/// and holds nothing after (console schema unit 0006): for the lookup of an outcome left
-/// unknown (see [`super::lookup`]). It answers `false` when the lock wait ran out.
+/// looks the action id up under that lock and holds nothing after (console schema unit 0006):
+/// for the lookup of an outcome left unknown (see [`super::lookup`]). It answers whether the
+/// row was free, and the action's audit record if it was applied.
 pub(super) fn await_row(subject: AuditSubject) -> (&'static str, &'static str, Uuid) {
-    let sql = "SELECT bootstrap_console.await_action_row($1, $2)";
+    let sql = "SELECT free, audit_id FROM bootstrap_console.await_action_row($1, $2, $3)";
     match subject {
         AuditSubject::Bootstrap(id) => (sql, "bootstrap", id),
         AuditSubject::Lease(id) => (sql, "lease", id),

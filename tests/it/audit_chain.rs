@@ -627,7 +627,9 @@ async fn a_log_whose_guards_are_off_does_not_verify() {
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
         "GRANT DELETE, INSERT ON bootstrap_console.audit_log TO \"{clerk}\"; \
          GRANT UPDATE (reason) ON bootstrap_console.audit_log TO PUBLIC; \
-         GRANT EXECUTE ON FUNCTION bootstrap_console.cancel_bootstrap TO PUBLIC"
+         GRANT EXECUTE ON FUNCTION bootstrap_console.cancel_bootstrap TO PUBLIC; \
+         GRANT EXECUTE ON FUNCTION bootstrap_console.retry_bootstrap TO \"{clerk}\"; \
+         GRANT UPDATE (run_state) ON legacy_space_publication_bootstraps TO \"{clerk}\""
     )))
     .execute(&db.pool)
     .await
@@ -640,6 +642,10 @@ async fn a_log_whose_guards_are_off_does_not_verify() {
             && out.contains("role PUBLIC holds UPDATE on the audit log")
             && out.contains(&format!("role {clerk} holds INSERT on the audit log"))
             && out.contains("function bootstrap_console.cancel_bootstrap is open to PUBLIC")
+            && out.contains(&format!(
+                "role {clerk} may call the action functions and holds UPDATE on \
+                 legacy_space_publication_bootstraps"
+            ))
             && !out.contains("retry_bootstrap")
             && !out.contains("bootstrap_console_actions"),
         "{out}"
@@ -647,7 +653,9 @@ async fn a_log_whose_guards_are_off_does_not_verify() {
     sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
         "REVOKE ALL ON bootstrap_console.audit_log FROM \"{clerk}\"; \
          REVOKE UPDATE (reason) ON bootstrap_console.audit_log FROM PUBLIC; \
-         REVOKE EXECUTE ON FUNCTION bootstrap_console.cancel_bootstrap FROM PUBLIC"
+         REVOKE EXECUTE ON FUNCTION bootstrap_console.cancel_bootstrap FROM PUBLIC; \
+         REVOKE EXECUTE ON FUNCTION bootstrap_console.retry_bootstrap FROM \"{clerk}\"; \
+         REVOKE UPDATE ON legacy_space_publication_bootstraps FROM \"{clerk}\""
     )))
     .execute(&db.pool)
     .await

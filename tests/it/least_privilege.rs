@@ -648,7 +648,7 @@ async fn call_retry(
     sqlx::query_as(
         "SELECT applied, refusal, audit_id FROM bootstrap_console.retry_bootstrap(\
            $1, $2, (SELECT completed_at FROM legacy_space_publication_bootstraps WHERE id = $1), \
-           NULL, NULL, $3, 'jump-1', NULL, $4, $4, 'by hand', false)",
+           NULL, $3, 'jump-1', NULL, $4, $4, 'by hand', false)",
     )
     .bind(job.bootstrap)
     .bind(seen_state)
@@ -754,13 +754,14 @@ async fn an_operator_role_writes_only_through_the_functions_each_write_with_its_
     // The wait a lookup makes: `false` while another transaction holds the row, and after
     // it, nothing held.
     let holder = fixture::hold_row(&db.pool, running.bootstrap).await;
-    let wait = "SELECT bootstrap_console.await_action_row('bootstrap', $1)";
+    let wait = "SELECT free FROM bootstrap_console.await_action_row('bootstrap', $1, $2)";
     sqlx::raw_sql("SET lock_timeout = '200ms'")
         .execute(&mut conn)
         .await
         .expect("a short wait");
     let free: bool = sqlx::query_scalar(wait)
         .bind(running.bootstrap)
+        .bind(uuid::Uuid::now_v7())
         .fetch_one(&mut conn)
         .await
         .expect("the wait");
@@ -772,6 +773,7 @@ async fn an_operator_role_writes_only_through_the_functions_each_write_with_its_
         .expect("begin");
     let free: bool = sqlx::query_scalar(wait)
         .bind(running.bootstrap)
+        .bind(uuid::Uuid::now_v7())
         .fetch_one(&mut conn)
         .await
         .expect("the wait");
@@ -892,6 +894,82 @@ async fn an_operator_role_writes_only_through_the_functions_each_write_with_its_
         "one record per retry, each with its change"
     );
     assert_eq!(queued, 6, "the five raced and the one retried by hand");
+
+    // An action applied from psql in a transaction left open holds its row: another
+    // operator's action on it waits out the lock timeout and names that session.
+    let busy = fixture::job(&db.pool, &JobSpec::new("acme", "running")).await;
+    let mut holder = connect_as(&db, &ops).await;
+    sqlx::raw_sql("BEGIN")
+        .execute(&mut holder)
+        .await
+        .expect("begin");
+    let held: bool = sqlx::query_scalar(
+        "SELECT applied FROM bootstrap_console.cancel_bootstrap($1, 'running', NULL, NULL, \
+           'alice', 'jump-1', NULL, $2, $2, 'held open', false)",
+    )
+    .bind(busy.bootstrap)
+    .bind(uuid::Uuid::now_v7())
+    .fetch_one(&mut holder)
+    .await
+    .expect("a call");
+    assert!(held);
+    let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&mut holder)
+        .await
+        .expect("pid");
+    let space = busy.space.to_string();
+    let waited = as_person(&db, &ops, &["cancel", &space, "--reason", "x", "--yes"]);
+    let out = stdout(&waited);
+    assert_eq!(waited.status.code(), Some(4), "{out}{}", stderr(&waited));
+    assert!(
+        out.contains(&format!("held by pid {pid} (role {ops}")),
+        "{out}"
+    );
+    sqlx::raw_sql("ROLLBACK")
+        .execute(&mut holder)
+        .await
+        .expect("rollback");
+    // And a spoofed action id, one that another action's record bears, is refused outright:
+    // it never passes for that record.
+    let mut conn = connect_as(&db, &ops).await;
+    let recorded: uuid::Uuid = sqlx::query_scalar(
+        "SELECT action_id FROM bootstrap_console.audit_log WHERE action = 'retry' LIMIT 1",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("a record's action id");
+    let spoofed: Result<(bool,), _> = sqlx::query_as(
+        "SELECT applied FROM bootstrap_console.cancel_bootstrap($1, 'running', NULL, NULL, \
+           'alice', 'jump-1', NULL, $2, $2, 'spoof', false)",
+    )
+    .bind(busy.bootstrap)
+    .bind(recorded)
+    .fetch_one(&mut conn)
+    .await;
+    let spoofed = spoofed.expect_err("refused").to_string();
+    assert!(spoofed.contains("is the id of another action"), "{spoofed}");
+    // A lease judged by a threshold under a minute is refused too, and a removal's record
+    // keeps the threshold it was judged by.
+    let young = fixture::lease(&db.pool, "acme", busy.space, 5).await;
+    let hasty: Result<(bool,), _> = sqlx::query_as(
+        "SELECT applied FROM bootstrap_console.remove_mutation_lease($1, 'acme', $2, \
+           (SELECT acquired_at FROM knowledge_space_mutation_leases WHERE id = $1), false, \
+           interval '1 second', 'alice', 'jump-1', NULL, $3, $3, 'hasty', false)",
+    )
+    .bind(young)
+    .bind(busy.space)
+    .bind(uuid::Uuid::now_v7())
+    .fetch_one(&mut conn)
+    .await;
+    let hasty = hasty.expect_err("refused").to_string();
+    assert!(hasty.contains("under a minute"), "{hasty}");
+    let _ = conn.close().await;
+    let _ = holder.close().await;
+    assert_eq!(
+        fixture::lease_count(&db.pool).await,
+        2,
+        "the writer's and the young lease"
+    );
 }
 
 /// The owners of the action functions, each with whether it is a superuser, and whether any
@@ -964,4 +1042,118 @@ async fn the_action_functions_run_as_the_ledgers_owner_and_never_as_a_superuser(
     assert_eq!(role, ops);
     let verify = as_person(&db, &ops, &["audit", "verify"]);
     assert_eq!(verify.status.code(), Some(0), "{}", stdout(&verify));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn migrate_by_a_superuser_gives_the_functions_to_the_ledgers_owner_and_takes_old_writes_back()
+{
+    use bootstrap_console::store::schema::{self, CONSOLE_UNITS};
+    // The console schema as the previous release left it (units 0001–0005), a platform role
+    // owning the ledger, and an operator role with that release's grants: column UPDATEs,
+    // DELETE on the leases, INSERT on the audit log.
+    let db = TestDb::platform_only().await;
+    let platform = format!("platform_{}", db.name);
+    let old_ops = format!("old_ops_{}", db.name);
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE ROLE \"{platform}\" NOLOGIN; \
+         ALTER TABLE legacy_space_publication_bootstraps OWNER TO \"{platform}\"; \
+         ALTER TABLE legacy_space_publication_bootstrap_items OWNER TO \"{platform}\"; \
+         ALTER TABLE knowledge_space_mutation_leases OWNER TO \"{platform}\";"
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("a platform owner");
+    let mut conn = db.connect().await;
+    for unit in &CONSOLE_UNITS[..5] {
+        schema::apply_unit(&mut conn, unit).await.expect("unit");
+        sqlx::query(
+            "INSERT INTO bootstrap_console.schema_migrations (version, name) VALUES ($1, $2)",
+        )
+        .bind(unit.version)
+        .bind(unit.name)
+        .execute(&db.pool)
+        .await
+        .expect("recorded");
+    }
+    let _ = conn.close().await;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(format!(
+        "CREATE ROLE \"{old_ops}\" LOGIN PASSWORD 'pw'; \
+         GRANT SELECT, UPDATE (run_state, row_version) ON legacy_space_publication_bootstraps \
+           TO \"{old_ops}\"; \
+         GRANT SELECT, UPDATE (status) ON legacy_space_publication_bootstrap_items \
+           TO \"{old_ops}\"; \
+         GRANT SELECT, DELETE ON knowledge_space_mutation_leases TO \"{old_ops}\"; \
+         GRANT USAGE ON SCHEMA bootstrap_console TO \"{old_ops}\"; \
+         GRANT SELECT, INSERT (actor, host, action, reason) ON bootstrap_console.audit_log \
+           TO \"{old_ops}\";"
+    )))
+    .execute(&db.pool)
+    .await
+    .expect("the previous release's operator");
+
+    let migrated = common::cli::on(&db, &["migrate"]);
+    assert_eq!(migrated.status.code(), Some(0), "{}", stderr(&migrated));
+    assert!(
+        stdout(&migrated).contains("applied console schema unit 0006_action_functions"),
+        "{}",
+        stdout(&migrated)
+    );
+    // Run by a superuser, yet the functions are the ledger owner's, which may append to the
+    // log it does not own.
+    let (owners, public) = function_owners(&db).await;
+    assert_eq!(owners, [(platform.clone(), false)]);
+    assert!(!public);
+    let writes: Vec<(String, bool)> = sqlx::query_as(
+        "SELECT w.what, CASE w.kind \
+           WHEN 'table' THEN has_table_privilege($1, w.rel::regclass, w.privilege) \
+           ELSE has_any_column_privilege($1, w.rel::regclass, w.privilege) END \
+         FROM (VALUES ('UPDATE bootstraps', 'legacy_space_publication_bootstraps', 'UPDATE', 'column'), \
+                      ('UPDATE items', 'legacy_space_publication_bootstrap_items', 'UPDATE', 'column'), \
+                      ('DELETE leases', 'knowledge_space_mutation_leases', 'DELETE', 'table'), \
+                      ('INSERT audit', 'bootstrap_console.audit_log', 'INSERT', 'column'), \
+                      ('SELECT bootstraps', 'legacy_space_publication_bootstraps', 'SELECT', 'table')) \
+              AS w(what, rel, privilege, kind)",
+    )
+    .bind(&old_ops)
+    .fetch_all(&db.pool)
+    .await
+    .expect("privileges");
+    assert_eq!(
+        writes,
+        [
+            ("UPDATE bootstraps".to_string(), false),
+            ("UPDATE items".to_string(), false),
+            ("DELETE leases".to_string(), false),
+            ("INSERT audit".to_string(), false),
+            ("SELECT bootstraps".to_string(), true),
+        ],
+        "the old writes are taken back, the reads kept"
+    );
+    let owner_appends: bool = sqlx::query_scalar(
+        "SELECT has_table_privilege($1, 'bootstrap_console.audit_log', 'INSERT')",
+    )
+    .bind(&platform)
+    .fetch_one(&db.pool)
+    .await
+    .expect("privilege");
+    assert!(owner_appends);
+    // Until `grants` runs again the old operator may not act, and is told what it lacks.
+    let job = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    let space = job.space.to_string();
+    let refused = as_person(&db, &old_ops, &["retry", &space, "--reason", "x", "--yes"]);
+    assert_eq!(refused.status.code(), Some(8), "{}", stderr(&refused));
+    assert!(
+        assert_one_sentence(&refused)
+            .contains("EXECUTE on function bootstrap_console.retry_bootstrap"),
+        "{}",
+        stderr(&refused)
+    );
+    let (_, ops) = person_with(&db, "ops", &[]).await;
+    let retry = as_person(
+        &db,
+        &ops,
+        &["retry", &space, "--reason", "upgraded", "--yes"],
+    );
+    assert_eq!(retry.status.code(), Some(0), "{}", stderr(&retry));
+    assert_eq!(fixture::audit_count(&db.pool).await, 1);
 }

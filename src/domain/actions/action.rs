@@ -27,7 +27,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// The ledger tables this action writes (the grants it needs follow).
+    /// What this action calls to write (the grant it needs follows).
     pub(crate) fn writes(self) -> crate::store::capabilities::Writes {
         use crate::store::capabilities::Writes;
         match self {

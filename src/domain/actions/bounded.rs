@@ -114,8 +114,8 @@ async fn apply_or_look_up(
 }
 
 /// Looks `action`'s request up: ends its abandoned transaction (`backend`, when it got that
-/// far) and waits for it to be over — or, without one, takes the row lock — then searches the
-/// audit table for the action's id.
+/// far) and waits for it to be over — or, without one, waits for the row lock and searches
+/// under it — then searches the audit table for the action's id.
 pub async fn resolve(
     session: &Session,
     action: &Action,
@@ -146,10 +146,14 @@ async fn look(
     if action.request().is_fresh() {
         return found(lookup, action).await;
     }
-    // A re-driven request's earlier run may still hold the row and commit: take the row lock
-    // it took, so the answer cannot overtake it.
+    // A re-driven request's earlier run may still hold the row and commit: wait for the row
+    // lock it took and look it up under that lock, so the answer cannot overtake it.
     if !lookup
-        .lock(super::audit_subject(action), LOOKUP_WAIT)
+        .lock(
+            super::audit_subject(action),
+            action.action_id(),
+            LOOKUP_WAIT,
+        )
         .await?
     {
         return Ok(Lookup::RowLocked);
@@ -158,7 +162,12 @@ async fn look(
 }
 
 async fn found(lookup: &mut LookupTx, action: &Action) -> Result<Lookup, ActionError> {
-    Ok(match lookup.audit_of_action(action.action_id()).await? {
+    let id = (
+        action.action_id(),
+        action.kind().name(),
+        action.subject_id(),
+    );
+    Ok(match lookup.audit_of_action(id).await? {
         Some(audit_id) => Lookup::Applied { audit_id },
         None => Lookup::NotApplied,
     })

@@ -58,5 +58,9 @@ mod tests {
                 .contains(&format!("last_error_code = '{CANCELED_ERROR_CODE}'")),
             "cancel writes another code than the plan shows"
         );
+        // The limits the console says are the ones the database's functions keep.
+        let reason = crate::domain::refusal::MAX_REASON_CHARS;
+        assert!(unit.sql.contains(&format!("keep it to {reason}'")));
+        assert!(unit.sql.contains(&format!("length(p_reason) > {reason}")));
     }
 }

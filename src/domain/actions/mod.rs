@@ -37,7 +37,7 @@ pub use super::refusal::{MAX_REASON_CHARS, Refusal};
 use super::session::Session;
 use crate::store::db::read_tx;
 /// How the audit log records an applied action (the views name forced ones).
-pub use crate::store::write::AuditOutcome;
+pub use crate::store::write::outcome_is_forced;
 use crate::store::write::{AuditSubject, BackendSlot, Stamp};
 use crate::store::{StoreError, read};
 use crate::topology::Report;
@@ -172,7 +172,11 @@ pub async fn plan(session: &Session, action: &Action) -> Result<Plan, ActionErro
         return Ok(Plan::refused(action, refusal));
     }
     let topology = session.topology();
-    let id = action.action_id();
+    let id = (
+        action.action_id(),
+        action.kind().name(),
+        action.subject_id(),
+    );
     let applied = read_tx!(topology.primary(), |c| read::audit_of_action(&mut *c, id))?;
     if let Some(audit_id) = applied {
         return Ok(Plan::applied_before(action, audit_id));
@@ -191,7 +195,11 @@ pub(crate) async fn applied_before(
     request: RequestId,
     subject_id: uuid::Uuid,
 ) -> Result<Option<i64>, ActionError> {
-    let id = request.for_subject(kind, subject_id);
+    let id = (
+        request.for_subject(kind, subject_id),
+        kind.name(),
+        subject_id,
+    );
     let topology = session.topology();
     Ok(read_tx!(topology.primary(), |c| read::audit_of_action(
         &mut *c, id
@@ -318,6 +326,5 @@ fn stamp<'a>(session: &'a Session, action: &'a Action, reason: &'a str) -> Stamp
         request_id: action.request().uuid(),
         action_id: action.action_id(),
         reason,
-        tenant_scope: session.tenant_scope(),
     }
 }

@@ -8,7 +8,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Cell, Paragraph, Row, Table};
 
 use super::format;
-use crate::domain::actions::{AuditOutcome, Kind};
+use crate::domain::actions::{Kind, outcome_is_forced};
 use crate::domain::signals::Attention;
 use crate::domain::text;
 use crate::poller::{Extra, Focus};
@@ -143,7 +143,7 @@ fn short_action(action: &str) -> String {
 
 /// A forced action must stand out even at 80 columns.
 fn short_outcome(outcome: &str) -> String {
-    if AuditOutcome::is_forced(outcome) {
+    if outcome_is_forced(outcome) {
         "FORCED".to_string()
     } else {
         text::clean(outcome, 16)
