@@ -913,6 +913,14 @@ async fn an_operator_role_writes_only_through_the_functions_each_write_with_its_
     .await
     .expect("a call");
     assert!(held);
+    let idle: String = sqlx::query_scalar("SHOW idle_in_transaction_session_timeout")
+        .fetch_one(&mut holder)
+        .await
+        .expect("setting");
+    assert_eq!(
+        idle, "1min",
+        "the call capped how long its transaction may sit idle"
+    );
     let pid: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
         .fetch_one(&mut holder)
         .await
