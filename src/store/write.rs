@@ -156,23 +156,14 @@ pub(crate) async fn write_bootstrap<D, R>(
              LEFT JOIN LATERAL jsonb_populate_record(\
                NULL::legacy_space_publication_bootstraps, f.row_before) b ON true"
         );
-        let row = crate::store::sql::query(sqlx::AssertSqlSafe(sql))
+        let query = crate::store::sql::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
             .bind(seen.run_state)
             .bind(seen.completed_at)
-            .bind(seen.exact_row_version)
-            .bind(stamp.actor)
-            .bind(stamp.host)
-            .bind(stamp.ssh_client)
-            .bind(stamp.request_id)
-            .bind(stamp.action_id)
-            .bind(stamp.reason)
-            .bind(stamp.primary_forced)
-            .fetch_one(&mut *tx.tx);
-        let (row, blocker) = naming_the_blocker(db, backend, row).await;
+            .bind(seen.exact_row_version);
+        let (row, blocker) = tx.call(db, backend, bind_stamp(query, stamp)).await;
         *blocked_by = blocker;
-        let row = row?;
-        let called = Called::from_row(&row)?;
+        let (row, called) = row?;
         if called.refusal.as_deref() == Some("applied_before") {
             return Ok(Written::AppliedBefore(called.audit_id.unwrap_or_default()));
         }
@@ -199,6 +190,22 @@ pub(crate) async fn write_bootstrap<D, R>(
     .await;
     let ended = tx.end(written).await;
     name_lock_holder(db, ended, (RowOf::Bootstrap, id), blocker).await
+}
+
+/// A statement with some of its arguments bound.
+type Bound<'q> = sqlx::query::Query<'q, Postgres, sqlx::postgres::PgArguments>;
+
+/// Binds what `stamp` tells an action function, after the subject's arguments, in the order
+/// every action function takes it.
+fn bind_stamp<'q>(query: Bound<'q>, stamp: &Stamp<'q>) -> Bound<'q> {
+    query
+        .bind(stamp.actor)
+        .bind(stamp.host)
+        .bind(stamp.ssh_client)
+        .bind(stamp.request_id)
+        .bind(stamp.action_id)
+        .bind(stamp.reason)
+        .bind(stamp.primary_forced)
 }
 
 /// How long into an action's lock wait its blocker is asked for: well before the lock timeout
@@ -296,25 +303,11 @@ pub(crate) async fn remove_lease<D, R>(
                NULL::knowledge_space_mutation_leases, f.row_before) l ON true",
             lease_columns(&layout)
         );
-        let row = crate::store::sql::query(sqlx::AssertSqlSafe(sql))
-            .bind(id)
-            .bind(seen.tenant_id)
-            .bind(seen.knowledge_space_id)
-            .bind(seen.acquired_at)
-            .bind(seen.force)
-            .bind(seen.orphan_after.num_microseconds().unwrap_or(i64::MAX))
-            .bind(stamp.actor)
-            .bind(stamp.host)
-            .bind(stamp.ssh_client)
-            .bind(stamp.request_id)
-            .bind(stamp.action_id)
-            .bind(stamp.reason)
-            .bind(stamp.primary_forced)
-            .fetch_one(&mut *tx.tx);
-        let (row, blocker) = naming_the_blocker(db, backend, row).await;
+        let query = crate::store::sql::query(sqlx::AssertSqlSafe(sql));
+        let query = super::rules::bind_lease(query, id, seen);
+        let (row, blocker) = tx.call(db, backend, bind_stamp(query, stamp)).await;
         *blocked_by = blocker;
-        let row = row?;
-        let called = Called::from_row(&row)?;
+        let (row, called) = row?;
         if called.refusal.as_deref() == Some("applied_before") {
             return Ok(Written::AppliedBefore(called.audit_id.unwrap_or_default()));
         }
@@ -456,6 +449,25 @@ impl WriteTx {
             return Err(refused);
         }
         Ok(Self { tx })
+    }
+
+    /// Calls an action function (`query`, every argument bound): its row and what it answered,
+    /// and who it waited behind if it waited long (see [`naming_the_blocker`]).
+    async fn call(
+        &mut self,
+        db: &Db,
+        backend: &BackendSlot,
+        query: Bound<'_>,
+    ) -> (
+        Result<(sqlx::postgres::PgRow, Called), StoreError>,
+        Option<String>,
+    ) {
+        let (row, blocker) = naming_the_blocker(db, backend, query.fetch_one(&mut *self.tx)).await;
+        let answered = row.map_err(StoreError::from).and_then(|row| {
+            let called = Called::from_row(&row)?;
+            Ok((row, called))
+        });
+        (answered, blocker)
     }
 
     /// Ends the transaction as `written` says — explicitly, an error included, so the

@@ -636,6 +636,18 @@ async fn owner_of(db: &TestDb, table: &str) -> String {
     .expect("the table's owner")
 }
 
+/// Another session takes bootstrap `id`'s row lock at once, or the test fails saying `why`.
+async fn row_is_free(db: &TestDb, id: uuid::Uuid, why: &str) {
+    let mut other = db.pool.acquire().await.expect("another session");
+    sqlx::query(
+        "SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE NOWAIT",
+    )
+    .bind(id)
+    .execute(&mut *other)
+    .await
+    .unwrap_or_else(|e| panic!("{why}: {e}"));
+}
+
 /// A call of an action function, as a role connected with `conn`, with the operator's claimed
 /// `actor`: (applied, refusal, audit id).
 async fn call_retry(
@@ -737,15 +749,12 @@ async fn an_operator_role_writes_only_through_the_functions_each_write_with_its_
     .await
     .expect("a call");
     assert_eq!(declined, (false, Some("wrong_state".into()), None));
-    let mut other = db.pool.acquire().await.expect("another session");
-    sqlx::query(
-        "SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE NOWAIT",
+    row_is_free(
+        &db,
+        running.bootstrap,
+        "the row is not held by the declined call",
     )
-    .bind(running.bootstrap)
-    .execute(&mut *other)
-    .await
-    .expect("the row is not held by the declined call");
-    drop(other);
+    .await;
     sqlx::raw_sql("ROLLBACK")
         .execute(&mut conn)
         .await
@@ -778,15 +787,7 @@ async fn an_operator_role_writes_only_through_the_functions_each_write_with_its_
         .await
         .expect("the wait");
     assert!(free);
-    let mut other = db.pool.acquire().await.expect("another session");
-    sqlx::query(
-        "SELECT 1 FROM legacy_space_publication_bootstraps WHERE id = $1 FOR UPDATE NOWAIT",
-    )
-    .bind(running.bootstrap)
-    .execute(&mut *other)
-    .await
-    .expect("the wait holds nothing");
-    drop(other);
+    row_is_free(&db, running.bootstrap, "the wait holds nothing").await;
     sqlx::raw_sql("ROLLBACK; RESET lock_timeout")
         .execute(&mut conn)
         .await
