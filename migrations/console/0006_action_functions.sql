@@ -44,7 +44,7 @@ BEGIN
     RAISE EXCEPTION 'the reason is % characters long; keep it to 500', length(p_reason)
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
-  IF p_orphan_after IS NOT NULL AND p_orphan_after < interval '1 minute' THEN
+  IF p_orphan_after IS NOT NULL AND extract(epoch FROM p_orphan_after) < 60 THEN
     RAISE EXCEPTION 'the orphan threshold is %, under a minute: a writer that young is at work', p_orphan_after
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
@@ -55,16 +55,17 @@ BEGIN
 END $$;
 
 -- The audit record of an action applied before under `p_action_id`, if any. The id is the
--- caller's to give, so a record under it of another action or subject is refused outright:
--- it would otherwise let one request pass for applied by another's record.
+-- caller's to give, so a record under it of another request, action or subject is refused
+-- outright: it would otherwise let one request pass for applied by another's record.
 CREATE OR REPLACE FUNCTION "bootstrap_console"."action_record"(
-  p_action_id UUID, p_action TEXT, p_subject UUID) RETURNS BIGINT
+  p_action_id UUID, p_request_id UUID, p_action TEXT, p_subject UUID) RETURNS BIGINT
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
   found BIGINT;
   same BOOLEAN;
 BEGIN
   SELECT a.id, a.action = p_action AND coalesce(a.bootstrap_id, a.lease_id) = p_subject
+               AND a.request_id IS NOT DISTINCT FROM p_request_id
     INTO found, same
     FROM "bootstrap_console"."audit_log" a WHERE a.action_id = p_action_id;
   IF found IS NOT NULL AND NOT same THEN
@@ -93,7 +94,7 @@ BEGIN
   BEGIN
     SELECT x.* INTO b FROM @bootstraps@ x WHERE x.id = p_id FOR UPDATE;
     -- After the row lock, so a first attempt still committing is waited for, not overtaken.
-    audit_id := "bootstrap_console"."action_record"(p_action_id, p_action, p_id);
+    audit_id := "bootstrap_console"."action_record"(p_action_id, p_request_id, p_action, p_id);
     IF audit_id IS NOT NULL THEN
       refusal := 'applied_before';
     ELSIF b.id IS NULL THEN
@@ -147,7 +148,7 @@ BEGIN
       IF v_constraint IS DISTINCT FROM 'audit_log_action_idx' THEN
         RAISE;
       END IF;
-      audit_id := "bootstrap_console"."action_record"(p_action_id, p_action, p_id);
+      audit_id := "bootstrap_console"."action_record"(p_action_id, p_request_id, p_action, p_id);
       refusal := 'applied_before';
       row_after := NULL;
       items_reset := 0;
@@ -202,7 +203,8 @@ BEGIN
     coalesce(p_orphan_after, interval '0'));
   BEGIN
     SELECT x.* INTO l FROM @leases@ x WHERE x.id = p_id FOR UPDATE;
-    audit_id := "bootstrap_console"."action_record"(p_action_id, 'remove_mutation_lease', p_id);
+    audit_id := "bootstrap_console"."action_record"(p_action_id, p_request_id,
+                                                  'remove_mutation_lease', p_id);
     IF audit_id IS NOT NULL THEN
       refusal := 'applied_before';
     ELSIF l.id IS NULL THEN
@@ -210,11 +212,12 @@ BEGIN
     ELSE
       row_before := to_jsonb(l);
       -- The later heartbeat columns count only together, as the console reads them.
+      -- The threshold in seconds: months and days would count by the calendar.
       refusal := "bootstrap_console"."lease_removal_refusal"(
         p_seen_tenant, p_seen_space, p_seen_acquired_at, p_force, l.tenant_id,
         l.knowledge_space_id, l.acquired_at,
         CASE WHEN row_before ? 'heartbeat_at' THEN (row_before ->> 'expires_at')::timestamptz END,
-        now(), p_orphan_after);
+        now(), make_interval(secs => extract(epoch FROM p_orphan_after)));
     END IF;
     IF refusal IS NOT NULL AND refusal <> 'forced' THEN
       RAISE SQLSTATE 'BCNA0';
@@ -241,8 +244,8 @@ BEGIN
       IF v_constraint IS DISTINCT FROM 'audit_log_action_idx' THEN
         RAISE;
       END IF;
-      audit_id := "bootstrap_console"."action_record"(p_action_id, 'remove_mutation_lease',
-                                                      p_id);
+      audit_id := "bootstrap_console"."action_record"(p_action_id, p_request_id,
+                                                      'remove_mutation_lease', p_id);
       refusal := 'applied_before';
   END;
   RETURN NEXT;
@@ -366,6 +369,16 @@ BEGIN
         CASE WHEN grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(grantee)) END);
     END LOOP;
   END LOOP;
+  -- The rules and the checks the functions call are pure or read only what their caller may:
+  -- open to every role, whatever default privileges took from PUBLIC (the plan asks the
+  -- rules as the operator, the functions as their owner).
+  GRANT EXECUTE ON FUNCTION
+    "bootstrap_console"."bootstrap_action_refusal"(TEXT, TEXT, TIMESTAMPTZ, INTEGER, TEXT, TIMESTAMPTZ, INTEGER),
+    "bootstrap_console"."lease_orphan_at"(TIMESTAMPTZ, TIMESTAMPTZ, INTERVAL),
+    "bootstrap_console"."lease_removal_refusal"(TEXT, UUID, TIMESTAMPTZ, BOOLEAN, TEXT, UUID, TIMESTAMPTZ, TIMESTAMPTZ, TIMESTAMPTZ, INTERVAL),
+    "bootstrap_console"."action_record"(UUID, UUID, TEXT, UUID),
+    "bootstrap_console"."action_call_checks"(UUID, TEXT, INTERVAL)
+    TO PUBLIC;
   -- Appending to the log is the functions' alone now. A role that held INSERT on it (an
   -- operator role of an earlier `grants`) loses that, and the writes the console once made
   -- under it: UPDATE on the jobs and their items, DELETE on the leases. `grants` gives it

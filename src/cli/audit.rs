@@ -88,7 +88,7 @@ async fn run(session: &Session, expected: Option<&str>) -> Result<ExitCode, Fail
     for missing in &found.unprotected {
         outln!(
             "audit log UNPROTECTED: {}",
-            crate::domain::text::clean(missing, 200)
+            crate::domain::text::clean(missing, 400)
         );
     }
     outln!(

@@ -210,10 +210,17 @@ fn bind_stamp<'q>(query: Bound<'q>, stamp: &Stamp<'q>) -> Bound<'q> {
 
 /// How long into an action's lock wait its blocker is asked for: well before the lock timeout
 /// ends the wait, leaving the question time to be answered.
-const ASK_BLOCKER_AFTER: std::time::Duration = std::time::Duration::from_secs(3);
+const ASK_BLOCKER_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How long the question may take: it must be answered while the call still waits.
+const BLOCKER_ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_millis(2500);
+const _: () = assert!(
+    ASK_BLOCKER_AFTER.as_millis() + BLOCKER_ANSWER_WITHIN.as_millis()
+        < super::db::LOCK_TIMEOUT.as_millis()
+);
 
 /// `call`, and who it waited behind when it waited long: asked from another session while it
-/// still waits (see [`super::locks::blocker_of`]), at most for a second.
+/// still waits (see [`super::locks::blocker_of`]), within [`BLOCKER_ANSWER_WITHIN`].
 async fn naming_the_blocker<T>(
     db: &Db,
     backend: &BackendSlot,
@@ -226,7 +233,7 @@ async fn naming_the_blocker<T>(
             let asked = async {
                 super::locks::blocker_of(db, backend.get()?.pid).await
             };
-            let blocker = tokio::time::timeout(std::time::Duration::from_secs(1), asked)
+            let blocker = tokio::time::timeout(BLOCKER_ANSWER_WITHIN, asked)
                 .await
                 .ok()
                 .flatten();
