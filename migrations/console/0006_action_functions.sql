@@ -69,7 +69,7 @@ BEGIN
     INTO found, same
     FROM "bootstrap_console"."audit_log" a WHERE a.action_id = p_action_id;
   IF found IS NOT NULL AND NOT same THEN
-    RAISE EXCEPTION 'action id % is the id of another action (audit record %): nothing was written', p_action_id, found
+    RAISE EXCEPTION 'action id % is the id of another action (audit record %): nothing was written; send the request again under a new request id', p_action_id, found
       USING ERRCODE = 'invalid_parameter_value';
   END IF;
   RETURN found;
