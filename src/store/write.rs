@@ -141,8 +141,6 @@ pub(crate) async fn write_bootstrap<D, R>(
     decide: impl FnOnce(&BootstrapRow, Option<&str>) -> Result<D, R>,
 ) -> Result<Written<(), R, BootstrapWritten<D>>, StoreError> {
     let mut tx = WriteTx::begin(db, backend, stamp.lineage).await?;
-    let mut blocker = None;
-    let blocked_by = &mut blocker;
     let written = async {
         let function = match seen.action {
             "retry" => "retry_bootstrap",
@@ -161,9 +159,7 @@ pub(crate) async fn write_bootstrap<D, R>(
             .bind(seen.run_state)
             .bind(seen.completed_at)
             .bind(seen.exact_row_version);
-        let (row, blocker) = tx.call(db, backend, bind_stamp(query, stamp)).await;
-        *blocked_by = blocker;
-        let (row, called) = row?;
+        let (row, called) = tx.call(db, backend, bind_stamp(query, stamp)).await?;
         if called.refusal.as_deref() == Some("applied_before") {
             return Ok(Written::AppliedBefore(called.audit_id.unwrap_or_default()));
         }
@@ -188,6 +184,7 @@ pub(crate) async fn write_bootstrap<D, R>(
         }))
     }
     .await;
+    let blocker = tx.blocker.take();
     let ended = tx.end(written).await;
     name_lock_holder(db, ended, (RowOf::Bootstrap, id), blocker).await
 }
@@ -298,8 +295,6 @@ pub(crate) async fn remove_lease<D, R>(
     let (tenant, space) = (seen.tenant_id, seen.knowledge_space_id);
     let layout = *db.layout();
     let mut tx = WriteTx::begin(db, backend, stamp.lineage).await?;
-    let mut blocker = None;
-    let blocked_by = &mut blocker;
     let written = async {
         let sql = format!(
             "SELECT f.applied, f.refusal, f.audit_id, f.chain_seq, f.chain_hash, \
@@ -312,9 +307,7 @@ pub(crate) async fn remove_lease<D, R>(
         );
         let query = crate::store::sql::query(sqlx::AssertSqlSafe(sql));
         let query = super::rules::bind_lease(query, id, seen);
-        let (row, blocker) = tx.call(db, backend, bind_stamp(query, stamp)).await;
-        *blocked_by = blocker;
-        let (row, called) = row?;
+        let (row, called) = tx.call(db, backend, bind_stamp(query, stamp)).await?;
         if called.refusal.as_deref() == Some("applied_before") {
             return Ok(Written::AppliedBefore(called.audit_id.unwrap_or_default()));
         }
@@ -339,6 +332,7 @@ pub(crate) async fn remove_lease<D, R>(
         }))
     }
     .await;
+    let blocker = tx.blocker.take();
     let ended = tx.end(written).await;
     name_lock_holder(db, ended, (RowOf::Lease, id), blocker).await
 }
@@ -406,6 +400,8 @@ fn lineage_kept(
 /// An open read-write transaction. Dropping it without `end` rolls back.
 struct WriteTx {
     tx: Transaction<'static, Postgres>,
+    /// Who the last call waited behind, when it waited long: named if its wait ran out.
+    blocker: Option<String>,
 }
 
 impl WriteTx {
@@ -455,26 +451,23 @@ impl WriteTx {
             let _ = tx.rollback().await;
             return Err(refused);
         }
-        Ok(Self { tx })
+        Ok(Self { tx, blocker: None })
     }
 
-    /// Calls an action function (`query`, every argument bound): its row and what it answered,
-    /// and who it waited behind if it waited long (see [`naming_the_blocker`]).
+    /// Calls an action function (`query`, every argument bound): its row and what it answered.
+    /// Who it waited behind, if it waited long, is kept in `blocker` (see
+    /// [`naming_the_blocker`]).
     async fn call(
         &mut self,
         db: &Db,
         backend: &BackendSlot,
         query: Bound<'_>,
-    ) -> (
-        Result<(sqlx::postgres::PgRow, Called), StoreError>,
-        Option<String>,
-    ) {
+    ) -> Result<(sqlx::postgres::PgRow, Called), StoreError> {
         let (row, blocker) = naming_the_blocker(db, backend, query.fetch_one(&mut *self.tx)).await;
-        let answered = row.map_err(StoreError::from).and_then(|row| {
-            let called = Called::from_row(&row)?;
-            Ok((row, called))
-        });
-        (answered, blocker)
+        self.blocker = blocker;
+        let row = row?;
+        let called = Called::from_row(&row)?;
+        Ok((row, called))
     }
 
     /// Ends the transaction as `written` says — explicitly, an error included, so the
