@@ -279,12 +279,17 @@ pub enum SortKey {
 impl SortKey {
     pub const ALL: [SortKey; 4] = [Self::Attention, Self::Tenant, Self::Progress, Self::Idle];
 
-    pub(crate) fn label(self) -> &'static str {
-        match self {
-            Self::Attention => "attention",
-            Self::Tenant => "tenant",
-            Self::Progress => "progress",
-            Self::Idle => "idle",
+    /// How the order reads, in its direction: which rows come first.
+    pub(crate) fn label(self, reverse: bool) -> &'static str {
+        match (self, reverse) {
+            (Self::Attention, false) => "attention",
+            (Self::Attention, true) => "attention, calmest first",
+            (Self::Tenant, false) => "tenant A-Z",
+            (Self::Tenant, true) => "tenant Z-A",
+            (Self::Progress, false) => "progress, least first",
+            (Self::Progress, true) => "progress, most first",
+            (Self::Idle, false) => "idle, longest first",
+            (Self::Idle, true) => "idle, shortest first",
         }
     }
 
@@ -293,11 +298,8 @@ impl SortKey {
     pub(crate) fn compare(self, a: &BoardRow, b: &BoardRow) -> Ordering {
         match self {
             Self::Attention => attention_order(a, b),
-            Self::Tenant => a
-                .tenant
-                .cmp(&b.tenant)
-                .then(a.space.cmp(&b.space))
-                .then(a.id.cmp(&b.id)),
+            // Each tenant's rows in attention order: its trouble first.
+            Self::Tenant => a.tenant.cmp(&b.tenant).then_with(|| attention_order(a, b)),
             Self::Progress => a
                 .fraction()
                 .total_cmp(&b.fraction())

@@ -5,6 +5,37 @@ use std::time::{Duration, Instant};
 
 pub const MIN_INTERVAL: Duration = Duration::from_millis(500);
 pub const MAX_INTERVAL: Duration = Duration::from_secs(60);
+/// The intervals `+` and `-` step through (from an interval between two, the next one).
+pub const INTERVAL_STEPS: [Duration; 8] = [
+    Duration::from_millis(500),
+    Duration::from_secs(1),
+    Duration::from_secs(2),
+    Duration::from_secs(5),
+    Duration::from_secs(10),
+    Duration::from_secs(15),
+    Duration::from_secs(30),
+    Duration::from_secs(60),
+];
+
+/// The next step below `interval` (polling more often), or the shortest.
+pub fn faster(interval: Duration) -> Duration {
+    INTERVAL_STEPS
+        .iter()
+        .rev()
+        .find(|step| **step < interval)
+        .copied()
+        .unwrap_or(MIN_INTERVAL)
+}
+
+/// The next step above `interval` (polling less often), or the longest.
+pub fn slower(interval: Duration) -> Duration {
+    INTERVAL_STEPS
+        .iter()
+        .find(|step| **step > interval)
+        .copied()
+        .unwrap_or(MAX_INTERVAL)
+}
+
 /// Backoff ceiling while the database is unreachable.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// A poll may take at most this share of the time between polls; beyond it, polls are spaced
@@ -124,6 +155,28 @@ impl Cadence {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn plus_and_minus_land_on_the_documented_steps() {
+        let secs = Duration::from_secs_f64;
+        let mut interval = MAX_INTERVAL;
+        let mut seen = vec![interval];
+        while interval > MIN_INTERVAL {
+            interval = faster(interval);
+            seen.push(interval);
+        }
+        let mut down = INTERVAL_STEPS.to_vec();
+        down.reverse();
+        assert_eq!(seen, down);
+        assert_eq!(faster(MIN_INTERVAL), MIN_INTERVAL);
+        assert_eq!(slower(MAX_INTERVAL), MAX_INTERVAL);
+        // From an interval between two steps (`--interval 3`), the next one either way.
+        assert_eq!(faster(secs(3.0)), secs(2.0));
+        assert_eq!(slower(secs(3.0)), secs(5.0));
+        assert_eq!(MIN_INTERVAL, INTERVAL_STEPS[0]);
+        assert_eq!(MAX_INTERVAL, INTERVAL_STEPS[INTERVAL_STEPS.len() - 1]);
+    }
+
     use super::*;
 
     #[test]

@@ -52,7 +52,7 @@ use crate::store::replica::{ReplayMark, Replication};
 use crate::store::sync::SyncSettings;
 use crate::topology::Access;
 
-pub use cadence::{MAX_INTERVAL, MIN_INTERVAL};
+pub use cadence::{INTERVAL_STEPS, MAX_INTERVAL, MIN_INTERVAL, faster, slower};
 
 pub(crate) const AUDIT_SHOWN: i64 = 200;
 
@@ -143,11 +143,13 @@ impl PollStatus {
     /// The database clock now, estimated from the last snapshot and the local monotonic clock.
     pub(crate) fn db_now_at(&self, local: Instant) -> Option<chrono::DateTime<chrono::Utc>> {
         let fleet = self.fleet.as_ref()?;
-        // A standby behind its primary: the data is as of its instant, which does not move.
-        if self
-            .polling
-            .replication
-            .is_some_and(|r| r.measured && !r.caught_up())
+        // A standby behind its primary: the data is as of its instant, which does not move;
+        // nor does a paused board's.
+        if self.polling.paused
+            || self
+                .polling
+                .replication
+                .is_some_and(|r| r.measured && !r.caught_up())
         {
             return Some(fleet.db_now);
         }

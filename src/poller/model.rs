@@ -120,6 +120,11 @@ impl Model {
         if self.lagging {
             return false;
         }
+        // Paused, the board is the snapshot the operator stopped on: nothing on it ages
+        // (late, stuck, lease ages) until polling resumes, when it catches up at once.
+        if self.status.polling.paused {
+            return false;
+        }
         let Ok(elapsed) = chrono::Duration::from_std(local.saturating_duration_since(at)) else {
             return false;
         };

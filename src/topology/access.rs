@@ -46,9 +46,16 @@ pub(super) fn standby() -> Access {
     }
 }
 
-/// What a role with `capabilities` may do.
+/// What a role with `capabilities` may do: nothing on a standby, without the grants, or
+/// before `migrate` has installed what actions write through (said at once, in the header,
+/// not first by a dialog).
 pub(super) fn granted(capabilities: &Capabilities) -> Access {
-    match capabilities.write_blocker() {
+    let unmigrated = || {
+        crate::domain::actions::audit_ready(capabilities)
+            .err()
+            .map(|refusal| refusal.to_string())
+    };
+    match capabilities.write_blocker().or_else(unmigrated) {
         Some(reason) => Access::ReadOnly { reason },
         None => Access::ReadWrite,
     }

@@ -284,7 +284,7 @@ pub(crate) const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Char(' '), NONE)],
         shown: "Space",
         command: Command::Mark,
-        help: "mark / unmark for a bulk action",
+        help: "mark / unmark, then next row",
         hint: Some("mark"),
     },
     Binding {

@@ -149,6 +149,7 @@ fn app_with(n: usize) -> App {
         sandbox: false,
         tenant_scope: None,
         access: Access::ReadWrite,
+        needs_migrate: false,
     };
     let mut app = App::new(
         header,

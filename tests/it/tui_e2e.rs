@@ -514,3 +514,100 @@ async fn a_locked_ledger_is_said_with_its_holder_not_as_reconnecting() {
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);
 }
+
+/// Keys written in one go act as keys typed slowly: each on what the earlier ones produced.
+#[tokio::test(flavor = "multi_thread")]
+async fn keys_sent_with_no_gap_act_on_the_rows_the_earlier_keys_asked_for() {
+    let (db, _bootstrap, _space) = rollout_with_a_failure().await;
+    let url = db.url();
+    let mut console = Console::start(&["watch", "--database-url", &url], &[], 100, 30);
+    console.wait_ready("READ-WRITE", 20);
+    console.wait_for("FAILED", 20);
+    // Needs attention, then only failed, then mark all: in one write.
+    console.send_now("ff*");
+    let screen = console.wait_for("marked", 10);
+    let header = screen
+        .lines()
+        .find(|l| l.contains("marked"))
+        .expect("the board's header");
+    let numbers: Vec<usize> = header
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    // "│ N of M · N marked │ only failed"
+    assert!(header.contains("only failed"), "{header}");
+    assert_eq!(numbers.len(), 3, "{header}");
+    assert_eq!(
+        numbers[0], numbers[2],
+        "the rows shown are the rows marked: {header}"
+    );
+    // `u` says what it cleared now, and `/` offers the filter's own keys.
+    console.send("u");
+    console.wait_for(&format!("cleared {} mark(s)", numbers[0]), 10);
+    console.send("/");
+    let typing = console.wait_until("the filter's hints", 10, |s| {
+        s.lines().last().is_some_and(|l| l.contains("keep"))
+    });
+    let hints = typing.lines().last().unwrap_or_default();
+    assert!(!hints.contains("retry"), "{hints}");
+    console.send("\u{1b}");
+    // Sort and reverse in one write: the label names the order of the rows shown.
+    console.send_now("sS");
+    console.wait_for("by tenant Z-A", 10);
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+}
+
+/// While paused the board is the snapshot it stopped on: a lease that runs out meanwhile does
+/// not age on it; it catches up on resume.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_paused_board_does_not_age_and_catches_up_on_resume() {
+    let (db, _bootstrap, _space) = rollout_with_a_failure().await;
+    // One job runs, with a worker lease that ends in 20 s; every other is failed or canceled.
+    let running: Uuid = sqlx::query_scalar(
+        "UPDATE legacy_space_publication_bootstraps SET run_state = 'running', \
+                checkpoint = 'rebuilding', worker_id = 'worker-paused', \
+                lease_token = gen_random_uuid(), heartbeat_at = now(), \
+                lease_expires_at = now() + interval '20 seconds', completed_at = NULL, \
+                last_error_code = NULL, last_error_message = NULL, updated_at = now(), \
+                row_version = row_version + 1 \
+         WHERE id = (SELECT id FROM legacy_space_publication_bootstraps \
+                     WHERE run_state <> 'failed' ORDER BY id LIMIT 1) \
+         RETURNING id",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("a running job");
+    let expires = std::time::Instant::now() + Duration::from_secs(20);
+    sqlx::query(
+        "UPDATE legacy_space_publication_bootstraps SET run_state = 'canceled', \
+                worker_id = NULL, lease_token = NULL, heartbeat_at = NULL, \
+                lease_expires_at = NULL, completed_at = now() \
+         WHERE run_state IN ('running', 'queued') AND id <> $1",
+    )
+    .bind(running)
+    .execute(&db.pool)
+    .await
+    .expect("the others done");
+    let url = db.url();
+    let mut console = Console::start(&["watch", "--database-url", &url], &[], 100, 30);
+    console.wait_ready("READ-WRITE", 20);
+    console.wait_for("worker-paused", 20);
+    console.send("p");
+    let paused = console.wait_for("PAUSED · as of", 10);
+    assert!(!paused.contains("EXPIRED"), "{paused}");
+    // Past the lease's end, the paused board still shows the job as it was.
+    std::thread::sleep(expires.saturating_duration_since(std::time::Instant::now()));
+    std::thread::sleep(Duration::from_secs(2));
+    let still = console.screen();
+    assert!(
+        !still.contains("EXPIRED") && still.contains("PAUSED · as of"),
+        "{still}"
+    );
+    console.send("p");
+    console.wait_until("the expired lease after resuming", 10, |s| {
+        s.contains("EXPIRED")
+    });
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+}

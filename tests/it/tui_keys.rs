@@ -1200,3 +1200,191 @@ fn an_unknown_result_is_kept_for_the_quit_until_it_is_settled() {
         Stage::Done(vec![(Verdict::Failed, "space 1: not applied".into())])
     );
 }
+
+fn slow(console: &mut Console, code: KeyCode) -> Vec<Effect> {
+    console.update_slow(Event::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+fn said(console: &Console) -> String {
+    console
+        .app
+        .message
+        .as_ref()
+        .map(|m| m.text.clone())
+        .unwrap_or_default()
+}
+
+#[test]
+fn keys_typed_before_a_new_filters_rows_arrive_act_on_those_rows() {
+    let mut app = app();
+    // `f`, `f` (only failed) and `*` typed faster than the model answers: `*` waits.
+    slow(&mut app, KeyCode::Char('f'));
+    slow(&mut app, KeyCode::Char('f'));
+    slow(&mut app, KeyCode::Char('*'));
+    assert!(app.app.board_pending());
+    assert!(app.app.board.marked.is_empty(), "nothing marked unseen");
+    assert_eq!(app.app.held_keys.len(), 1);
+    // The label still names the rows on screen, not the filter on its way.
+    assert_eq!(app.app.shown_query().quick, Quick::All);
+    let effects = app.deliver();
+    assert!(effects.is_empty(), "{effects:?}");
+    assert!(!app.app.board_pending() && app.app.held_keys.is_empty());
+    assert_eq!(app.app.shown_query().quick, Quick::Class(Attention::Failed));
+    let shown: Vec<_> = visible(&app).iter().map(|r| r.id).collect();
+    assert_eq!(shown, vec![id(1)]);
+    assert_eq!(
+        app.app.board.marked.iter().copied().collect::<Vec<_>>(),
+        shown
+    );
+    // The same keys typed slowly end the same way.
+    let mut slowly = self::app();
+    for key in ['f', 'f', '*'] {
+        press(&mut slowly, KeyCode::Char(key));
+    }
+    assert_eq!(slowly.app.board.marked, app.app.board.marked);
+}
+
+#[test]
+fn a_retry_typed_before_the_rows_arrive_plans_the_rows_then_shown() {
+    let mut app = app();
+    slow(&mut app, KeyCode::Char('f'));
+    slow(&mut app, KeyCode::Char('f'));
+    slow(&mut app, KeyCode::Char('*'));
+    assert!(slow(&mut app, KeyCode::Char('r')).is_empty(), "r waits too");
+    assert_eq!(app.app.overlay, Overlay::None);
+    let effects = app.deliver();
+    let (_, _, actions) = plan_request(&effects);
+    let planned: Vec<_> = actions
+        .iter()
+        .filter_map(|a| a.seen_bootstrap().map(|seen| seen.id))
+        .collect();
+    assert_eq!(planned, vec![id(1)], "only the failed space on screen");
+}
+
+#[test]
+fn a_filter_typed_fast_never_waits_and_moves_wait_for_its_rows() {
+    let mut app = app();
+    slow(&mut app, KeyCode::Char('/'));
+    for c in "acme".chars() {
+        slow(&mut app, KeyCode::Char(c));
+    }
+    assert!(app.app.held_keys.is_empty(), "typing is never held");
+    assert_eq!(app.app.board.query.text, "acme");
+    slow(&mut app, KeyCode::Enter);
+    slow(&mut app, KeyCode::Char('j'));
+    slow(&mut app, KeyCode::Char('y'));
+    assert_eq!(app.app.held_keys.len(), 2);
+    let effects = app.deliver();
+    let rows = visible(&app);
+    assert!(rows.iter().all(|r| r.tenant.contains("acme")), "{rows:?}");
+    assert_eq!(effects, vec![Effect::Copy(rows[1].space.to_string())]);
+}
+
+#[test]
+fn a_new_sort_is_labelled_only_with_its_rows() {
+    let mut app = app();
+    slow(&mut app, KeyCode::Char('s'));
+    assert_eq!(app.app.board.query.sort, SortKey::Tenant);
+    assert_eq!(app.app.shown_query().sort, SortKey::Attention);
+    let screen = screens::render(&app.app);
+    assert!(
+        screen.contains("sorting…") && !screen.contains("by tenant"),
+        "{screen}"
+    );
+    app.deliver();
+    let screen = screens::render(&app.app);
+    assert!(
+        screen.contains("by tenant A-Z") && !screen.contains("sorting"),
+        "{screen}"
+    );
+    press(&mut app, KeyCode::Char('S'));
+    assert!(screens::render(&app.app).contains("by tenant Z-A"));
+}
+
+#[test]
+fn by_tenant_orders_each_tenants_rows_by_attention() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('s'));
+    let rows = visible(&app);
+    for pair in rows.windows(2) {
+        assert!(pair[0].tenant <= pair[1].tenant, "tenants A-Z");
+        if pair[0].tenant == pair[1].tenant {
+            assert!(
+                pair[0].signals.attention <= pair[1].signals.attention,
+                "{:?} before {:?}",
+                pair[0].signals.attention,
+                pair[1].signals.attention
+            );
+        }
+    }
+}
+
+#[test]
+fn board_keys_in_another_view_say_so_and_change_nothing() {
+    let mut app = app();
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.app.view, View::Leases);
+    let before = app.app.board.query.clone();
+    for key in ['s', 'f', ' ', '*', 'S'] {
+        assert!(press(&mut app, KeyCode::Char(key)).is_empty());
+        assert!(
+            said(&app).contains("works on the board"),
+            "{key}: {}",
+            said(&app)
+        );
+    }
+    assert_eq!(app.app.board.query, before);
+    assert!(app.app.board.marked.is_empty());
+}
+
+#[test]
+fn u_says_what_it_cleared_each_time() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char(' '));
+    press(&mut app, KeyCode::Char('u'));
+    assert_eq!(said(&app), "cleared 2 mark(s)");
+    press(&mut app, KeyCode::Char('u'));
+    assert_eq!(said(&app), "no marks to clear");
+}
+
+#[test]
+fn plus_from_a_minute_steps_through_the_documented_intervals() {
+    let mut app = app();
+    for _ in 0..8 {
+        press(&mut app, KeyCode::Char('-'));
+    }
+    assert_eq!(app.app.status.polling.interval, Duration::from_secs(60));
+    let mut said_steps = Vec::new();
+    for _ in 0..8 {
+        press(&mut app, KeyCode::Char('+'));
+        said_steps.push(said(&app));
+    }
+    assert_eq!(
+        said_steps,
+        [
+            "polling every 30s",
+            "polling every 15s",
+            "polling every 10s",
+            "polling every 5.0s",
+            "polling every 2.0s",
+            "polling every 1.0s",
+            "polling every 500ms",
+            "polling every 500ms"
+        ]
+    );
+}
+
+#[test]
+fn the_hint_bar_while_typing_a_filter_offers_only_its_keys() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('/'));
+    let screen = screens::render(&app.app);
+    let hints = screen.lines().last().unwrap_or_default();
+    assert!(hints.contains("keep") && hints.contains("clear"), "{hints}");
+    assert!(
+        !hints.contains("retry") && !hints.contains("q quit"),
+        "{hints}"
+    );
+}

@@ -47,6 +47,9 @@ pub struct Header {
     pub sandbox: bool,
     pub tenant_scope: Option<String>,
     pub access: Access,
+    /// The database lacks what actions write through (`migrate` has not run, or not since
+    /// this version): the header says so for as long as the console runs.
+    pub needs_migrate: bool,
 }
 
 /// Display options.
@@ -298,7 +301,19 @@ pub struct App {
     /// Results whose outcome is still unknown, by (dialog, result): each line carries the
     /// command that settles it, printed when the console quits before they are looked up.
     pub unsettled: std::collections::BTreeMap<(u64, usize), String>,
+    /// Keys that act on the board's rows, typed while its rows for the query the earlier keys
+    /// set were still being computed: they wait here, in order (with every key after them),
+    /// and run once those rows arrive — so each key acts on what the earlier ones produced,
+    /// however fast they came.
+    pub held_keys: std::collections::VecDeque<crossterm::event::KeyEvent>,
+    /// When the first held key came (held keys still waiting after [`HOLD_KEYS_FOR`] are
+    /// dropped, saying so).
+    pub held_since: Option<Instant>,
 }
+
+/// How long keys wait for the board's rows before they are dropped (at a million spaces a new
+/// order takes a few seconds).
+pub(crate) const HOLD_KEYS_FOR: Duration = Duration::from_secs(15);
 
 impl App {
     /// Ctrl-Z or SIGTSTP: the event loop suspends — unless an action is being applied, whose
@@ -353,6 +368,8 @@ impl App {
             suspend: false,
             repaint: false,
             unsettled: std::collections::BTreeMap::new(),
+            held_keys: std::collections::VecDeque::new(),
+            held_since: None,
         }
     }
 
@@ -384,6 +401,19 @@ impl App {
             .as_ref()
             .filter(|f| f.focus == *focus)
             .map(|f| &f.extra)
+    }
+
+    /// The board's rows on screen are not yet those of the query the operator set (a new
+    /// filter or order is being computed): keys that act on rows wait for them.
+    pub fn board_pending(&self) -> bool {
+        self.board_view()
+            .is_some_and(|view| view.query != self.board.query)
+    }
+
+    /// The query of the rows on screen (the label says what the rows are, not what is asked).
+    pub fn shown_query(&self) -> &BoardQuery {
+        self.board_view()
+            .map_or(&self.board.query, |view| &view.query)
     }
 
     /// The board row at `position` of the board as shown.

@@ -8,6 +8,7 @@
 mod chain;
 mod cursor;
 mod dialog;
+mod held;
 
 use std::time::{Duration, Instant};
 
@@ -98,6 +99,7 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
         Event::Tick(now) => {
             app.now = now;
             expire(app);
+            held::expire(app);
             let mut effects = dialog::replan_if_due(app);
             effects.extend(chain::on_tick(app, now));
             effects
@@ -112,7 +114,7 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             if app.view == View::Health {
                 refresh_outliers(app);
             }
-            Vec::new()
+            held::release(app)
         }
         Event::ChainProgress(records) => {
             app.chain.running = Some(records);
@@ -232,7 +234,10 @@ pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
             app.say(line, verdict != Verdict::Applied);
             vec![Effect::Poller(poller::Instruction::PollNow)]
         }
-        Event::Key(key) => on_key(app, key),
+        Event::Key(key) => match held::hold(app, key) {
+            Some(key) => on_key(app, key),
+            None => Vec::new(),
+        },
     }
 }
 
@@ -501,8 +506,31 @@ const TAB_ORDER: [View; 5] = [
     View::Health,
 ];
 
+/// The commands that change or read only the board's filter, order and marks.
+const BOARD_ONLY: [Command; 7] = [
+    Command::QuickNext,
+    Command::QuickPrev,
+    Command::Sort,
+    Command::SortReverse,
+    Command::Mark,
+    Command::MarkAll,
+    Command::ClearMarks,
+];
+
 fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
     let page = layout::table_rows(app.size);
+    // A key of the board's pressed elsewhere would change what is not on screen: it says so
+    // and does nothing.
+    if app.view != View::Board && BOARD_ONLY.contains(&command) {
+        if let Some(binding) = keys::binding(Scope::View, command) {
+            let text = format!(
+                "{} ({}) works on the board: Tab to it first",
+                binding.shown, binding.help
+            );
+            app.say(text, true);
+        }
+        return Vec::new();
+    }
     match command {
         Command::Up => move_cursor(app, -1),
         Command::Down => move_cursor(app, 1),
@@ -576,11 +604,10 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Faster | Command::Slower => {
             let current = app.status.polling.interval;
             let next = if command == Command::Faster {
-                current / 2
+                poller::faster(current)
             } else {
-                current * 2
+                poller::slower(current)
             };
-            let next = next.clamp(poller::MIN_INTERVAL, poller::MAX_INTERVAL);
             app.status.polling.interval = next;
             app.say(
                 format!("polling every {}", crate::domain::duration::precise(next)),
@@ -613,7 +640,14 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
             }
         }
         Command::MarkAll => mark_all(app),
-        Command::ClearMarks => app.board.marked.clear(),
+        Command::ClearMarks => {
+            let cleared = std::mem::take(&mut app.board.marked).len();
+            let text = match cleared {
+                0 => "no marks to clear".to_string(),
+                n => format!("cleared {n} mark(s)"),
+            };
+            app.say(text, false);
+        }
         Command::Help => app.overlay = Overlay::Help,
         Command::Quit => app.should_quit = true,
         // Bound only anywhere (handled before), in a dialog or at the filter prompt.

@@ -39,6 +39,11 @@ pub(crate) fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             "READ-ONLY: PRIMARY IN DOUBT ",
             theme.read_only(),
         ));
+    } else if h.needs_migrate && h.access.is_read_only() {
+        spans.push(Span::styled(
+            "READ-ONLY: ACTIONS NEED MIGRATE ",
+            theme.read_only(),
+        ));
     } else if h.access.is_read_only() {
         spans.push(Span::styled("READ-ONLY ", theme.read_only()));
     } else {
@@ -85,7 +90,11 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
         );
     }
     if health.paused {
-        return Span::styled(" PAUSED ", theme.read_only());
+        // Frozen at the snapshot's database time (UTC, as the database keeps it).
+        let as_of = app.fleet().map_or(String::new(), |f| {
+            format!("· as of {} UTC ", f.db_now.format("%H:%M:%S"))
+        });
+        return Span::styled(format!(" PAUSED {as_of}"), theme.read_only());
     }
     let Some(age) = app.snapshot_age() else {
         let text = if health.loading {
@@ -374,7 +383,6 @@ struct Glyphs {
     bar: &'static str,
     into: &'static str,
     cursor: &'static str,
-    up: &'static str,
     enter: &'static str,
 }
 
@@ -384,7 +392,6 @@ fn glyphs(ascii: bool) -> Glyphs {
             bar: "|",
             into: ">",
             cursor: "_",
-            up: "^",
             enter: "Enter",
         }
     } else {
@@ -392,7 +399,6 @@ fn glyphs(ascii: bool) -> Glyphs {
             bar: "│",
             into: "›",
             cursor: "▏",
-            up: "↑",
             enter: "⏎",
         }
     }
@@ -429,7 +435,9 @@ pub(crate) fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     if matches!(app.view, View::Board | View::Detail(_)) {
         // Most important first, so 80 columns keep it: how many rows, then what narrows or
         // orders them (the defaults are not repeated).
-        let query = &app.board.query;
+        // The label says what the rows on screen are: a new filter or order is named when its
+        // rows arrive, and until then the label says they are on their way.
+        let query = app.shown_query();
         let (shown, total) = app.fleet().map_or((0, 0), |f| (f.board.len(), f.total()));
         let count = if shown == total {
             format!("{total} spaces")
@@ -441,11 +449,26 @@ pub(crate) fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         if marked > 0 {
             spans.push(Span::styled(format!(" · {marked} marked"), theme.marked()));
         }
+        if app.board_pending() {
+            let asked = &app.board.query;
+            let what = if asked.sort != query.sort || asked.reverse != query.reverse {
+                "sorting"
+            } else {
+                "filtering"
+            };
+            spans.push(Span::styled(format!(" · {what}…"), theme.stale()));
+        }
         if let Some(tenant) = &query.tenant {
             spans.push(Span::styled(format!(" {} tenant ", g.bar), theme.dim()));
             spans.push(Span::styled(text::clean(tenant, 24), theme.key()));
         }
-        if app.board.editing || !query.text.is_empty() {
+        // The prompt echoes what is typed; otherwise the filter of the rows shown.
+        let typed = if app.board.editing {
+            &app.board.query.text
+        } else {
+            &query.text
+        };
+        if app.board.editing || !typed.is_empty() {
             let cursor = if app.board.editing { g.cursor } else { "" };
             spans.push(Span::styled(format!(" {} ", g.bar), theme.dim()));
             let style = if app.board.editing {
@@ -454,7 +477,7 @@ pub(crate) fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 theme.plain()
             };
             spans.push(Span::styled(
-                format!("/{}{cursor}", text::clean(&query.text, 40)),
+                format!("/{}{cursor}", text::clean(typed, 40)),
                 style,
             ));
         }
@@ -463,9 +486,8 @@ pub(crate) fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             spans.push(Span::styled(query.quick.label(), theme.key()));
         }
         if query.sort != SortKey::Attention || query.reverse {
-            let direction = if query.reverse { g.up } else { "" };
             spans.push(Span::styled(
-                format!(" {} by {}{direction}", g.bar, query.sort.label()),
+                format!(" {} by {}", g.bar, query.sort.label(query.reverse)),
                 theme.dim(),
             ));
         }
@@ -592,6 +614,18 @@ fn dialog_hints(dialog: &Dialog, enter: &str) -> Vec<(String, &'static str)> {
         .collect()
 }
 
+/// The keys of the filter prompt (from the key table, in its order), then how to quit.
+fn filter_hints(enter: &str) -> Vec<(String, &'static str)> {
+    let quit = keys::bindings(Scope::Anywhere).find(|b| b.command == Command::Quit);
+    keys::bindings(Scope::Filter)
+        .chain(quit)
+        .map(|b| {
+            let shown = if b.shown == "⏎" { enter } else { b.shown };
+            (shown.to_string(), b.hint.unwrap_or(b.help))
+        })
+        .collect()
+}
+
 /// The keys of the current view and mode, as (key, word).
 fn view_hints(app: &App, enter: &str) -> Vec<(String, &'static str)> {
     hinted(app)
@@ -620,6 +654,8 @@ pub(crate) fn hints(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let keys = match &app.overlay {
         Overlay::Dialog(dialog) => dialog_hints(dialog, g.enter),
         Overlay::Help => vec![("any key".to_string(), "closes the help")],
+        // While a filter is typed, its own keys: every other key types into it.
+        Overlay::None if app.board.editing => filter_hints(g.enter),
         Overlay::None => view_hints(app, g.enter),
     };
     let mut spans = vec![Span::raw(" ")];

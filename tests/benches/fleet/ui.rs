@@ -28,6 +28,7 @@ pub fn app(size: (u16, u16)) -> App {
         sandbox: false,
         tenant_scope: None,
         access: Access::ReadWrite,
+        needs_migrate: false,
     };
     let display = Display {
         ascii: false,

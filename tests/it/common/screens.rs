@@ -377,6 +377,7 @@ impl Console {
             sandbox: false,
             tenant_scope: None,
             access: Access::ReadWrite,
+            needs_migrate: false,
         };
         let display = Display {
             ascii: false,
@@ -397,21 +398,41 @@ impl Console {
     /// Runs one event through `update`, answering the board's queries like the model task.
     pub fn update(&mut self, event: Event) -> Vec<Effect> {
         let effects = update::update(&mut self.app, event);
+        self.answer(&effects);
+        effects
+    }
+
+    /// Like [`Console::update`], but the model is slow: a changed query is taken and
+    /// answered only at the next [`Console::deliver`] (as at a million spaces, where a new
+    /// order takes seconds).
+    pub fn update_slow(&mut self, event: Event) -> Vec<Effect> {
+        let effects = update::update(&mut self.app, event);
         for effect in &effects {
             if let Effect::Poller(poller::Instruction::Query(query)) = effect {
                 self.fleet.set_query(query.clone());
-                self.deliver();
             }
         }
         effects
     }
 
-    /// Publishes the model's current state to the app.
-    pub fn deliver(&mut self) {
+    fn answer(&mut self, effects: &[Effect]) {
+        for effect in effects {
+            if let Effect::Poller(poller::Instruction::Query(query)) = effect {
+                self.fleet.set_query(query.clone());
+                self.deliver();
+            }
+        }
+    }
+
+    /// Publishes the model's current state to the app (and answers what the keys that waited
+    /// for it then ask).
+    pub fn deliver(&mut self) -> Vec<Effect> {
         let mut status = self.app.status.clone();
         status.fleet = Some(Arc::new(self.fleet.snapshot().expect("a snapshot")));
         status.sequence += 1;
-        update::update(&mut self.app, Event::Poll(Box::new(status)));
+        let effects = update::update(&mut self.app, Event::Poll(Box::new(status)));
+        self.answer(&effects);
+        effects
     }
 }
 
@@ -470,4 +491,25 @@ pub fn plan_changing(
             })
             .collect()),
     }
+}
+
+/// The screen `app` draws, row after row (each row one line).
+pub fn render(app: &App) -> String {
+    let (width, height) = app.size;
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(width, height))
+        .expect("terminal");
+    terminal
+        .draw(|frame| bootstrap_console::tui::view::draw(frame, app))
+        .expect("draw");
+    let buffer = terminal.backend().buffer();
+    (0..height)
+        .map(|y| {
+            (0..width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
