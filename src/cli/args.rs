@@ -86,9 +86,27 @@ pub(crate) enum Subcommand {
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum AuditCommand {
+    /// List the most recent audit records in scope, newest first: when, what, its outcome,
+    /// the space, the tenant, who and why.
+    List(AuditListArgs),
     /// Recompute the audit log's hash chain and name the first record that was changed,
     /// removed or reordered (exit 1 if one was).
     Verify(AuditVerifyArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct AuditListArgs {
+    #[command(flatten)]
+    pub(crate) connect: ConnectArgs,
+    /// Only this tenant's records.
+    #[arg(long, value_parser = tenant_scope)]
+    pub(crate) tenant: Option<String>,
+    /// How many records, newest first.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u16).range(1..=10000))]
+    pub(crate) limit: u16,
+    /// Machine-readable output (schema `bootstrap-console.audit/v1`, see the README).
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -102,8 +102,23 @@ async fn run(session: &Session, expected: Option<&str>) -> Result<ExitCode, Fail
     }))
 }
 
-/// The chain can be read: the table is there, chained, and this role may read it.
+/// The chain can be read: the log can be read ([`log_readable`]), and it is chained.
 fn chain_readable(session: &Session) -> Result<(), Failure> {
+    log_readable(session)?;
+    let topology = session.topology();
+    let caps = topology.capabilities();
+    let target = topology.primary().host();
+    if !caps.audit_chain {
+        return Err(Failure::ConsoleSchema(format!(
+            "the audit log at {target} has no hash chain yet: its owner must run \
+             `bootstrap-console migrate`"
+        )));
+    }
+    Ok(())
+}
+
+/// The audit log can be read: the table is there, and this role may read it.
+pub(super) fn log_readable(session: &Session) -> Result<(), Failure> {
     let topology = session.topology();
     let caps = topology.capabilities();
     let target = topology.primary().host();
@@ -124,12 +139,6 @@ fn chain_readable(session: &Session) -> Result<(), Failure> {
             role,
             missing: vec!["SELECT on bootstrap_console.audit_log".into()],
         }));
-    }
-    if !caps.audit_chain {
-        return Err(Failure::ConsoleSchema(format!(
-            "the audit log at {target} has no hash chain yet: its owner must run \
-             `bootstrap-console migrate`"
-        )));
     }
     Ok(())
 }

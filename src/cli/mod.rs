@@ -3,6 +3,7 @@
 mod act;
 mod args;
 mod audit;
+mod audit_list;
 mod check;
 mod exit;
 mod gate;
@@ -155,6 +156,9 @@ pub async fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Some(Subcommand::Audit {
             command: AuditCommand::Verify(args),
         }) => audit::verify(&args).await,
+        Some(Subcommand::Audit {
+            command: AuditCommand::List(args),
+        }) => audit_list::list(&args).await,
         Some(Subcommand::Grants(args)) => audit::grants(&args),
         Some(Subcommand::Sandbox {
             platform_only,

@@ -121,15 +121,16 @@ impl fmt::Display for Refusal {
                 write!(f, "role {role} lacks {}", missing.join(", "))
             }
             Self::PrimaryInDoubt { said } => write!(f, "{said}"),
+            // What to do first: at 80 columns the end of the sentence is cut.
             Self::NoAuditTable => write!(
                 f,
-                "actions need the console's audit table, which this database lacks: \
-                 run `bootstrap-console migrate` first"
+                "actions need `bootstrap-console migrate` first: this database lacks the \
+                 console's audit table"
             ),
             Self::AuditOutdated { missing } => write!(
                 f,
-                "the console's schema lacks {missing}: run `bootstrap-console migrate` \
-                 to bring it up to date"
+                "actions need `bootstrap-console migrate` first: the console's schema lacks \
+                 {missing}"
             ),
             Self::MissingReason => write!(f, "a reason is required"),
             Self::ReasonHasHidden { shown } => write!(

@@ -561,3 +561,62 @@ async fn a_read_url_where_nothing_answers_is_named_as_such() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn audit_list_prints_the_newest_records_as_a_table_or_json() {
+    let db = TestDb::migrated().await;
+    let empty = on(&db, &["audit", "list"]);
+    assert_eq!(empty.status.code(), Some(0), "{}", stderr(&empty));
+    assert_eq!(stdout(&empty), "no audit records in scope\n");
+
+    let a = fixture::job(&db.pool, &JobSpec::new("tenant-a", "failed")).await;
+    // A tenant id written by another program, with an escape sequence in it.
+    let b = fixture::job(&db.pool, &JobSpec::new("tb\u{1b}[2J", "failed")).await;
+    for (job, reason) in [(&a, "first retry"), (&b, "second retry")] {
+        let space = job.space.to_string();
+        let done = on(&db, &["retry", &space, "--reason", reason, "--yes"]);
+        assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
+    }
+    let listed = on(&db, &["audit", "list"]);
+    assert_eq!(listed.status.code(), Some(0), "{}", stderr(&listed));
+    let text = stdout(&listed);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].starts_with("AT (UTC)") && lines[0].contains("REASON"));
+    assert!(
+        lines[1].contains("second retry") && lines[1].contains("tb␛"),
+        "{text}"
+    );
+    assert!(
+        lines[2].contains("first retry") && lines[2].contains("tenant-a"),
+        "{text}"
+    );
+    assert!(!text.contains('\u{1b}'), "no escape reaches the terminal");
+    assert!(lines.iter().all(|l| l.chars().count() <= 80), "{text}");
+
+    let scoped = on(&db, &["audit", "list", "--tenant", "tenant-a", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&scoped.stdout).expect("JSON");
+    assert_eq!(doc["schema"], "bootstrap-console.audit/v1");
+    let records = doc["records"].as_array().expect("records");
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0]["knowledge_space_id"], a.space.to_string());
+    assert_eq!(records[0]["action"], "retry");
+    assert_eq!(records[0]["reason"], "first retry");
+
+    let one = on(&db, &["audit", "list", "--limit", "1", "--json"]);
+    let doc: serde_json::Value = serde_json::from_slice(&one.stdout).expect("JSON");
+    assert_eq!(doc["records"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        doc["records"][0]["tenant_id"], "tb\u{1b}[2J",
+        "newest first, whole"
+    );
+    assert!(
+        !String::from_utf8_lossy(&one.stdout).contains('\u{1b}'),
+        "escaped"
+    );
+
+    let no_log = TestDb::platform_only().await;
+    let refused = on(&no_log, &["audit", "list"]);
+    assert_ne!(refused.status.code(), Some(0));
+    assert!(assert_one_sentence(&refused).contains("migrate"));
+}

@@ -611,3 +611,26 @@ async fn a_paused_board_does_not_age_and_catches_up_on_resume() {
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);
 }
+
+/// A ledger whose database never had `migrate`: the header says at once that actions need it,
+/// and no action is offered.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_database_without_migrate_says_actions_need_it_from_the_start() {
+    let db = TestDb::empty().await;
+    let mut conn = db.connect().await;
+    for unit in [&schema::PLATFORM_STANDIN, &schema::LEGACY_SPACE_BOOTSTRAP] {
+        schema::apply_unit(&mut conn, unit).await.expect("ledger");
+    }
+    let spec = common::fixture::JobSpec::new("tenant-a", "failed");
+    common::fixture::job(&db.pool, &spec).await;
+    let url = db.url();
+    let mut console = Console::start(&["watch", "--database-url", &url], &[], 100, 30);
+    let screen = console.wait_ready("ACTIONS NEED MIGRATE", 20);
+    assert!(!screen.contains("READ-WRITE"), "{screen}");
+    let hints = screen.lines().last().unwrap_or_default().to_string();
+    assert!(!hints.contains("retry"), "no action is offered: {hints}");
+    console.send("r");
+    console.wait_for("bootstrap-console migrate", 10);
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+}
