@@ -1388,3 +1388,31 @@ fn the_hint_bar_while_typing_a_filter_offers_only_its_keys() {
         "{hints}"
     );
 }
+
+#[test]
+fn esc_from_a_detail_opened_in_the_audit_view_returns_to_its_line() {
+    let mut app = Console::new((160, 48), Extra::Audit(screens::audits()), Focus::Audit);
+    for _ in 0..3 {
+        press(&mut app, KeyCode::Tab);
+    }
+    assert_eq!(app.app.view, View::Audit);
+    press(&mut app, KeyCode::Char('j'));
+    let line = app.app.audit;
+    press(&mut app, KeyCode::Enter);
+    assert!(
+        matches!(app.app.view, View::Detail(_)),
+        "{:?}",
+        app.app.view
+    );
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.app.view, View::Audit);
+    assert_eq!(app.app.audit, line);
+    assert_ne!(line, Default::default(), "the cursor had moved");
+    // A detail opened from the board goes back to the board.
+    press(&mut app, KeyCode::Tab);
+    press(&mut app, KeyCode::Tab);
+    assert_eq!(app.app.view, View::Board);
+    press(&mut app, KeyCode::Enter);
+    press(&mut app, KeyCode::Esc);
+    assert_eq!(app.app.view, View::Board);
+}

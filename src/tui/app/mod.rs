@@ -137,8 +137,6 @@ pub struct HealthView {
     /// Running spaces far slower than their peers, as of the latest poll.
     pub outliers: Vec<crate::domain::outliers::Outlier>,
     pub list: ListState,
-    /// The detail shown was opened from this view: Esc comes back here.
-    pub opened_detail: bool,
 }
 
 /// The audit chain's verification, for the audit view. It runs in the background while that
@@ -276,6 +274,9 @@ pub struct App {
     /// The rollout's pace over the session (the summary's sparklines).
     pub pace: crate::domain::pace::Pace,
     pub detail: DetailState,
+    /// The list view the detail shown was opened from (leases, audit, health): Esc goes back
+    /// there, to the same line.
+    pub detail_from: Option<View>,
     pub message: Option<Message>,
     /// An action committed on the primary that the standby polls read has not replayed yet:
     /// until it has, the board may show the state before it, and says so.
@@ -355,6 +356,7 @@ impl App {
             chain: ChainState::default(),
             pace: crate::domain::pace::Pace::default(),
             detail: DetailState::default(),
+            detail_from: None,
             message: None,
             awaiting_replica: None,
             size,

@@ -710,7 +710,9 @@ fn open(app: &mut App) -> Vec<Effect> {
         View::Health => app.health_view.listed(app.health_view.list.cursor),
         View::Detail(_) => None,
     };
-    app.health_view.opened_detail = app.view == View::Health && id.is_some();
+    app.detail_from = matches!(app.view, View::Leases | View::Audit | View::Health)
+        .then(|| app.view.clone())
+        .filter(|_| id.is_some());
     match id {
         Some(id) => switch_view(app, View::Detail(id)),
         None => Vec::new(),
@@ -745,12 +747,15 @@ fn back(app: &mut App) -> Vec<Effect> {
             query.tenant = None;
             refilter(app)
         }
-        // A detail opened from the health view goes back to it, where the operator was.
-        View::Detail(_) if app.health_view.opened_detail => {
-            app.health_view.opened_detail = false;
-            let list = app.health_view.list;
-            let effects = switch_view(app, View::Health);
-            app.health_view.list = list;
+        // A detail opened from a list goes back to it, to the line the operator was on.
+        View::Detail(_) if app.detail_from.is_some() => {
+            let from = app.detail_from.take().unwrap_or(View::Board);
+            let list = list_state(app, &from).map(|list| *list);
+            let effects = switch_view(app, from.clone());
+            if let (Some(saved), Some(list)) = (list, list_state(app, &from)) {
+                *list = saved;
+            }
+            keep_cursors_visible(app);
             effects
         }
         _ => switch_view(app, View::Board),
