@@ -82,6 +82,7 @@
 //! (`status`), [`store::health`] (`check`), [`tui::terminal`] (idle output).
 
 pub mod cli;
+pub mod columns;
 pub mod domain;
 pub mod logging;
 pub mod poller;

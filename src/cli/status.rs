@@ -21,8 +21,9 @@ use chrono::{DateTime, Utc};
 
 use super::Failure;
 use super::args::StatusArgs;
+use crate::columns::{Column, Cut, Priority};
 use crate::domain::board::{BoardRow, Summary};
-use crate::domain::ids::{IdNames, MAX_SHOWN_WIDTH, SHOWN_DIGITS};
+use crate::domain::ids::{IdNames, MAX_SHOWN_WIDTH};
 use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::report::{self, Report, Rows};
 mod document;
@@ -199,21 +200,28 @@ impl Output {
 struct TableOutput {
     wide: bool,
     names: std::sync::Arc<IdNames>,
-    /// Narrow columns: tenant, space and error, within 80 columns together.
-    narrow: (usize, usize, usize),
+    /// The narrow table's column widths (see [`NARROW`]), within 80 columns together.
+    narrow: Vec<u16>,
 }
+
+/// The narrow table's columns, laid out by [`crate::columns`] like the console's board.
+const NARROW: [Column; 7] = [
+    Column::new("FLAG", Priority::Flag, 7, 7),
+    Column::new("TENANT", Priority::Tenant, 6, 16).cut(Cut::Middle),
+    Column::new("SPACE", Priority::Id, 8, MAX_SHOWN_WIDTH as u16).cut(Cut::Middle),
+    Column::new("CHECKPOINT", Priority::Flag, 17, 17),
+    Column::new("STATE", Priority::Flag, 9, 9),
+    Column::new("DOCS", Priority::Flag, 9, 9),
+    Column::new("ERROR", Priority::Code, 14, 64),
+];
 
 impl TableOutput {
     fn begin(wide: bool, names: std::sync::Arc<IdNames>) -> Self {
-        // A space column wider than 8 (ids that share a prefix) takes from the tenant, then
-        // from the error code; ids alike at both ends are shown whole-form however wide.
-        const TENANT: usize = 10;
-        const ERROR: usize = 14;
-        const TENANT_GIVES: usize = 2;
-        let space = names.widest();
-        let extra = space.min(MAX_SHOWN_WIDTH) - SHOWN_DIGITS;
-        let from_tenant = extra.min(TENANT_GIVES);
-        let narrow = (TENANT - from_tenant, space, ERROR - (extra - from_tenant));
+        // Rows come page by page after the header: the widths are laid out for the widest
+        // values a column may hold (the ids in scope are known).
+        let space = u16::try_from(names.widest()).unwrap_or(u16::MAX);
+        let widest = [7, 16, space, 17, 9, 9, 64];
+        let narrow = crate::columns::widths(&NARROW, &widest, 80, 1);
         let header = if wide {
             format!(
                 "{:<14} {:<24} {:<36} {:<17} {:<9} {:>11} {:<16} {:<22} {:<24} {}\n",
@@ -229,11 +237,8 @@ impl TableOutput {
                 "MESSAGE"
             )
         } else {
-            let (tenant, space, _) = narrow;
-            format!(
-                "{:<7} {:<tenant$} {:<space$} {:<17} {:<9} {:>9} {}\n",
-                "FLAG", "TENANT", "SPACE", "CHECKPOINT", "STATE", "DOCS", "ERROR"
-            )
+            let titles: Vec<&str> = NARROW.iter().map(|c| c.title).collect();
+            format!("{}\n", narrow_line(&narrow, &titles))
         };
         super::emit(&header);
         Self {
@@ -286,19 +291,32 @@ impl TableOutput {
                 message
             ));
         } else {
-            let (tenant, space, error_width) = self.narrow;
-            out.push_str(&format!(
-                "{:<7} {} {:<space$} {:<17} {:<9} {:>9} {}\n",
+            let docs = format!("{docs:>9}");
+            let values = [
                 crate::tui::view::format::flag(s.attention),
-                text::fit_middle(&row.tenant, tenant),
-                self.names.short(&row.space),
-                row.checkpoint,
-                row.run_state,
-                text::clean(&docs, 9),
-                text::clean(&error, error_width)
-            ));
+                &row.tenant,
+                &self.names.short(&row.space),
+                row.checkpoint.as_str(),
+                row.run_state.as_str(),
+                &docs,
+                &error,
+            ];
+            out.push_str(&narrow_line(&self.narrow, &values));
+            out.push('\n');
         }
     }
+}
+
+/// One line of the narrow table: each value fitted to its column, cut with a mark.
+fn narrow_line(widths: &[u16], values: &[&str]) -> String {
+    let cells: Vec<String> = NARROW
+        .iter()
+        .zip(widths)
+        .zip(values)
+        .filter(|((_, w), _)| **w > 0)
+        .map(|((c, w), v)| crate::columns::fit(v, *w, c.cut))
+        .collect();
+    cells.join(" ").trim_end().to_string()
 }
 
 /// How old the data read from a standby is.

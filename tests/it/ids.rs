@@ -249,3 +249,113 @@ async fn a_short_report_names_ids_from_their_neighbours_as_a_long_one_does() {
         assert!(text.contains(&format!(" {shown} ")), "{shown}:\n{text}");
     }
 }
+
+/// Spaces from a sequence and their leases from another, alike at both ends (issue: every id
+/// needs all 32 digits to be unique): at 80, 100 and 120 columns every row keeps its code or
+/// its lease's age, the two leases read apart, and what is cut ends in a mark.
+#[tokio::test(flavor = "multi_thread")]
+async fn ids_alike_at_both_ends_leave_every_row_its_code_and_lease_age() {
+    let db = TestDb::migrated().await;
+    let space = |n: u32| uuid(&format!("00000000-0000-4000-8000-{n:012}"));
+    let lease = |n: u32| uuid(&format!("40000000-0000-4000-8000-{n:012}"));
+    let tenant = "tenant-with-a-rather-long-name-0001";
+    for n in 1..=2 {
+        let spec = JobSpec {
+            id: Some(space(n)),
+            ..JobSpec::new(tenant, "queued")
+        };
+        fixture::job(&db.pool, &spec).await;
+        fixture::lease_with_id(&db.pool, lease(n), tenant, space(n), 7200).await;
+    }
+    for (n, code) in [
+        (3, "embedding_quota_exceeded"),
+        (4, "document_conversion_timeout_after_retries_x"),
+    ] {
+        let spec = JobSpec {
+            id: Some(space(n)),
+            ..JobSpec::new(tenant, "failed")
+        };
+        fixture::job(&db.pool, &spec).await;
+        sqlx::query(
+            "UPDATE legacy_space_publication_bootstraps SET last_error_code = $2 WHERE id = $1",
+        )
+        .bind(space(n))
+        .bind(code)
+        .execute(&db.pool)
+        .await
+        .expect("code");
+    }
+    let url = db.url();
+    for (cols, height) in [(80u16, 24u16), (100, 30), (120, 40)] {
+        let mut console = Console::start(&["watch", "--database-url", &url], &[], cols, height);
+        console.wait_ready("READ-WRITE", 20);
+        let board = console.wait_until("four rows", 20, |s| {
+            s.lines()
+                .filter(|l| l.contains("BLOCKED") || l.contains("FAILED"))
+                .count()
+                == 4
+        });
+        let rows: Vec<&str> = board
+            .lines()
+            .filter(|l| l.contains("BLOCKED") || l.contains("FAILED"))
+            .collect();
+        for row in &rows {
+            let kept = if row.contains("BLOCKED") {
+                row.contains("lease? 2h")
+                    || row.contains("lease? 120m")
+                    || row.contains("lease? 1h59")
+            } else {
+                row.contains("embedding_quota_exceeded") || row.contains("document_conv")
+            };
+            assert!(kept, "{cols}x{height}: the code or lease age is cut: {row}");
+            assert!(
+                row.contains("ten") && row.contains('…'),
+                "a cut tenant ends in a mark: {row}"
+            );
+        }
+        let long = rows
+            .iter()
+            .find(|r| r.contains("document_conv"))
+            .expect("the long code");
+        assert!(
+            long.contains("document_conversion_timeout_after_retries_x")
+                || long.trim_end().ends_with('…'),
+            "a cut code ends in a mark: {long}"
+        );
+        // Each space reads apart, by a form that ends in its own last digit.
+        let forms: std::collections::BTreeSet<&str> = rows
+            .iter()
+            .filter_map(|r| r.split_whitespace().nth(2))
+            .collect();
+        assert_eq!(
+            forms.len(),
+            4,
+            "{cols}x{height}: spaces read alike:\n{board}"
+        );
+        for n in 1..=4 {
+            assert!(
+                forms.iter().any(|f| f.ends_with(&n.to_string())),
+                "{forms:?}"
+            );
+        }
+        // The leases view tells the two leases apart.
+        console.send("\t");
+        console.send("\t");
+        let leases = console.wait_until("both leases", 10, |s| {
+            s.lines().filter(|l| l.contains("BLOCKS")).count() == 2
+        });
+        let lines: Vec<&str> = leases.lines().filter(|l| l.contains("BLOCKS")).collect();
+        let first_id = |line: &str| {
+            line.split_whitespace()
+                .find(|w| w.starts_with('4'))
+                .map(str::to_string)
+        };
+        let (a, b) = (first_id(lines[0]), first_id(lines[1]));
+        assert!(
+            a.is_some() && a != b,
+            "{cols}x{height}: the leases read alike:\n{leases}"
+        );
+        console.send("q");
+        assert_eq!(console.wait_exit(10), 0);
+    }
+}

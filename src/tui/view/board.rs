@@ -3,60 +3,56 @@
 use crate::domain::duration;
 use chrono::{DateTime, Utc};
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
+use ratatui::layout::Rect;
 use ratatui::style::Style;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Cell, Paragraph, Row, Table};
+use ratatui::widgets::Paragraph;
 
 use super::format;
+use super::grid::{self, Value};
+use crate::columns::{Column, Cut, Priority};
 use crate::domain::board::BoardRow;
+use crate::domain::ids::MAX_SHOWN_WIDTH;
 use crate::domain::model::RunState;
 use crate::domain::text;
 use crate::tui::app::App;
 use crate::tui::layout;
 use crate::tui::theme::Theme;
 
-/// Column widths for narrow (80-column) and wide terminals.
-struct Columns {
-    tenant: u16,
-    worker: u16,
-    bar: usize,
-    progress: u16,
-    error_code: u16,
-    message: bool,
+/// How wide a terminal must be for the board's wide form: a worker/lease column, an error
+/// column and the message beside them (below it one column holds the worker, the lease or the
+/// error code, which rows never have together).
+const WIDE: u16 = 110;
+
+/// The progress bar's cells by terminal width (none at 80 columns: the figures fit instead).
+fn bar_width(width: u16) -> usize {
+    match width {
+        w if w >= 140 => 10,
+        w if w >= WIDE => 8,
+        _ => 0,
+    }
 }
 
-fn columns(width: u16) -> Columns {
-    if width >= 140 {
-        Columns {
-            tenant: 16,
-            worker: 24,
-            bar: 10,
-            progress: 22,
-            error_code: 24,
-            message: true,
-        }
-    } else if width >= 110 {
-        Columns {
-            tenant: 12,
-            worker: 14,
-            bar: 8,
-            progress: 18,
-            error_code: 20,
-            message: true,
-        }
+/// The board's columns, in the order shown; their widths come from [`crate::columns`].
+fn columns(wide: bool) -> Vec<Column> {
+    let mut columns = vec![
+        Column::new("", Priority::Flag, 1, 1),
+        Column::new("flag", Priority::Flag, 7, 7),
+        Column::new("tenant", Priority::Tenant, 4, 16).cut(Cut::Middle),
+        Column::new("space", Priority::Id, 8, MAX_SHOWN_WIDTH as u16).cut(Cut::Middle),
+        Column::new("ckpt", Priority::Flag, 5, 5),
+        Column::new("state", Priority::Flag, 9, 9),
+        Column::new("progress", Priority::Flag, 3, 24),
+    ];
+    if wide {
+        columns.extend([
+            Column::new("worker/lease", Priority::Code, 12, 32),
+            Column::new("error", Priority::Code, 24, 64),
+            Column::new("message", Priority::Message, 8, 1000).filling(),
+        ]);
     } else {
-        // 80 columns: the numbers without the bar, so whole error codes fit beside them.
-        Columns {
-            tenant: 8,
-            // The width a worker's name gets in the shared column (see `draw`).
-            worker: 20,
-            bar: 0,
-            progress: 9,
-            error_code: 0,
-            message: false,
-        }
+        columns.push(Column::new("worker/lease/error", Priority::Code, 24, 64).filling());
     }
+    columns
 }
 
 pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
@@ -90,63 +86,39 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         );
         return;
     }
-    let c = columns(area.width);
-    let mut widths = vec![
-        Constraint::Length(1),
-        Constraint::Length(7),
-        Constraint::Length(c.tenant),
-        Constraint::Length(format::id_width(app.names())),
-        Constraint::Length(5),
-        Constraint::Length(9),
-        Constraint::Length(c.progress),
-        Constraint::Length(c.worker),
-    ];
-    let mut header = vec![
-        "",
-        "flag",
-        "tenant",
-        "space",
-        "ckpt",
-        "state",
-        "progress",
-        "worker/lease",
-    ];
-    if c.message {
-        widths.push(Constraint::Length(c.error_code));
-        widths.push(Constraint::Fill(1));
-        header.extend(["error", "message"]);
-    } else {
-        // Narrow: one column for the worker or lease and the error code, which rows never
-        // have together (a failed or canceled job has no worker): the code stays whole.
-        widths.pop();
-        header.pop();
-        widths.push(Constraint::Fill(1));
-        header.push("worker/lease/error");
-    }
+    let wide = area.width >= WIDE;
     let page = layout::table_rows(app.size);
     let offset = app.board.offset;
-    let rows: Vec<Row> = view
+    let lines: Vec<grid::Line> = view
         .window(offset, page)
         .enumerate()
-        .map(|(i, row)| board_row(app, theme, &c, row, now, offset + i == app.board.cursor))
+        .map(|(i, row)| {
+            board_row(
+                app,
+                theme,
+                area.width,
+                row,
+                now,
+                offset + i == app.board.cursor,
+            )
+        })
         .collect();
-    let table = Table::new(rows, widths)
-        .header(Row::new(header).style(theme.heading()))
-        .column_spacing(1);
-    frame.render_widget(table, area);
+    grid::draw(frame, area, &columns(wide), lines, theme.heading());
 }
 
-fn board_row<'a>(
+fn board_row(
     app: &App,
     theme: &Theme,
-    c: &Columns,
-    row: &'a BoardRow,
+    width: u16,
+    row: &BoardRow,
     now: DateTime<Utc>,
     selected: bool,
-) -> Row<'a> {
+) -> grid::Line {
     let b = row;
     let s = &row.signals;
     let ascii = app.display.ascii;
+    let wide = width >= WIDE;
+    let bar = bar_width(width);
     let marked = app.board.marked.contains(&b.id);
     let changed = app.recently_changed(row);
     let mark = if marked {
@@ -156,30 +128,28 @@ fn board_row<'a>(
     } else {
         " "
     };
-    let progress = if (b.total > 0 || b.checkpoint.index() > 0) && c.bar == 0 {
+    let progress = if (b.total > 0 || b.checkpoint.index() > 0) && bar == 0 {
         format!("{}/{}", b.completed, b.total)
     } else if b.total > 0 || b.checkpoint.index() > 0 {
         format!(
             "{} {}/{}",
-            format::bar(row.fraction(), c.bar, ascii),
+            format::bar(row.fraction(), bar, ascii),
             b.completed,
             b.total
         )
     } else {
         "-".to_string()
     };
+    // A worker's time left and a lease's age come first in what is kept: a cut name keeps
+    // its end and the figure after it; a cut lease keeps its age before its operation.
     let worker = match (&b.worker, &row.lease) {
         (Some(w), _) => {
-            let left = row.lease_remaining(now).unwrap_or_default();
-            let name = tail(
-                &text::clean(&w.worker_id, 64),
-                usize::from(c.worker).saturating_sub(6),
-            );
-            if s.lease_expired {
-                format!("{name} exp")
+            let left = if s.lease_expired {
+                "exp".to_string()
             } else {
-                format!("{name} {}", duration::human(left))
-            }
+                duration::human(row.lease_remaining(now).unwrap_or_default())
+            };
+            Some(Value::plain(format!("{} {left}", text::clean(&w.worker_id, 64))).cut(Cut::Start))
         }
         (None, Some(lease)) => {
             let age = row
@@ -187,47 +157,41 @@ fn board_row<'a>(
                 .map(duration::compact)
                 .unwrap_or_default();
             let suspect = if s.lease_orphan_suspect { "?" } else { "" };
-            if c.message {
-                format!("lease{suspect} {age} {}", text::clean(&lease.operation, 20))
-            } else {
-                format!("lease{suspect} {age}")
-            }
+            let operation = text::clean(&lease.operation, 20);
+            Some(Value::plain(format!("lease{suspect} {age} {operation}")).cut(Cut::End))
         }
-        (None, None) => String::new(),
+        (None, None) => None,
     };
-    let error_code = b
+    let error = b
         .error_code
         .as_deref()
-        .map(|e| text::clean(e, 64))
-        .unwrap_or_default();
+        .map(|e| Value::new(text::clean(e, 64), theme.error()));
     let state_style = match b.run_state {
         RunState::Failed => theme.attention(s.attention),
         _ => theme.plain(),
     };
-    let error = Cell::from(Line::from(Span::styled(error_code.clone(), theme.error())));
-    let mut cells = vec![
-        Cell::from(mark).style(theme.marked()),
-        Cell::from(format::flag(s.attention)).style(theme.attention(s.attention)),
-        Cell::from(text::fit_middle(&b.tenant, usize::from(c.tenant))),
-        Cell::from(app.names().short(&b.space)),
-        Cell::from(format::pipeline(b.checkpoint, ascii)),
-        Cell::from(b.run_state.as_str()).style(state_style),
-        Cell::from(progress),
+    let mut values = vec![
+        Value::new(mark, theme.marked()),
+        Value::new(format::flag(s.attention), theme.attention(s.attention)),
+        Value::plain(b.tenant.to_string()),
+        Value::plain(app.names().short(&b.space)),
+        Value::plain(format::pipeline(b.checkpoint, ascii)),
+        Value::new(b.run_state.as_str(), state_style),
+        Value::plain(progress),
     ];
-    if c.message {
-        cells.extend([Cell::from(worker), error]);
-    } else if error_code.is_empty() {
-        cells.push(Cell::from(worker));
-    } else {
-        cells.push(error);
-    }
-    if c.message {
+    let empty = || Value::plain("");
+    if wide {
+        values.push(worker.unwrap_or_else(empty));
+        values.push(error.unwrap_or_else(empty));
         let message = b
             .error_message
             .as_deref()
-            .map(|m| text::clean(m, 200))
+            .map(|m| text::clean(m, 400))
             .unwrap_or_default();
-        cells.push(Cell::from(message).style(theme.dim()));
+        values.push(Value::new(message, theme.dim()));
+    } else {
+        // One column: the error code when there is one (a failed job has no worker).
+        values.push(error.or(worker).unwrap_or_else(empty));
     }
     let style = if selected {
         theme.selected()
@@ -236,15 +200,5 @@ fn board_row<'a>(
     } else {
         Style::new()
     };
-    Row::new(cells).style(style)
-}
-
-/// The last `n` characters (worker ids differ at the end: `worker-2.1`).
-fn tail(text: &str, n: usize) -> String {
-    let count = text.chars().count();
-    if count <= n {
-        return text.to_string();
-    }
-    let kept: String = text.chars().skip(count + 1 - n).collect();
-    format!("…{kept}")
+    grid::Line { values, style }
 }

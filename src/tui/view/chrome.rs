@@ -428,7 +428,7 @@ pub(crate) fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     }
     if let View::Detail(id) = &app.view {
         spans.push(Span::styled(
-            format!("{} detail {} ", g.into, app.names().short(id)),
+            format!("{} detail {} ", g.into, format::id(app.names(), id)),
             theme.heading(),
         ));
     }

@@ -1,6 +1,7 @@
 //! Small text renderings shared by the views: the checkpoint pipeline, progress bars.
 
-use crate::domain::ids::IdNames;
+use crate::columns::Cut;
+use crate::domain::ids::{IdNames, MAX_SHOWN_WIDTH};
 use crate::domain::model::Checkpoint;
 use crate::domain::signals::Attention;
 /// The five checkpoints as a pipeline: done, current, still to come.
@@ -44,12 +45,12 @@ pub(crate) fn flag(attention: Attention) -> &'static str {
     }
 }
 
-/// A column that holds every shown id in scope (the same width on every page and frame): 8 to
-/// 14 characters, more only for ids alike at both ends.
-pub(crate) fn id_width(names: &IdNames) -> u16 {
-    // Forms wider than usual (ids alike at both ends) are never cut: a cut form names
-    // another id, or none.
-    u16::try_from(names.widest()).unwrap_or(u16::MAX)
+/// An id as a line shows it beside others: its scope-wide unique form, cut as prefix…suffix
+/// past [`MAX_SHOWN_WIDTH`] (ids alike at both ends), the same on every row and page.
+pub(crate) fn id(names: &IdNames, id: &uuid::Uuid) -> String {
+    crate::columns::fit(&names.short(id), MAX_SHOWN_WIDTH as u16, Cut::Middle)
+        .trim_end()
+        .to_string()
 }
 
 #[cfg(test)]

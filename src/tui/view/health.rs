@@ -4,11 +4,13 @@
 use crate::domain::duration;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, LineGauge, Paragraph, Row, Table, Wrap};
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, LineGauge, Paragraph, Wrap};
 
-use super::format;
+use super::grid::{self, Value};
 use super::lists::cursor_style;
+use crate::columns::{Column, Cut, Priority};
+use crate::domain::ids::MAX_SHOWN_WIDTH;
 use crate::domain::text;
 use crate::tui::app::App;
 use crate::tui::theme::Theme;
@@ -62,6 +64,8 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             } else {
                 theme.error()
             };
+            // Cut with a mark where 80 columns cannot hold it all.
+            let line = text::fit(&line, usize::from(top.width));
             frame.render_widget(Paragraph::new(Line::styled(line, style)), top);
         }
         (None, Some((_, Err(e)))) => {
@@ -69,6 +73,7 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 " the ledger check failed: {} · C-r tries again",
                 text::clean(e, 200)
             );
+            let line = text::fit(&line, usize::from(top.width));
             frame.render_widget(Paragraph::new(Line::styled(line, theme.error())), top);
         }
         (None, None) => {
@@ -113,61 +118,51 @@ fn rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let page = usize::from(list.height.saturating_sub(1)).max(1);
     let cursor = health.list.cursor;
     let offset = health.list.offset.max((cursor + 1).saturating_sub(page));
-    // The problem column is what is left; cut with a mark (the pane below has it whole).
-    let problem_width = usize::from(list.width)
-        .saturating_sub(20 + 10 + usize::from(format::id_width(names)) + 3)
-        .max(8);
+    let columns = [
+        Column::new("check", Priority::Flag, 8, 24),
+        Column::new("tenant", Priority::Tenant, 4, 16).cut(Cut::Middle),
+        Column::new("space", Priority::Id, 8, MAX_SHOWN_WIDTH as u16).cut(Cut::Middle),
+        // What is left; the pane below has it whole.
+        Column::new("what is wrong", Priority::Message, 8, 1000).filling(),
+    ];
     let line = |index: usize| -> [String; 4] {
         match findings.get(index) {
             Some(f) => [
                 f.check.name().to_string(),
-                text::fit_middle(&f.tenant_id, 10).trim_end().to_string(),
+                f.tenant_id.to_string(),
                 names.short(&f.knowledge_space_id.unwrap_or(f.bootstrap_id)),
-                text::fit(&f.problem, problem_width).trim_end().to_string(),
+                text::clean(&f.problem, 600),
             ],
             None => {
                 let o = &health.outliers[index - findings.len()];
                 [
                     "slow".to_string(),
-                    text::fit_middle(&o.tenant, 10).trim_end().to_string(),
+                    o.tenant.to_string(),
                     names.short(&o.space),
-                    text::fit(
-                        &format!(
-                            "{:.1} docs/min, under a tenth of the median {:.1} of {} \
-                             rebuilding ({}/{})",
-                            o.rate, o.median, o.peers, o.completed, o.total
-                        ),
-                        problem_width,
-                    )
-                    .trim_end()
-                    .to_string(),
+                    format!(
+                        "{:.1} docs/min, under a tenth of the median {:.1} of {} rebuilding \
+                         ({}/{})",
+                        o.rate, o.median, o.peers, o.completed, o.total
+                    ),
                 ]
             }
         }
     };
-    let shown: Vec<Row> = (offset..total.min(offset + page))
+    let lines: Vec<grid::Line> = (offset..total.min(offset + page))
         .map(|index| {
             let [check, tenant, id, problem] = line(index);
-            Row::new(vec![
-                Cell::from(Span::styled(check, theme.error())),
-                Cell::from(tenant),
-                Cell::from(id),
-                Cell::from(problem),
-            ])
-            .style(cursor_style(&health.list, index, theme))
+            grid::Line {
+                values: vec![
+                    Value::new(check, theme.error()),
+                    Value::plain(tenant),
+                    Value::plain(id),
+                    Value::plain(problem),
+                ],
+                style: cursor_style(&health.list, index, theme),
+            }
         })
         .collect();
-    let widths = [
-        Constraint::Length(20),
-        Constraint::Length(10),
-        Constraint::Length(format::id_width(names)),
-        Constraint::Fill(1),
-    ];
-    let header = Row::new(["check", "tenant", "space", "what is wrong"]).style(theme.heading());
-    frame.render_widget(
-        Table::new(shown, widths).header(header).column_spacing(1),
-        list,
-    );
+    grid::draw(frame, list, &columns, lines, theme.heading());
 }
 
 /// The selected finding (or outlier) whole: problem, evidence, action.

@@ -5,10 +5,13 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::Line;
-use ratatui::widgets::{Cell, Paragraph, Row, Table};
+use ratatui::widgets::Paragraph;
 
 use super::format;
+use super::grid::{self, Value};
+use crate::columns::{Column, Cut, Priority};
 use crate::domain::actions::{Kind, outcome_is_forced};
+use crate::domain::ids::MAX_SHOWN_WIDTH;
 use crate::domain::signals::Attention;
 use crate::domain::text;
 use crate::poller::{Extra, Focus};
@@ -52,14 +55,20 @@ pub(crate) fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // Below 110 columns the heartbeat column goes (the ORPHAN? flag says what matters) and
     // the bootstrap is told by its state alone.
     let wide = area.width >= 110;
-    // Operations are up to 18 characters (`knowledge-fs-write`): whole where the line has
-    // room beside a bootstrap column of 14 (and the heartbeat's 18 when wide).
-    let fixed = 7 + 2 * format::id_width(names) as usize + 10 + 6 + 7;
-    let others = if wide { 14 + 18 } else { 14 };
-    let operation_width = (area.width as usize)
-        .saturating_sub(fixed + others)
-        .clamp(12, 18);
-    let rows: Vec<Row> = window(&board.leases, &app.leases, app)
+    let mut columns = vec![
+        Column::new("", Priority::Flag, 7, 7),
+        Column::new("lease", Priority::Id, 8, MAX_SHOWN_WIDTH as u16).cut(Cut::Middle),
+        Column::new("tenant", Priority::Tenant, 4, 16).cut(Cut::Middle),
+        Column::new("space", Priority::Id, 8, MAX_SHOWN_WIDTH as u16).cut(Cut::Middle),
+        // Operations are up to 18 characters (`knowledge-fs-write`).
+        Column::new("operation", Priority::Message, 8, 18),
+        Column::new("age", Priority::Code, 3, 6),
+        Column::new("bootstrap", Priority::Code, 6, 48).filling(),
+    ];
+    if wide {
+        columns.push(Column::new("heartbeat", Priority::Message, 8, 24));
+    }
+    let lines: Vec<grid::Line> = window(&board.leases, &app.leases, app)
         .map(|(index, evidence)| {
             let lease = &evidence.lease;
             let blocks = match &evidence.job {
@@ -67,7 +76,7 @@ pub(crate) fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                     let mut text = if job.is_blocked() { "BLOCKS" } else { "on" }.to_string();
                     // The space column already names a bootstrap whose id is its space's.
                     if job.bootstrap_id != lease.knowledge_space_id {
-                        text.push_str(&format!(" {}", names.short(&job.bootstrap_id)));
+                        text.push_str(&format!(" {}", format::id(names, &job.bootstrap_id)));
                     }
                     text.push_str(&format!(" {}", job.run_state));
                     if wide {
@@ -87,49 +96,25 @@ pub(crate) fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             } else {
                 ""
             };
-            let mut cells = vec![
-                Cell::from(flag).style(theme.attention(Attention::Blocked)),
-                Cell::from(names.short(&lease.id)),
-                Cell::from(text::fit_middle(&lease.tenant_id, 10)),
-                Cell::from(names.short(&lease.knowledge_space_id)),
-                // Cut with a mark, never silently: `source-delet` reads like a name.
-                Cell::from(text::fit(&lease.operation, operation_width)),
-                Cell::from(duration::human(evidence.held_for())),
-                Cell::from(blocks),
+            let mut values = vec![
+                Value::new(flag, theme.attention(Attention::Blocked)),
+                Value::plain(names.short(&lease.id)),
+                Value::plain(lease.tenant_id.to_string()),
+                Value::plain(names.short(&lease.knowledge_space_id)),
+                Value::plain(lease.operation.to_string()),
+                Value::plain(duration::human(evidence.held_for())),
+                Value::plain(blocks),
             ];
             if wide {
-                cells.push(Cell::from(live));
+                values.push(Value::plain(live));
             }
-            Row::new(cells).style(cursor_style(&app.leases, index, theme))
+            grid::Line {
+                values,
+                style: cursor_style(&app.leases, index, theme),
+            }
         })
         .collect();
-    let mut widths = vec![
-        Constraint::Length(7),
-        Constraint::Length(format::id_width(names)),
-        Constraint::Length(10),
-        Constraint::Length(format::id_width(names)),
-        Constraint::Length(operation_width as u16),
-        Constraint::Length(6),
-        Constraint::Fill(2),
-    ];
-    let mut header = vec![
-        "",
-        "lease",
-        "tenant",
-        "space",
-        "operation",
-        "age",
-        "bootstrap",
-    ];
-    if wide {
-        widths.push(Constraint::Fill(1));
-        header.push("heartbeat");
-    }
-    let header = Row::new(header).style(theme.heading());
-    frame.render_widget(
-        Table::new(rows, widths).header(header).column_spacing(1),
-        area,
-    );
+    grid::draw(frame, area, &columns, lines, theme.heading());
 }
 
 /// The audit table's action names in the 8 columns the view gives them.
@@ -167,47 +152,34 @@ pub(crate) fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let page = usize::from(area.height.saturating_sub(1)).max(1);
     let cursor = app.audit.cursor;
     let offset = app.audit.offset.max((cursor + 1).saturating_sub(page));
-    let rows: Vec<Row> = records
+    let columns = [
+        Column::new("when (UTC)", Priority::Flag, 14, 14),
+        Column::new("who", Priority::Tenant, 8, 32),
+        Column::new("action", Priority::Flag, 8, 12),
+        Column::new("tenant", Priority::Tenant, 4, 16).cut(Cut::Middle),
+        Column::new("space", Priority::Id, 8, MAX_SHOWN_WIDTH as u16).cut(Cut::Middle),
+        Column::new("outcome", Priority::Flag, 7, 16),
+        Column::new("reason", Priority::Message, 8, 1000).filling(),
+    ];
+    let lines: Vec<grid::Line> = records
         .iter()
         .enumerate()
         .skip(offset)
         .take(page)
-        .map(|(index, r)| {
-            Row::new(vec![
-                Cell::from(r.at.format("%m-%d %H:%M:%S").to_string()),
-                Cell::from(text::clean(&r.who(), 48)),
-                Cell::from(short_action(&r.action)),
-                Cell::from(text::clean(&r.tenant_id, 24)),
-                Cell::from(app.names().short(&r.knowledge_space_id)),
-                Cell::from(short_outcome(&r.outcome)),
-                Cell::from(text::clean(&r.reason, 200)),
-            ])
-            .style(cursor_style(&app.audit, index, theme))
+        .map(|(index, r)| grid::Line {
+            values: vec![
+                Value::plain(r.at.format("%m-%d %H:%M:%S").to_string()),
+                Value::plain(text::clean(&r.who(), 64)),
+                Value::plain(short_action(&r.action)),
+                Value::plain(r.tenant_id.to_string()),
+                Value::plain(app.names().short(&r.knowledge_space_id)),
+                Value::plain(short_outcome(&r.outcome)),
+                Value::plain(text::clean(&r.reason, 600)),
+            ],
+            style: cursor_style(&app.audit, index, theme),
         })
         .collect();
-    let widths = [
-        Constraint::Length(14),
-        Constraint::Length(16),
-        Constraint::Length(8),
-        Constraint::Length(10),
-        Constraint::Length(format::id_width(app.names())),
-        Constraint::Length(8),
-        Constraint::Fill(1),
-    ];
-    let header = Row::new([
-        "when (UTC)",
-        "who",
-        "action",
-        "tenant",
-        "space",
-        "outcome",
-        "reason",
-    ])
-    .style(theme.heading());
-    frame.render_widget(
-        Table::new(rows, widths).header(header).column_spacing(1),
-        area,
-    );
+    grid::draw(frame, area, &columns, lines, theme.heading());
 }
 
 /// Whether the audit chain verifies, as of the last verification in the background.

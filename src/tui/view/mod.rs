@@ -5,6 +5,7 @@ mod board;
 mod chrome;
 pub mod detail;
 pub mod format;
+mod grid;
 mod health;
 mod lists;
 mod overlay;

@@ -3,13 +3,14 @@
 
 use crate::domain::duration;
 use ratatui::Frame;
-use ratatui::layout::{Constraint, Rect};
-use ratatui::widgets::{Cell, Paragraph, Row, Table};
+use ratatui::layout::Rect;
+use ratatui::widgets::Paragraph;
 
 use super::format;
+use super::grid::{self, Value};
 use super::lists::{cursor_style, window};
+use crate::columns::{Column, Cut, Priority};
 use crate::domain::signals::Attention;
-use crate::domain::text;
 use crate::tui::app::App;
 use crate::tui::theme::Theme;
 
@@ -35,17 +36,41 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         return;
     }
     let wide = area.width >= 110;
-    let tenant_width: usize = if wide { 24 } else { 10 };
-    let rows: Vec<Row> = window(&fleet.tenants, &app.tenants, app)
+    let mut columns = vec![
+        Column::new("", Priority::Flag, 7, 7),
+        Column::new("tenant", Priority::Tenant, 6, 32).cut(Cut::Middle),
+        Column::new("spaces", Priority::Flag, 6, 10),
+        Column::new("read", Priority::Flag, 4, 4),
+    ];
+    columns.extend(
+        CLASSES
+            .iter()
+            .map(|(_, heading)| Column::new(heading, Priority::Flag, 4, 8)),
+    );
+    columns.extend([
+        Column::new("    docs", Priority::Flag, 8, 12),
+        Column::new(
+            if wide {
+                "longest in trouble"
+            } else {
+                "oldest issue"
+            },
+            Priority::Message,
+            8,
+            400,
+        )
+        .filling(),
+    ]);
+    let lines: Vec<grid::Line> = window(&fleet.tenants, &app.tenants, app)
         .map(|(index, t)| {
             let worst = t.worst();
             let flag = worst.map_or("ok", format::flag);
             let flag_style = worst.map_or(theme.dim(), |w| theme.attention(w));
-            let mut cells = vec![
-                Cell::from(flag).style(flag_style),
-                Cell::from(text::fit_middle(&t.tenant, tenant_width)),
-                Cell::from(format!("{:>6}", t.spaces)),
-                Cell::from(format!("{:>3.0}%", t.readable_share() * 100.0)),
+            let mut values = vec![
+                Value::new(flag, flag_style),
+                Value::plain(t.tenant.to_string()),
+                Value::plain(format!("{:>6}", t.spaces)),
+                Value::plain(format!("{:>3.0}%", t.readable_share() * 100.0)),
             ];
             for (class, _) in CLASSES {
                 let n = t.count(class);
@@ -55,9 +80,9 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                     theme.dim()
                 };
                 let shown = if n > 0 { n.to_string() } else { ".".into() };
-                cells.push(Cell::from(format!("{shown:>4}")).style(style));
+                values.push(Value::new(format!("{shown:>4}"), style));
             }
-            cells.push(Cell::from(format!("{:>8}", t.documents_remaining)));
+            values.push(Value::plain(format!("{:>8}", t.documents_remaining)));
             let oldest = t.oldest.map_or(String::new(), |(class, since)| {
                 let age = duration::compact(now - since);
                 if wide {
@@ -66,32 +91,12 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                     format!("{} {age}", format::flag(class).to_lowercase())
                 }
             });
-            cells.push(Cell::from(oldest));
-            Row::new(cells).style(cursor_style(&app.tenants, index, theme))
+            values.push(Value::plain(oldest));
+            grid::Line {
+                values,
+                style: cursor_style(&app.tenants, index, theme),
+            }
         })
         .collect();
-    let mut widths = vec![
-        Constraint::Length(7),
-        Constraint::Length(tenant_width as u16),
-        Constraint::Length(6),
-        Constraint::Length(4),
-    ];
-    widths.extend([Constraint::Length(4); CLASSES.len()]);
-    widths.extend([Constraint::Length(8), Constraint::Fill(1)]);
-    let mut header = vec!["", "tenant", "spaces", "read"];
-    header.extend(CLASSES.iter().map(|(_, h)| *h));
-    header.extend([
-        "    docs",
-        if wide {
-            "longest in trouble"
-        } else {
-            "oldest issue"
-        },
-    ]);
-    frame.render_widget(
-        Table::new(rows, widths)
-            .header(Row::new(header).style(theme.heading()))
-            .column_spacing(1),
-        area,
-    );
+    grid::draw(frame, area, &columns, lines, theme.heading());
 }

@@ -1,0 +1,99 @@
+//! The views' tables, laid out by [`crate::columns`]: every value fitted to its column with a
+//! mark where it is cut, so ratatui never cuts one silently.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
+use ratatui::widgets::{Cell, Row, Table};
+
+use crate::columns::{Column, Cut, Laid};
+
+/// Cells are one apart.
+const SPACING: u16 = 1;
+
+/// One value of a row, with its style, and how it is cut when its column's own way does not
+/// suit it (a worker's name in a column of codes).
+pub(crate) struct Value {
+    pub(crate) text: String,
+    pub(crate) style: Style,
+    pub(crate) cut: Option<Cut>,
+}
+
+impl Value {
+    pub(crate) fn new(text: impl Into<String>, style: Style) -> Self {
+        Self {
+            text: text.into(),
+            style,
+            cut: None,
+        }
+    }
+
+    pub(crate) fn plain(text: impl Into<String>) -> Self {
+        Self::new(text, Style::new())
+    }
+
+    pub(crate) fn cut(mut self, cut: Cut) -> Self {
+        self.cut = Some(cut);
+        self
+    }
+}
+
+/// A row: its values (one per column) and its own style (the cursor, a change).
+pub(crate) struct Line {
+    pub(crate) values: Vec<Value>,
+    pub(crate) style: Style,
+}
+
+/// Draws `lines` under the columns' titles (in `heading`).
+pub(crate) fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    columns: &[Column],
+    lines: Vec<Line>,
+    heading: Style,
+) {
+    let texts: Vec<Vec<&str>> = lines
+        .iter()
+        .map(|l| l.values.iter().map(|v| v.text.as_str()).collect())
+        .collect();
+    let laid = Laid::out(columns, &texts, area.width, SPACING);
+    let shown: Vec<usize> = (0..columns.len()).filter(|i| laid.shown(*i)).collect();
+    let widths: Vec<Constraint> = shown
+        .iter()
+        .map(|&i| Constraint::Length(laid.widths[i]))
+        .collect();
+    let header = Row::new(shown.iter().map(|&i| {
+        let c = &columns[i];
+        Cell::from(crate::columns::fit(c.title, laid.widths[i], Cut::End))
+    }))
+    .style(heading);
+    let rows: Vec<Row> = lines
+        .into_iter()
+        .map(|line| {
+            let mut values: Vec<Option<Value>> = line.values.into_iter().map(Some).collect();
+            let cells: Vec<Cell> = shown
+                .iter()
+                .map(|&i| {
+                    let c = &columns[i];
+                    let value = values.get_mut(i).and_then(Option::take);
+                    match value {
+                        Some(v) => Cell::from(crate::columns::fit(
+                            &v.text,
+                            laid.widths[i],
+                            v.cut.unwrap_or(c.cut),
+                        ))
+                        .style(v.style),
+                        None => Cell::from(""),
+                    }
+                })
+                .collect();
+            Row::new(cells).style(line.style)
+        })
+        .collect();
+    frame.render_widget(
+        Table::new(rows, widths)
+            .header(header)
+            .column_spacing(SPACING),
+        area,
+    );
+}
