@@ -22,6 +22,7 @@
 
 use unicode_width::UnicodeWidthStr;
 
+use crate::domain::ids::MAX_SHOWN_WIDTH;
 use crate::text;
 
 /// What a column holds, most important first (see the module's comment).
@@ -82,6 +83,13 @@ impl Column {
         self.fill = true;
         self
     }
+}
+
+/// An id column whose ids in scope are at most `widest` wide: wide enough for every shown form
+/// up to [`MAX_SHOWN_WIDTH`] (never cut below it), the unique form cut as prefix…suffix past it.
+pub fn id_column(title: &'static str, widest: usize) -> Column {
+    let width = u16::try_from(widest.min(MAX_SHOWN_WIDTH)).unwrap_or(1);
+    Column::new(title, Priority::Id, width, width).cut(Cut::Middle)
 }
 
 /// The widths of `columns` on a line `width` cells wide, `spacing` cells between two shown

@@ -105,15 +105,19 @@ pub fn clean(text: &str, max_chars: usize) -> String {
     bound(out, max_chars)
 }
 
-/// Display-safe lines: at most `max_lines`, each at most `max_chars` characters.
+/// Display-safe lines: at most `max_lines`, each at most `max_chars` characters. A line ends
+/// at LF or CRLF; a lone CR (which a terminal would obey, writing the rest over the start) is
+/// shown as `\r`.
 pub(crate) fn clean_lines(text: &str, max_lines: usize, max_chars: usize) -> Vec<String> {
     let ascii = ASCII.with(Cell::get);
     let mut lines = Vec::new();
     let mut current = String::new();
-    for piece in Pieces::new(text) {
+    let mut pieces = Pieces::new(text).peekable();
+    while let Some(piece) = pieces.next() {
         match piece {
             Piece::Char('\n') => lines.push(std::mem::take(&mut current)),
-            Piece::Char('\r') => {}
+            Piece::Char('\r') if matches!(pieces.peek(), Some(Piece::Char('\n'))) => {}
+            Piece::Char('\r') => current.push_str("\\r"),
             Piece::Char('\t') => current.push_str("    "),
             piece => push_piece(&mut current, &piece, ascii),
         }
@@ -439,5 +443,11 @@ mod tests {
     fn an_unterminated_sequence_swallows_only_itself() {
         assert_eq!(clean("ok\u{1b}]0;never ends", 100), "ok␛");
         assert_eq!(clean("ok\u{1b}", 100), "ok␛");
+    }
+
+    #[test]
+    fn a_lone_cr_is_shown_and_crlf_ends_a_line() {
+        let lines = clean_lines("one\r\ntwo\rover\nthree", 10, 100);
+        assert_eq!(lines, vec!["one", "two\\rover", "three"]);
     }
 }

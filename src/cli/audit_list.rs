@@ -10,10 +10,11 @@ use serde::Serialize;
 
 use super::args::{AuditListArgs, ReadArgs};
 use super::{Failure, emit, json};
+use crate::columns::{self, Column, Cut, Laid, Priority};
 use crate::domain::ids::IdNames;
 use crate::domain::model::AuditRecord;
 use crate::domain::signals::Thresholds;
-use crate::domain::text;
+use crate::tui::view::format;
 
 const SCHEMA: &str = "bootstrap-console.audit/v1";
 
@@ -30,9 +31,11 @@ pub(super) async fn list(args: &AuditListArgs) -> Result<ExitCode, Failure> {
     let result = async {
         super::audit::log_readable(&session)?;
         let reads = session.reads();
-        let (records, names) =
-            tokio::join!(reads.recent_audit(i64::from(args.limit)), reads.names());
-        Ok::<_, Failure>((records?, names?))
+        let records = reads.recent_audit(i64::from(args.limit)).await?;
+        // Only the spaces listed are named, by forms no other id in scope shares.
+        let ids: Vec<uuid::Uuid> = records.iter().map(|r| r.knowledge_space_id).collect();
+        let names = reads.names_around(&ids).await?;
+        Ok::<_, Failure>((records, names))
     }
     .await;
     session.close().await;
@@ -100,43 +103,51 @@ impl<'a> From<&'a AuditRecord> for JsonRecord<'a> {
     }
 }
 
-/// The table: one line per record, 80 columns wide; what is cut ends in a mark.
+/// The table: one line per record within 80 columns, laid out by [`crate::columns`] as the
+/// console's audit view is; what is cut ends in a mark.
 fn table(records: &[AuditRecord], names: &IdNames) -> String {
     if records.is_empty() {
         return "no audit records in scope\n".to_string();
     }
-    let space = names.widest().max("SPACE".len());
     let columns = [
-        ("AT (UTC)", 14),
-        ("ACTION", 12),
-        ("OUTCOME", 8),
-        ("SPACE", space),
-        ("TENANT", 10),
-        ("BY", 10),
+        Column::new("AT (UTC)", Priority::Flag, 14, 14),
+        Column::new("ACTION", Priority::Flag, 8, 12),
+        Column::new("OUTCOME", Priority::Flag, 7, 16),
+        columns::id_column("SPACE", names.widest()),
+        Column::new("TENANT", Priority::Tenant, 6, 16).cut(Cut::Middle),
+        Column::new("BY", Priority::Tenant, 6, 16),
+        Column::new("REASON", Priority::Message, 8, 1000).filling(),
     ];
-    let used: usize = columns.iter().map(|(_, w)| w + 1).sum();
-    let reason = 80usize.saturating_sub(used).max(12);
-    let mut out = String::new();
-    let head: Vec<String> = columns
+    let rows: Vec<Vec<String>> = records
         .iter()
-        .map(|(name, width)| text::fit(name, *width))
-        .chain(["REASON".to_string()])
+        .map(|r| {
+            vec![
+                r.at.format("%m-%d %H:%M:%S").to_string(),
+                format::short_action(&r.action),
+                format::short_outcome(&r.outcome),
+                names.short(&r.knowledge_space_id),
+                r.tenant_id.clone(),
+                r.db_role.as_deref().unwrap_or(&r.actor).to_string(),
+                r.reason.clone(),
+            ]
+        })
         .collect();
-    out.push_str(head.join(" ").trim_end());
-    out.push('\n');
-    for r in records {
-        let by = r.db_role.as_deref().unwrap_or(&r.actor);
-        let cells = [
-            text::fit(&r.at.format("%m-%d %H:%M:%S").to_string(), 14),
-            text::fit(&r.action, 12),
-            text::fit(&r.outcome, 8),
-            text::fit(&names.short(&r.knowledge_space_id), space),
-            text::fit(&r.tenant_id, 10),
-            text::fit(by, 10),
-            text::fit(&r.reason, reason),
-        ];
-        out.push_str(cells.join(" ").trim_end());
-        out.push('\n');
+    let laid = Laid::out(&columns, &rows, 80, 1);
+    let line = |values: &[&str]| -> String {
+        let cells: Vec<String> = columns
+            .iter()
+            .zip(&laid.widths)
+            .zip(values)
+            .filter(|((_, w), _)| **w > 0)
+            .map(|((c, w), v)| columns::fit(v, *w, c.cut))
+            .collect();
+        format!("{}\n", cells.join(" ").trim_end())
+    };
+    let titles: Vec<&str> = columns.iter().map(|c| c.title).collect();
+    let mut out = line(&titles);
+    for row in &rows {
+        let values: Vec<&str> = row.iter().map(String::as_str).collect();
+        out.push_str(&line(&values));
     }
     out
 }

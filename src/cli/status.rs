@@ -23,7 +23,7 @@ use super::Failure;
 use super::args::StatusArgs;
 use crate::columns::{Column, Cut, Priority};
 use crate::domain::board::{BoardRow, Summary};
-use crate::domain::ids::{IdNames, MAX_SHOWN_WIDTH};
+use crate::domain::ids::IdNames;
 use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::report::{self, Report, Rows};
 mod document;
@@ -200,28 +200,33 @@ impl Output {
 struct TableOutput {
     wide: bool,
     names: std::sync::Arc<IdNames>,
-    /// The narrow table's column widths (see [`NARROW`]), within 80 columns together.
+    /// The narrow table's column widths (see [`narrow_columns`]), within 80 columns together.
     narrow: Vec<u16>,
+    columns: [Column; 7],
 }
 
-/// The narrow table's columns, laid out by [`crate::columns`] like the console's board.
-const NARROW: [Column; 7] = [
-    Column::new("FLAG", Priority::Flag, 7, 7),
-    Column::new("TENANT", Priority::Tenant, 6, 16).cut(Cut::Middle),
-    Column::new("SPACE", Priority::Id, 8, MAX_SHOWN_WIDTH as u16).cut(Cut::Middle),
-    Column::new("CHECKPOINT", Priority::Flag, 17, 17),
-    Column::new("STATE", Priority::Flag, 9, 9),
-    Column::new("DOCS", Priority::Flag, 9, 9),
-    Column::new("ERROR", Priority::Code, 14, 64),
-];
+/// The narrow table's columns, laid out by [`crate::columns`] like the console's board: whole
+/// error codes up to 24 characters within 80 columns (checkpoints by their short names).
+fn narrow_columns(ids: usize) -> [Column; 7] {
+    [
+        Column::new("FLAG", Priority::Flag, 7, 7),
+        Column::new("TENANT", Priority::Tenant, 6, 16).cut(Cut::Middle),
+        crate::columns::id_column("SPACE", ids),
+        Column::new("CHECKPOINT", Priority::Flag, 10, 10),
+        Column::new("STATE", Priority::Flag, 9, 9),
+        Column::new("     DOCS", Priority::Flag, 9, 9),
+        Column::new("ERROR", Priority::Code, 24, 64),
+    ]
+}
 
 impl TableOutput {
     fn begin(wide: bool, names: std::sync::Arc<IdNames>) -> Self {
         // Rows come page by page after the header: the widths are laid out for the widest
         // values a column may hold (the ids in scope are known).
+        let columns = narrow_columns(names.widest());
         let space = u16::try_from(names.widest()).unwrap_or(u16::MAX);
-        let widest = [7, 16, space, 17, 9, 9, 64];
-        let narrow = crate::columns::widths(&NARROW, &widest, 80, 1);
+        let widest = [7, 16, space, 10, 9, 9, 64];
+        let narrow = crate::columns::widths(&columns, &widest, 80, 1);
         let header = if wide {
             format!(
                 "{:<14} {:<24} {:<36} {:<17} {:<9} {:>11} {:<16} {:<22} {:<24} {}\n",
@@ -237,14 +242,15 @@ impl TableOutput {
                 "MESSAGE"
             )
         } else {
-            let titles: Vec<&str> = NARROW.iter().map(|c| c.title).collect();
-            format!("{}\n", narrow_line(&narrow, &titles))
+            let titles: Vec<&str> = columns.iter().map(|c| c.title).collect();
+            format!("{}\n", narrow_line(&columns, &narrow, &titles))
         };
         super::emit(&header);
         Self {
             wide,
             names,
             narrow,
+            columns,
         }
     }
 
@@ -296,20 +302,20 @@ impl TableOutput {
                 crate::tui::view::format::flag(s.attention),
                 &row.tenant,
                 &self.names.short(&row.space),
-                row.checkpoint.as_str(),
+                row.checkpoint.short_name(),
                 row.run_state.as_str(),
                 &docs,
                 &error,
             ];
-            out.push_str(&narrow_line(&self.narrow, &values));
+            out.push_str(&narrow_line(&self.columns, &self.narrow, &values));
             out.push('\n');
         }
     }
 }
 
 /// One line of the narrow table: each value fitted to its column, cut with a mark.
-fn narrow_line(widths: &[u16], values: &[&str]) -> String {
-    let cells: Vec<String> = NARROW
+fn narrow_line(columns: &[Column], widths: &[u16], values: &[&str]) -> String {
+    let cells: Vec<String> = columns
         .iter()
         .zip(widths)
         .zip(values)

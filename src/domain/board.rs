@@ -377,6 +377,26 @@ impl Default for BoardQuery {
 }
 
 impl BoardQuery {
+    /// Whether the reverse is part of the order itself rather than the rows read backwards:
+    /// by tenant, reversed is tenants Z-A with each tenant's trouble still first.
+    pub(crate) fn reverses_inside(&self) -> bool {
+        self.reverse && self.sort == SortKey::Tenant
+    }
+
+    /// Whether the rows in order are read backwards to show them.
+    fn read_backwards(&self) -> bool {
+        self.reverse && !self.reverses_inside()
+    }
+
+    /// The order of two rows under this query (before [`Self::read_backwards`]).
+    pub(crate) fn compare(&self, a: &BoardRow, b: &BoardRow) -> Ordering {
+        if self.reverses_inside() {
+            b.tenant.cmp(&a.tenant).then_with(|| attention_order(a, b))
+        } else {
+            self.sort.compare(a, b)
+        }
+    }
+
     /// Whether any filter is set (otherwise every row is shown).
     pub(crate) fn filters(&self) -> bool {
         self.quick != Quick::All || !self.text.is_empty() || self.tenant.is_some()
@@ -457,7 +477,7 @@ impl Needle {
 #[derive(Debug, Clone)]
 pub struct BoardView {
     pub query: BoardQuery,
-    /// In the query's sort order (not yet reversed).
+    /// In the query's order (not yet read backwards).
     rows: imbl::Vector<Arc<BoardRow>>,
 }
 
@@ -479,7 +499,7 @@ impl BoardView {
         if position >= self.rows.len() {
             return None;
         }
-        let index = if self.query.reverse {
+        let index = if self.query.read_backwards() {
             self.rows.len() - 1 - position
         } else {
             position
@@ -494,12 +514,11 @@ impl BoardView {
 
     /// Where `row` (as currently known) is shown, if it is.
     pub(crate) fn position_of(&self, row: &BoardRow) -> Option<usize> {
-        let sort = self.query.sort;
         let index = self
             .rows
-            .binary_search_by(|probe| sort.compare(probe, row))
+            .binary_search_by(|probe| self.query.compare(probe, row))
             .ok()?;
-        Some(if self.query.reverse {
+        Some(if self.query.read_backwards() {
             self.rows.len() - 1 - index
         } else {
             index

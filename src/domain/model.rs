@@ -55,6 +55,18 @@ text_enum!(
     }
 );
 
+impl Checkpoint {
+    /// Its name in ten characters at most, for 80-column tables: `pending`, `captured`, the
+    /// others as they are.
+    pub fn short_name(self) -> &'static str {
+        match self {
+            Self::PendingSnapshot => "pending",
+            Self::SnapshotCaptured => "captured",
+            other => other.as_str(),
+        }
+    }
+}
+
 text_enum!(
     /// Whether a bootstrap is waiting, being worked on, or finished.
     RunState {

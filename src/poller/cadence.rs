@@ -36,6 +36,40 @@ pub fn slower(interval: Duration) -> Duration {
         .unwrap_or(MAX_INTERVAL)
 }
 
+/// The steps a poll's cost is shown in: 1, 2 and 5 of each decade, from "under 1 ms" (the
+/// first) to 50 s. A rounded figure that moves only when the cost does (not its jitter) keeps
+/// the header still, so an idle console writes nothing.
+const POLL_TIME_STEPS_US: [u64; 15] = [
+    500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000,
+    2_000_000, 5_000_000, 10_000_000, 50_000_000,
+];
+
+/// How far past the midpoint between two steps the cost must go to move the figure.
+const STEP_HYSTERESIS: f64 = 1.2;
+
+/// The step to show for a smoothed poll time of `time`, `shown` being the step shown now.
+fn shown_step(shown: Option<Duration>, time: Duration) -> Duration {
+    let t = time.as_secs_f64().max(1e-6);
+    let distance = |d: &Duration| (d.as_secs_f64().ln() - t.ln()).abs();
+    let nearest = POLL_TIME_STEPS_US
+        .iter()
+        .map(|us| Duration::from_micros(*us))
+        .min_by(|a, b| distance(a).total_cmp(&distance(b)))
+        .unwrap_or(time);
+    match shown {
+        Some(shown) if shown != nearest => {
+            let midpoint = (shown.as_secs_f64() * nearest.as_secs_f64()).sqrt();
+            let past = if nearest > shown {
+                t > midpoint * STEP_HYSTERESIS
+            } else {
+                t < midpoint / STEP_HYSTERESIS
+            };
+            if past { nearest } else { shown }
+        }
+        _ => nearest,
+    }
+}
+
 /// Backoff ceiling while the database is unreachable.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// A poll may take at most this share of the time between polls; beyond it, polls are spaced
@@ -114,13 +148,7 @@ impl Cadence {
                 Some(before) => before.mul_f64(1.0 - SMOOTHING) + took.mul_f64(SMOOTHING),
             };
             self.poll_time = Some(smoothed);
-            let moved = self.poll_time_shown.is_none_or(|shown| {
-                let ratio = smoothed.as_secs_f64() / shown.as_secs_f64().max(1e-9);
-                !(0.75..=1.33).contains(&ratio)
-            });
-            if moved {
-                self.poll_time_shown = Some(smoothed);
-            }
+            self.poll_time_shown = Some(shown_step(self.poll_time_shown, smoothed));
         } else {
             self.failures += 1;
             self.failed_at = Some(at);
@@ -155,6 +183,7 @@ impl Cadence {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
 
     #[test]
     fn plus_and_minus_land_on_the_documented_steps() {
@@ -176,8 +205,6 @@ mod tests {
         assert_eq!(MIN_INTERVAL, INTERVAL_STEPS[0]);
         assert_eq!(MAX_INTERVAL, INTERVAL_STEPS[INTERVAL_STEPS.len() - 1]);
     }
-
-    use super::*;
 
     #[test]
     fn polls_start_an_interval_apart_however_long_they_take() {
@@ -218,18 +245,30 @@ mod tests {
     }
 
     #[test]
-    fn the_poll_time_shown_ignores_jitter() {
+    fn the_poll_time_shown_is_a_step_that_ignores_jitter() {
         let t0 = Instant::now();
+        let ms = Duration::from_millis;
         let mut cadence = Cadence::new(Duration::from_secs(1));
-        cadence.finished(Duration::from_millis(3), true, true, t0);
-        for took in [2, 4, 3, 2, 4] {
-            cadence.finished(Duration::from_millis(took), true, true, t0);
-            assert_eq!(cadence.shown_poll_time(), Some(Duration::from_millis(3)));
+        cadence.finished(ms(3), true, true, t0);
+        assert_eq!(cadence.shown_poll_time(), Some(ms(2)));
+        // Jitter around the midpoint of 2 and 5 ms (3.2 ms) moves nothing.
+        for took in [2, 4, 3, 2, 4, 3, 4, 2, 4] {
+            cadence.finished(ms(took), true, true, t0);
+            assert_eq!(cadence.shown_poll_time(), Some(ms(2)), "after {took} ms");
         }
         for _ in 0..10 {
-            cadence.finished(Duration::from_millis(30), true, true, t0);
+            cadence.finished(ms(30), true, true, t0);
         }
-        assert!(cadence.shown_poll_time() > Some(Duration::from_millis(20)));
+        assert_eq!(cadence.shown_poll_time(), Some(ms(20)));
+        let mut fast = Cadence::new(Duration::from_secs(1));
+        for _ in 0..5 {
+            fast.finished(Duration::from_micros(300), true, true, t0);
+        }
+        assert_eq!(
+            fast.shown_poll_time(),
+            Some(Duration::from_micros(500)),
+            "under 1 ms"
+        );
     }
 
     #[test]

@@ -39,6 +39,19 @@ impl Access {
     }
 }
 
+/// Why actions cannot be taken before `migrate`, when that is so.
+fn unmigrated(capabilities: &Capabilities) -> Option<String> {
+    crate::domain::actions::audit_ready(capabilities)
+        .err()
+        .map(|refusal| refusal.to_string())
+}
+
+/// Whether `access` is read-only for want of `migrate` alone (not `--read-only`, a standby or
+/// a grant, which `migrate` would not change).
+pub(crate) fn needs_migrate(access: &Access, capabilities: &Capabilities) -> bool {
+    matches!(access, Access::ReadOnly { reason } if Some(reason) == unmigrated(capabilities).as_ref())
+}
+
 /// Why a console on a standby may not act.
 pub(super) fn standby() -> Access {
     Access::ReadOnly {
@@ -50,12 +63,10 @@ pub(super) fn standby() -> Access {
 /// before `migrate` has installed what actions write through (said at once, in the header,
 /// not first by a dialog).
 pub(super) fn granted(capabilities: &Capabilities) -> Access {
-    let unmigrated = || {
-        crate::domain::actions::audit_ready(capabilities)
-            .err()
-            .map(|refusal| refusal.to_string())
-    };
-    match capabilities.write_blocker().or_else(unmigrated) {
+    match capabilities
+        .write_blocker()
+        .or_else(|| unmigrated(capabilities))
+    {
         Some(reason) => Access::ReadOnly { reason },
         None => Access::ReadWrite,
     }

@@ -138,6 +138,11 @@ impl Topology {
         &self.capabilities
     }
 
+    /// Actions are refused only because the database lacks what `migrate` installs.
+    pub(crate) fn needs_migrate(&self) -> bool {
+        access::needs_migrate(&self.access, &self.capabilities)
+    }
+
     /// Why this console may not act, or which actions it may not take and why, in one
     /// sentence.
     pub(crate) fn write_limits(&self) -> Option<String> {

@@ -182,7 +182,7 @@ async fn event_loop(
         sandbox: options.sandbox,
         tenant_scope: session.tenant_scope().map(str::to_string),
         access: session.topology().access().clone(),
-        needs_migrate: actions::audit_ready(session.topology().capabilities()).is_err(),
+        needs_migrate: session.topology().needs_migrate(),
     };
     let display = Display {
         ascii: options.ascii,

@@ -52,15 +52,28 @@ impl DepthBackend {
     }
 }
 
-/// A colour a terminal of `depth` shows: true colour is brought down to the nearest basic one
-/// (the console's palette has one such colour, a background for changed rows).
+/// A colour a terminal of `depth` shows: true colour where it is shown, else the nearest of
+/// the 256 (the colour cube) or of the 16 (the console's palette has one such colour, a
+/// background for changed rows: a dim blue, or plain blue on 16 colours).
 fn fit(color: Color, depth: Depth) -> Color {
     match (color, depth) {
         (Color::Rgb(..), Depth::True) => color,
-        (Color::Rgb(r, g, b), _) => nearest_basic(r, g, b),
+        (Color::Rgb(r, g, b), Depth::Indexed) => nearest_indexed(r, g, b),
+        (Color::Rgb(r, g, b), Depth::Basic) => nearest_basic(r, g, b),
         (Color::Indexed(_), Depth::Basic) => Color::Reset,
         _ => color,
     }
+}
+
+/// The nearest colour of the 256-colour cube (indices 16–231, six levels per channel).
+fn nearest_indexed(r: u8, g: u8, b: u8) -> Color {
+    const LEVELS: [u8; 6] = [0, 95, 135, 175, 215, 255];
+    let level = |v: u8| {
+        (0..LEVELS.len())
+            .min_by_key(|i| LEVELS[*i].abs_diff(v))
+            .unwrap_or(0) as u8
+    };
+    Color::Indexed(16 + 36 * level(r) + 6 * level(g) + level(b))
 }
 
 fn nearest_basic(r: u8, g: u8, b: u8) -> Color {
@@ -220,6 +233,16 @@ mod tests {
         );
         assert_eq!(Depth::detect(Some("xterm"), None), Depth::Basic);
         assert_eq!(Depth::detect(Some("vt100"), None), Depth::Basic);
+    }
+
+    #[test]
+    fn each_depth_gets_the_colour_it_shows() {
+        let changed = Color::Rgb(40, 40, 90);
+        assert_eq!(fit(changed, Depth::True), changed);
+        assert_eq!(fit(changed, Depth::Indexed), Color::Indexed(17));
+        assert_eq!(fit(changed, Depth::Basic), Color::Blue);
+        assert_eq!(fit(Color::Indexed(17), Depth::Basic), Color::Reset);
+        assert_eq!(fit(Color::Red, Depth::Indexed), Color::Red);
     }
 
     #[test]

@@ -634,3 +634,55 @@ async fn a_database_without_migrate_says_actions_need_it_from_the_start() {
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);
 }
+
+/// The detail at 80×24: a blocked space's lease on its first screen, content below said, and
+/// a long message whole (a lone CR shown as `\r`) by scrolling.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_detail_shows_what_blocks_says_what_is_below_and_keeps_the_whole_message() {
+    use common::fixture::{self, JobSpec};
+    let db = TestDb::migrated().await;
+    let blocked = fixture::job(&db.pool, &JobSpec::new("acme", "queued")).await;
+    fixture::lease(&db.pool, "acme", blocked.space, 7200).await;
+    let failed = fixture::job(&db.pool, &JobSpec::new("acme", "failed")).await;
+    let message = format!(
+        "converter said:\rstage 2 {} END-OF-MESSAGE",
+        "word ".repeat(400)
+    );
+    sqlx::query(
+        "UPDATE legacy_space_publication_bootstraps SET last_error_message = $2 WHERE id = $1",
+    )
+    .bind(failed.bootstrap)
+    .bind(&message)
+    .execute(&db.pool)
+    .await
+    .expect("a long message");
+    let url = db.url();
+    let mut console = Console::start(&["watch", "--database-url", &url], &[], 80, 24);
+    console.wait_ready("READ-WRITE", 20);
+    console.wait_for("FAILED", 20);
+    // The failed space is first, the blocked one second.
+    console.send("j");
+    console.send("\r");
+    let detail = console.wait_for("blocked by", 10);
+    assert!(
+        detail.contains("ORPHAN SUSPECT") && detail.contains("held 2h"),
+        "{detail}"
+    );
+    assert!(detail.contains("more line(s) below"), "{detail}");
+    console.send("\u{1b}");
+    console.send("g");
+    console.send("\r");
+    console.wait_for("converter said:\\rstage 2", 10);
+    // Page by page to the message's end: all of it is there.
+    let mut seen = false;
+    for _ in 0..20 {
+        if console.screen().contains("END-OF-MESSAGE") {
+            seen = true;
+            break;
+        }
+        console.send("\u{1b}[6~");
+    }
+    assert!(seen, "the message's end is reached:\n{}", console.screen());
+    console.send("q");
+    assert_eq!(console.wait_exit(10), 0);
+}

@@ -1302,21 +1302,57 @@ fn a_new_sort_is_labelled_only_with_its_rows() {
 }
 
 #[test]
-fn by_tenant_orders_each_tenants_rows_by_attention() {
+fn by_tenant_orders_each_tenants_rows_by_attention_either_way() {
     let mut app = app();
     press(&mut app, KeyCode::Char('s'));
-    let rows = visible(&app);
-    for pair in rows.windows(2) {
-        assert!(pair[0].tenant <= pair[1].tenant, "tenants A-Z");
-        if pair[0].tenant == pair[1].tenant {
-            assert!(
-                pair[0].signals.attention <= pair[1].signals.attention,
-                "{:?} before {:?}",
-                pair[0].signals.attention,
-                pair[1].signals.attention
-            );
+    for reversed in [false, true] {
+        let rows = visible(&app);
+        assert!(
+            rows.windows(2).any(|p| p[0].tenant == p[1].tenant),
+            "a tenant with two"
+        );
+        for pair in rows.windows(2) {
+            if reversed {
+                assert!(pair[0].tenant >= pair[1].tenant, "tenants Z-A");
+            } else {
+                assert!(pair[0].tenant <= pair[1].tenant, "tenants A-Z");
+            }
+            if pair[0].tenant == pair[1].tenant {
+                assert!(
+                    pair[0].signals.attention <= pair[1].signals.attention,
+                    "trouble first within a tenant: {:?} before {:?}",
+                    pair[0].signals.attention,
+                    pair[1].signals.attention
+                );
+            }
         }
+        press(&mut app, KeyCode::Char('S'));
     }
+}
+
+#[test]
+fn q_behind_held_keys_is_typed_where_they_lead_and_ctrl_c_still_quits() {
+    let mut app = app();
+    for key in ['f', 'f', '*', 'r', 'q'] {
+        slow(&mut app, KeyCode::Char(key));
+    }
+    assert!(!app.app.should_quit, "q waits behind the keys before it");
+    let effects = app.deliver();
+    answer(&mut app, &effects, ok_plan);
+    assert_eq!(
+        open(&app).reason,
+        "q",
+        "q went into the reason the retry asked for"
+    );
+    assert!(!app.app.should_quit);
+    // Ctrl-C goes first whatever waits.
+    slow(&mut app, KeyCode::Esc);
+    for key in ['f', '*'] {
+        slow(&mut app, KeyCode::Char(key));
+    }
+    assert!(!app.app.held_keys.is_empty());
+    ctrl(&mut app, 'c');
+    assert!(app.app.should_quit);
 }
 
 #[test]
@@ -1398,15 +1434,22 @@ fn esc_from_a_detail_opened_in_the_audit_view_returns_to_its_line() {
     assert_eq!(app.app.view, View::Audit);
     press(&mut app, KeyCode::Char('j'));
     let line = app.app.audit;
+    let audit = app.app.status.focused.clone();
     press(&mut app, KeyCode::Enter);
     assert!(
         matches!(app.app.view, View::Detail(_)),
         "{:?}",
         app.app.view
     );
+    // The poller now answers for the detail: the audit records are not loaded meanwhile.
+    app.app.status.focused = None;
+    app.deliver();
     press(&mut app, KeyCode::Esc);
     assert_eq!(app.app.view, View::Audit);
     assert_eq!(app.app.audit, line);
+    app.app.status.focused = audit;
+    app.deliver();
+    assert_eq!(app.app.audit, line, "still there once the records are back");
     assert_ne!(line, Default::default(), "the cursor had moved");
     // A detail opened from the board goes back to the board.
     press(&mut app, KeyCode::Tab);

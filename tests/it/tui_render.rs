@@ -572,8 +572,11 @@ fn the_header_when_stale_read_only_not_migrated_or_reading_a_standby() {
 
         let mut app = screens::app(size, Extra::None, Focus::Board);
         app.header.access = Access::ReadOnly {
-            reason: "no audit table: run `bootstrap-console migrate` to enable actions".into(),
+            reason: "actions need `bootstrap-console migrate` first: this database lacks the \
+                     console's audit table"
+                .into(),
         };
+        app.header.needs_migrate = true;
         snapshot("header_not_migrated", &app);
 
         let mut app = screens::app(size, Extra::None, Focus::Board);
@@ -618,5 +621,43 @@ fn the_help_screen_lists_every_binding_of_the_key_table() {
                 assert!(shows(&entry), "{size:?}: the help lacks {entry:?}");
             }
         }
+    }
+}
+
+/// A sentence longer than the dialog wraps under its own text: the inner margin is kept on
+/// every row.
+#[test]
+fn wrapped_dialog_lines_keep_the_inner_margin() {
+    let long = "held 2h10m by upload, past the orphan threshold of 15m; its writer last \
+                heartbeat an hour ago from pod upload-7f9c4 on node eu-west-2b, which no \
+                longer answers";
+    let plan = |action| {
+        let mut plan = screens::plan_changing(action, &[("run_state", "failed", "queued")]);
+        plan.evidence = vec![long.to_string()];
+        plan
+    };
+    let app = dialog_after((80, 24), "r", plan, "writer pod is gone");
+    let terminal = render(&app);
+    let buffer = terminal.backend().buffer();
+    let rows: Vec<String> = (0..24)
+        .map(|y| {
+            (0..80)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect()
+        })
+        .collect();
+    let inside: Vec<&String> = rows
+        .iter()
+        .filter(|r| r.trim_start().starts_with('│'))
+        .collect();
+    assert!(inside.iter().any(|r| r.contains("no")), "{rows:#?}");
+    let wrapped = inside
+        .iter()
+        .filter(|r| r.contains("heartbeat") || r.contains("longer answers"))
+        .count();
+    assert!(wrapped >= 1, "the sentence wraps:\n{}", rows.join("\n"));
+    for row in inside {
+        let after = row.trim_start().trim_start_matches('│');
+        assert!(after.starts_with(' '), "text against the border: {row}");
     }
 }

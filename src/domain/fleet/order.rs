@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use imbl::Vector;
 
-use crate::domain::board::{BoardQuery, BoardRow, BoardView, Name, Needle, SortKey};
+use crate::domain::board::{BoardQuery, BoardRow, BoardView, Name, Needle};
 use crate::domain::signals::Attention;
 
 /// The ordered rows and the query that ordered them.
@@ -53,9 +53,9 @@ impl Order {
 
     /// Replaces every row (a first load or a change of sort key).
     pub(crate) fn rebuild<'a>(&mut self, rows: impl Iterator<Item = &'a Arc<BoardRow>>) {
-        let sort = self.query.sort;
+        let query = &self.query;
         let mut sorted: Vec<Arc<BoardRow>> = rows.cloned().collect();
-        sorted.sort_unstable_by(|a, b| sort.compare(a, b));
+        sorted.sort_unstable_by(|a, b| query.compare(a, b));
         self.all = Seq {
             keys: sorted.iter().map(|row| FilterKey::of(row)).collect(),
             rows: sorted.into_iter().collect(),
@@ -74,7 +74,9 @@ impl Order {
         }
         let before = std::mem::replace(&mut self.query, query);
         self.needle = self.query.needle();
-        if self.query.sort != before.sort {
+        if (self.query.sort, self.query.reverses_inside())
+            != (before.sort, before.reverses_inside())
+        {
             self.rebuild(rows);
         } else if (&self.query.quick, &self.query.tenant, &self.query.text)
             != (&before.quick, &before.tenant, &before.text)
@@ -98,21 +100,19 @@ impl Order {
     }
 
     pub(crate) fn insert(&mut self, row: &Arc<BoardRow>) {
-        let sort = self.query.sort;
         let key = FilterKey::of(row);
         if let Some(shown) = &mut self.shown
             && key.admits(&self.query, &self.needle)
         {
-            shown.insert(row, key.clone(), sort);
+            shown.insert(row, key.clone(), &self.query);
         }
-        self.all.insert(row, key, sort);
+        self.all.insert(row, key, &self.query);
     }
 
     pub(crate) fn remove(&mut self, row: &BoardRow) {
-        let sort = self.query.sort;
-        self.all.remove(row, sort);
+        self.all.remove(row, &self.query);
         if let Some(shown) = &mut self.shown {
-            shown.remove(row, sort);
+            shown.remove(row, &self.query);
         }
     }
 }
@@ -125,8 +125,11 @@ struct Seq {
 }
 
 impl Seq {
-    fn insert(&mut self, row: &Arc<BoardRow>, key: FilterKey, sort: SortKey) {
-        match self.rows.binary_search_by(|probe| sort.compare(probe, row)) {
+    fn insert(&mut self, row: &Arc<BoardRow>, key: FilterKey, order: &BoardQuery) {
+        match self
+            .rows
+            .binary_search_by(|probe| order.compare(probe, row))
+        {
             // The same place: the row was not removed first (cannot happen; keep the newer one).
             Ok(at) => {
                 self.rows.set(at, row.clone());
@@ -139,8 +142,11 @@ impl Seq {
         }
     }
 
-    fn remove(&mut self, row: &BoardRow, sort: SortKey) {
-        if let Ok(at) = self.rows.binary_search_by(|probe| sort.compare(probe, row)) {
+    fn remove(&mut self, row: &BoardRow, order: &BoardQuery) {
+        if let Ok(at) = self
+            .rows
+            .binary_search_by(|probe| order.compare(probe, row))
+        {
             self.rows.remove(at);
             self.keys.remove(at);
         }

@@ -310,6 +310,9 @@ pub struct App {
     /// When the first held key came (held keys still waiting after [`HOLD_KEYS_FOR`] are
     /// dropped, saying so).
     pub held_since: Option<Instant>,
+    /// `p` was pressed and the poller has not said so yet: statuses published meanwhile show
+    /// what the operator asked, not the state before it.
+    pub pause_asked: Option<bool>,
 }
 
 /// How long keys wait for the board's rows before they are dropped (at a million spaces a new
@@ -372,6 +375,7 @@ impl App {
             unsettled: std::collections::BTreeMap::new(),
             held_keys: std::collections::VecDeque::new(),
             held_since: None,
+            pause_asked: None,
         }
     }
 

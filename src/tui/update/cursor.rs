@@ -36,7 +36,11 @@ pub(super) fn keep_cursors_visible(app: &mut App) {
     b.cursor = b.cursor.min(board_len.saturating_sub(1));
     scroll_to(&mut b.offset, b.cursor, page, board_len);
     for view in [View::Tenants, View::Leases, View::Audit, View::Health] {
-        let len = list_len(app, &view);
+        // A list whose data is not loaded (another view has the focus) keeps its place: Esc
+        // from a detail comes back to the line it was opened from.
+        let Some(len) = list_len(app, &view) else {
+            continue;
+        };
         if let Some(list) = list_state(app, &view) {
             list.cursor = list.cursor.min(len.saturating_sub(1));
             scroll_to(&mut list.offset, list.cursor, page, len);
@@ -63,20 +67,20 @@ pub(super) fn list_state<'a>(app: &'a mut App, view: &View) -> Option<&'a mut Li
     }
 }
 
-fn list_len(app: &App, view: &View) -> usize {
-    match view {
+fn list_len(app: &App, view: &View) -> Option<usize> {
+    Some(match view {
         View::Tenants => app.fleet().map_or(0, |f| f.tenants.len()),
-        View::Leases => match app.extra_for(&Focus::Leases) {
-            Some(Extra::Leases(board)) => board.leases.len(),
+        View::Leases => match app.extra_for(&Focus::Leases)? {
+            Extra::Leases(board) => board.leases.len(),
             _ => 0,
         },
-        View::Audit => match app.extra_for(&Focus::Audit) {
-            Some(Extra::Audit(records)) => records.len(),
+        View::Audit => match app.extra_for(&Focus::Audit)? {
+            Extra::Audit(records) => records.len(),
             _ => 0,
         },
         View::Health => app.health_view.listed_len(),
         View::Board | View::Detail(_) => 0,
-    }
+    })
 }
 
 pub(super) fn move_cursor(app: &mut App, delta: isize) {
@@ -100,7 +104,7 @@ pub(super) fn move_cursor(app: &mut App, delta: isize) {
             app.detail.scroll = scrolled.clamp(0, last) as u16;
         }
         view => {
-            let len = list_len(app, &view);
+            let len = list_len(app, &view).unwrap_or(0);
             if let Some(list) = list_state(app, &view) {
                 list.cursor = step(list.cursor, len);
             }

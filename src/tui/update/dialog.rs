@@ -200,7 +200,19 @@ pub(super) fn dialog_key(app: &mut App, command: Option<Command>, key: KeyEvent)
             vec![Effect::StopWaiting { dialog: id }]
         }
         (Stage::Applying, _) => Vec::new(),
-        (Stage::Done(_) | Stage::Broken(_), Some(Command::Back)) => {
+        (Stage::Done(results), Some(Command::Back)) => {
+            // The dialog said how it went; the tally it left in the status line goes with it
+            // (an outcome still unknown stays said until it is settled).
+            let unknown = results
+                .iter()
+                .any(|(verdict, _)| *verdict == crate::domain::actions::Verdict::Unknown);
+            app.overlay = Overlay::None;
+            if !unknown {
+                app.message = None;
+            }
+            Vec::new()
+        }
+        (Stage::Broken(_), Some(Command::Back)) => {
             app.overlay = Overlay::None;
             Vec::new()
         }
@@ -226,7 +238,11 @@ pub(super) fn dialog_key(app: &mut App, command: Option<Command>, key: KeyEvent)
         }
         (Stage::Editing, Some(Command::Force)) if dialog.forceable() => {
             dialog.force();
-            dialog.field = Field::Confirm;
+            // To the confirmation only once there is a reason: the lease id typed next must
+            // not land in the reason, nor the reason in the confirmation.
+            if !dialog.reason.trim().is_empty() {
+                dialog.field = Field::Confirm;
+            }
             plan(dialog, now, true)
         }
         (Stage::Editing, Some(Command::NextField)) => {

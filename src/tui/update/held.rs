@@ -3,8 +3,8 @@
 //! marking, opening, copying, an action — typed before then would act on the rows of the old
 //! query while the screen already speaks of the new one. Such a key waits, with every key
 //! typed after it, until the rows of the query the earlier keys set are on screen. Keys that
-//! only change the query (typing a filter, `f`, `s`) never wait, so typing stays quick, and
-//! the keys that stop the console (Ctrl-C, `q`, Ctrl-Z) never wait either.
+//! only change the query (typing a filter, `f`, `s`) never wait, so typing stays quick; and
+//! Ctrl-C, which quits whatever has the focus, never waits either.
 
 use crossterm::event::KeyEvent;
 
@@ -16,13 +16,13 @@ use super::Effect;
 pub(super) fn hold(app: &mut App, key: KeyEvent) -> Option<KeyEvent> {
     let scope = super::scope(app);
     let command = keys::command_for(scope, &key);
-    if matches!(
-        command,
-        Some(Command::Quit | Command::Suspend | Command::Redraw)
-    ) {
-        return Some(key);
-    }
-    if app.held_keys.is_empty() && !(app.board_pending() && acts_on_rows(app, scope, command)) {
+    if app.held_keys.is_empty() {
+        if !(app.board_pending() && acts_on_rows(app, scope, command)) {
+            return Some(key);
+        }
+    } else if keys::command_for(Scope::Anywhere, &key) == Some(Command::Quit) {
+        // Behind held keys what a key means depends on them (`q` may be typed into a reason
+        // they open): only Ctrl-C, which quits whatever has the focus, goes first.
         return Some(key);
     }
     app.held_since.get_or_insert(app.now);

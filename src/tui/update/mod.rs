@@ -269,7 +269,15 @@ fn expire(app: &mut App) {
 
 /// Takes a new poll status; when the board's rows changed, puts the cursor back on the
 /// selected space.
-fn absorb_poll(app: &mut App, status: PollStatus) {
+fn absorb_poll(app: &mut App, mut status: PollStatus) {
+    // A pause (or resume) asked for holds until the poller has taken it.
+    if let Some(asked) = app.pause_asked {
+        if status.polling.paused == asked {
+            app.pause_asked = None;
+        } else {
+            status.polling.paused = asked;
+        }
+    }
     let fresh = status.fleet.as_ref().map(std::sync::Arc::as_ptr)
         != app.status.fleet.as_ref().map(std::sync::Arc::as_ptr);
     // Only a poll begun after the standby was seen holding the action shows it.
@@ -593,6 +601,7 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
         Command::Pause => {
             let paused = !app.status.polling.paused;
             app.status.polling.paused = paused;
+            app.pause_asked = Some(paused);
             let text = if paused {
                 "polling paused (p resumes)"
             } else {

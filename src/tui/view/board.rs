@@ -9,9 +9,8 @@ use ratatui::widgets::Paragraph;
 
 use super::format;
 use super::grid::{self, Value};
-use crate::columns::{Column, Cut, Priority};
+use crate::columns::{self, Column, Cut, Priority};
 use crate::domain::board::BoardRow;
-use crate::domain::ids::MAX_SHOWN_WIDTH;
 use crate::domain::model::RunState;
 use crate::domain::text;
 use crate::tui::app::App;
@@ -33,12 +32,12 @@ fn bar_width(width: u16) -> usize {
 }
 
 /// The board's columns, in the order shown; their widths come from [`crate::columns`].
-fn columns(wide: bool) -> Vec<Column> {
+fn columns(wide: bool, ids: usize) -> Vec<Column> {
     let mut columns = vec![
         Column::new("", Priority::Flag, 1, 1),
         Column::new("flag", Priority::Flag, 7, 7),
         Column::new("tenant", Priority::Tenant, 4, 16).cut(Cut::Middle),
-        Column::new("space", Priority::Id, 8, MAX_SHOWN_WIDTH as u16).cut(Cut::Middle),
+        columns::id_column("space", ids),
         Column::new("ckpt", Priority::Flag, 5, 5),
         Column::new("state", Priority::Flag, 9, 9),
         Column::new("progress", Priority::Flag, 3, 24),
@@ -103,7 +102,8 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             )
         })
         .collect();
-    grid::draw(frame, area, &columns(wide), lines, theme.heading());
+    let columns = columns(wide, app.names().widest());
+    grid::draw(frame, area, &columns, lines, theme.heading());
 }
 
 fn board_row(

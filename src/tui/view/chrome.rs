@@ -68,7 +68,10 @@ pub(crate) fn title(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         let target = format!("{primary}{}", h.polls);
         spans.push(Span::styled(text::clean(&target, room), theme.dim()));
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    frame.render_widget(
+        Paragraph::new(super::grid::fit_line(spans, area.width)),
+        area,
+    );
 }
 
 /// Polling at a glance: live with the real period and the console's own cost per poll,
@@ -113,6 +116,14 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
             theme.stale(),
         );
     }
+    // The interval as set; when polls are spaced out, the measured period in whole seconds
+    // (its jitter would otherwise redraw the header on every poll).
+    let period = match health.period {
+        Some(period) if health.slowed => {
+            std::time::Duration::from_secs(period.as_secs_f64().round().max(1.0) as u64)
+        }
+        _ => health.interval,
+    };
     let slowed = if health.slowed { " slowed" } else { "" };
     let style = if health.slowed {
         theme.stale()
@@ -120,13 +131,22 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
         theme.live()
     };
     // The first load is no measure of a poll's cost: until a regular poll, none is shown.
-    let cost = health.poll_time.map_or(String::new(), |t| {
-        format!(" · poll {}", duration::precise(t))
-    });
+    let cost = health
+        .poll_time
+        .map_or(String::new(), |t| format!(" · poll {}", poll_cost(t)));
     Span::styled(
         format!("live every {}{cost}{slowed}", duration::precise(period)),
         style,
     )
+}
+
+/// A poll's cost as the cadence rounds it (1, 2, 5 per decade): `<1ms`, `20ms`, `2s`.
+fn poll_cost(time: std::time::Duration) -> String {
+    match time.as_millis() {
+        0 => "<1ms".to_string(),
+        ms if ms < 1000 => format!("{ms}ms"),
+        _ => format!("{}s", time.as_secs()),
+    }
 }
 
 /// How far behind the standby that polls read is, when they read one: in sync, or the lag and
@@ -351,11 +371,7 @@ fn matrix_lines(app: &App, theme: &Theme) -> Vec<Line<'static>> {
     }
     let mut lines = vec![Line::from(Span::styled(header, theme.heading()))];
     for checkpoint in Checkpoint::ALL {
-        let name = match checkpoint {
-            Checkpoint::PendingSnapshot => "pending",
-            Checkpoint::SnapshotCaptured => "captured",
-            other => other.as_str(),
-        };
+        let name = checkpoint.short_name();
         let mut spans = vec![Span::styled(format!(" {name:<10}"), theme.heading())];
         for state in RunState::ALL {
             let n = fleet.summary.in_state(*checkpoint, *state);
@@ -427,12 +443,14 @@ pub(crate) fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         spans.push(Span::raw(" "));
     }
     if let View::Detail(id) = &app.view {
+        // The whole id: the tabs after the board give it their room.
+        spans.truncate(3);
         spans.push(Span::styled(
-            format!("{} detail {} ", g.into, format::id(app.names(), id)),
+            format!("{} detail {id} ", g.into),
             theme.heading(),
         ));
     }
-    if matches!(app.view, View::Board | View::Detail(_)) {
+    if app.view == View::Board {
         // Most important first, so 80 columns keep it: how many rows, then what narrows or
         // orders them (the defaults are not repeated).
         // The label says what the rows on screen are: a new filter or order is named when its
@@ -445,10 +463,6 @@ pub(crate) fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             format!("{shown} of {total}")
         };
         spans.push(Span::styled(format!("{} {count}", g.bar), theme.dim()));
-        let marked = app.board.marked.len();
-        if marked > 0 {
-            spans.push(Span::styled(format!(" · {marked} marked"), theme.marked()));
-        }
         if app.board_pending() {
             let asked = &app.board.query;
             let what = if asked.sort != query.sort || asked.reverse != query.reverse {
@@ -458,6 +472,11 @@ pub(crate) fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             };
             spans.push(Span::styled(format!(" · {what}…"), theme.stale()));
         }
+        let marked = app.board.marked.len();
+        if marked > 0 {
+            spans.push(Span::styled(format!(" · {marked} marked"), theme.marked()));
+        }
+
         if let Some(tenant) = &query.tenant {
             spans.push(Span::styled(format!(" {} tenant ", g.bar), theme.dim()));
             spans.push(Span::styled(text::clean(tenant, 24), theme.key()));
@@ -498,7 +517,10 @@ pub(crate) fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             theme.dim(),
         ));
     }
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    frame.render_widget(
+        Paragraph::new(super::grid::fit_line(spans, area.width)),
+        area,
+    );
 }
 
 pub(crate) fn status_line(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {

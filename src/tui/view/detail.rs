@@ -25,9 +25,43 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, id: &Uuid, theme: &Theme) 
     let Some(paragraph) = paragraph(app, id, theme) else {
         return super::placeholder(frame, area, extra, "the detail", theme);
     };
+    let (text_area, more) = text_area(&paragraph, area);
     // The content may have shrunk since the operator scrolled: never past its end.
-    let scroll = app.detail.scroll.min(last_scroll(&paragraph, area));
-    frame.render_widget(paragraph.scroll((scroll, 0)), area);
+    let last = last_scroll(&paragraph, text_area);
+    let scroll = app.detail.scroll.min(last);
+    frame.render_widget(paragraph.scroll((scroll, 0)), text_area);
+    // Content below the screen is said on the last line, never left to be guessed.
+    if let Some(line) = more {
+        let below = usize::from(last - scroll);
+        let (down, up) = if app.display.ascii {
+            ("v", "^")
+        } else {
+            ("↓", "↑")
+        };
+        let text = match (below, scroll) {
+            (0, _) => format!(" {up} end of the detail (k/PgUp back up)"),
+            (n, _) => format!(" {down} {n} more line(s) below: j/PgDn"),
+        };
+        frame.render_widget(Paragraph::new(Line::styled(text, theme.key())), line);
+    }
+}
+
+/// Where the detail's text goes: the whole body, or all but its last line when the text is
+/// longer than the body (that line then says how much is below).
+fn text_area(paragraph: &Paragraph, area: Rect) -> (Rect, Option<Rect>) {
+    if paragraph.line_count(area.width) <= usize::from(area.height) || area.height < 2 {
+        return (area, None);
+    }
+    let text = Rect {
+        height: area.height - 1,
+        ..area
+    };
+    let line = Rect {
+        y: area.y + area.height - 1,
+        height: 1,
+        ..area
+    };
+    (text, Some(line))
 }
 
 /// The detail as one wrapped paragraph, once it is loaded.
@@ -58,9 +92,13 @@ pub fn max_scroll(app: &App, id: &Uuid) -> u16 {
     let theme = Theme::new(app.display.color);
     // Laid out as drawn: escaped text (under ASCII) is longer and wraps into more lines.
     text::in_ascii(app.display.ascii, || {
-        paragraph(app, id, &theme).map_or(0, |p| last_scroll(&p, body))
+        paragraph(app, id, &theme).map_or(0, |p| last_scroll(&p, text_area(&p, body).0))
     })
 }
+
+/// The most of an error message the detail shows: far more than any real one.
+const MESSAGE_LINES: usize = 2_000;
+const MESSAGE_LINE_CHARS: usize = 20_000;
 
 fn when(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
     format!(
@@ -108,6 +146,28 @@ pub(crate) fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<L
         format!("{}{attention}", b.run_state),
         theme,
     ));
+    // What blocks a blocked space, on the first screen (its whole section is further down).
+    if let (Some(lease), Some(true)) = (&d.lease, row.map(|r| r.signals.blocked_by_lease)) {
+        let suspect =
+            lease_is_orphan_suspect(lease.acquired_at, lease.expires_at, now, &app.thresholds);
+        let mut value = format!(
+            "lease {} ({}) held {}",
+            format::id(app.names(), &lease.id),
+            text::clean(&lease.operation, 32),
+            duration::human(now - lease.acquired_at)
+        );
+        let style = if suspect {
+            value.push_str(" — ORPHAN SUSPECT (x removes it)");
+            theme.attention(crate::domain::signals::Attention::Blocked)
+        } else {
+            value.push_str(" — a writer at work");
+            theme.plain()
+        };
+        lines.push(Line::from(vec![
+            Span::styled(format!(" {:<22}", "blocked by"), theme.heading()),
+            Span::styled(value, style),
+        ]));
+    }
     lines.push(field(
         "documents",
         format!(
@@ -161,7 +221,9 @@ pub(crate) fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<L
             Span::styled(format!(" {:<22}", "last error"), theme.heading()),
             Span::styled(code, theme.error()),
         ]));
-        for line in text::clean_lines(b.last_error_message.as_deref().unwrap_or(""), 12, 400) {
+        // The whole message, wrapped (the detail scrolls); bounded only against a runaway.
+        let message = b.last_error_message.as_deref().unwrap_or("");
+        for line in text::clean_lines(message, MESSAGE_LINES, MESSAGE_LINE_CHARS) {
             lines.push(Line::from(Span::raw(format!("   {line}"))));
         }
     }

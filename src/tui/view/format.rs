@@ -4,6 +4,7 @@ use crate::columns::Cut;
 use crate::domain::ids::{IdNames, MAX_SHOWN_WIDTH};
 use crate::domain::model::Checkpoint;
 use crate::domain::signals::Attention;
+use crate::domain::text;
 /// The five checkpoints as a pipeline: done, current, still to come.
 pub(crate) fn pipeline(current: Checkpoint, ascii: bool) -> String {
     let (done, here, todo) = if ascii {
@@ -51,6 +52,25 @@ pub(crate) fn id(names: &IdNames, id: &uuid::Uuid) -> String {
     crate::columns::fit(&names.short(id), MAX_SHOWN_WIDTH as u16, Cut::Middle)
         .trim_end()
         .to_string()
+}
+
+/// An audit record's action as the audit tables show it (8 columns): `rm lease`.
+pub(crate) fn short_action(action: &str) -> String {
+    if action == crate::domain::actions::Kind::RemoveLease.name() {
+        "rm lease".to_string()
+    } else {
+        text::clean(action, 24)
+    }
+}
+
+/// An audit record's outcome as the audit tables show it: a forced action stands out even at
+/// 80 columns.
+pub(crate) fn short_outcome(outcome: &str) -> String {
+    if crate::domain::actions::outcome_is_forced(outcome) {
+        "FORCED".to_string()
+    } else {
+        text::clean(outcome, 16)
+    }
 }
 
 #[cfg(test)]

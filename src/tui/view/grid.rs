@@ -97,3 +97,45 @@ pub(crate) fn draw(
         area,
     );
 }
+
+/// `spans` on one line `width` cells wide: whole when they fit, else cut with a mark at the
+/// end (ratatui would cut them silently).
+pub(crate) fn fit_line(
+    spans: Vec<ratatui::text::Span<'_>>,
+    width: u16,
+) -> ratatui::text::Line<'static> {
+    use ratatui::text::Span;
+    use unicode_width::UnicodeWidthChar;
+    let width = usize::from(width);
+    let total: usize = spans.iter().map(Span::width).sum();
+    let owned = |span: &Span<'_>, content: String| Span::styled(content, span.style);
+    if total <= width {
+        return ratatui::text::Line::from(
+            spans
+                .iter()
+                .map(|s| owned(s, s.content.to_string()))
+                .collect::<Vec<_>>(),
+        );
+    }
+    let mut out = Vec::new();
+    let mut used = 0;
+    let room = width.saturating_sub(1);
+    for span in &spans {
+        let mut kept = String::new();
+        for ch in span.content.chars() {
+            let w = ch.width().unwrap_or(0);
+            if used + w > room {
+                break;
+            }
+            used += w;
+            kept.push(ch);
+        }
+        let full = kept.len() == span.content.len();
+        out.push(owned(span, kept));
+        if !full {
+            out.push(owned(span, crate::text::ELLIPSIS.to_string()));
+            break;
+        }
+    }
+    ratatui::text::Line::from(out)
+}

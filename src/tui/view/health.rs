@@ -9,8 +9,7 @@ use ratatui::widgets::{Block, Borders, LineGauge, Paragraph, Wrap};
 
 use super::grid::{self, Value};
 use super::lists::cursor_style;
-use crate::columns::{Column, Cut, Priority};
-use crate::domain::ids::MAX_SHOWN_WIDTH;
+use crate::columns::{self, Column, Cut, Priority};
 use crate::domain::text;
 use crate::tui::app::App;
 use crate::tui::theme::Theme;
@@ -121,7 +120,7 @@ fn rows(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let columns = [
         Column::new("check", Priority::Flag, 8, 24),
         Column::new("tenant", Priority::Tenant, 4, 16).cut(Cut::Middle),
-        Column::new("space", Priority::Id, 8, MAX_SHOWN_WIDTH as u16).cut(Cut::Middle),
+        columns::id_column("space", names.widest()),
         // What is left; the pane below has it whole.
         Column::new("what is wrong", Priority::Message, 8, 1000).filling(),
     ];

@@ -9,9 +9,7 @@ use ratatui::widgets::Paragraph;
 
 use super::format;
 use super::grid::{self, Value};
-use crate::columns::{Column, Cut, Priority};
-use crate::domain::actions::{Kind, outcome_is_forced};
-use crate::domain::ids::MAX_SHOWN_WIDTH;
+use crate::columns::{self, Column, Cut, Priority};
 use crate::domain::signals::Attention;
 use crate::domain::text;
 use crate::poller::{Extra, Focus};
@@ -57,9 +55,9 @@ pub(crate) fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let wide = area.width >= 110;
     let mut columns = vec![
         Column::new("", Priority::Flag, 7, 7),
-        Column::new("lease", Priority::Id, 8, MAX_SHOWN_WIDTH as u16).cut(Cut::Middle),
+        columns::id_column("lease", names.widest()),
         Column::new("tenant", Priority::Tenant, 4, 16).cut(Cut::Middle),
-        Column::new("space", Priority::Id, 8, MAX_SHOWN_WIDTH as u16).cut(Cut::Middle),
+        columns::id_column("space", names.widest()),
         // Operations are up to 18 characters (`knowledge-fs-write`).
         Column::new("operation", Priority::Message, 8, 18),
         Column::new("age", Priority::Code, 3, 6),
@@ -117,24 +115,6 @@ pub(crate) fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     grid::draw(frame, area, &columns, lines, theme.heading());
 }
 
-/// The audit table's action names in the 8 columns the view gives them.
-fn short_action(action: &str) -> String {
-    if action == Kind::RemoveLease.name() {
-        "rm lease".to_string()
-    } else {
-        text::clean(action, 24)
-    }
-}
-
-/// A forced action must stand out even at 80 columns.
-fn short_outcome(outcome: &str) -> String {
-    if outcome_is_forced(outcome) {
-        "FORCED".to_string()
-    } else {
-        text::clean(outcome, 16)
-    }
-}
-
 pub(crate) fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // The chain's verification on the first line, the records below.
     let [top, area] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
@@ -157,7 +137,7 @@ pub(crate) fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Column::new("who", Priority::Tenant, 8, 32),
         Column::new("action", Priority::Flag, 8, 12),
         Column::new("tenant", Priority::Tenant, 4, 16).cut(Cut::Middle),
-        Column::new("space", Priority::Id, 8, MAX_SHOWN_WIDTH as u16).cut(Cut::Middle),
+        columns::id_column("space", app.names().widest()),
         Column::new("outcome", Priority::Flag, 7, 16),
         Column::new("reason", Priority::Message, 8, 1000).filling(),
     ];
@@ -170,10 +150,10 @@ pub(crate) fn audit(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             values: vec![
                 Value::plain(r.at.format("%m-%d %H:%M:%S").to_string()),
                 Value::plain(text::clean(&r.who(), 64)),
-                Value::plain(short_action(&r.action)),
+                Value::plain(format::short_action(&r.action)),
                 Value::plain(r.tenant_id.to_string()),
                 Value::plain(app.names().short(&r.knowledge_space_id)),
-                Value::plain(short_outcome(&r.outcome)),
+                Value::plain(format::short_outcome(&r.outcome)),
                 Value::plain(text::clean(&r.reason, 600)),
             ],
             style: cursor_style(&app.audit, index, theme),
