@@ -41,7 +41,7 @@ pub(crate) enum Subcommand {
     /// tenants with their items and leases by default (for the benchmark, `simulate --no-seed`
     /// and trying the console at fleet scale).
     Fixture(FixtureArgs),
-    /// The board as a table (or `--json`); the exit code says whether anything needs attention.
+    /// The board as a table (or `--json`); the exit code says whether anything needs an operator.
     Status(StatusArgs),
     /// Check the ledger's invariants: the inconsistencies where retry is the wrong answer
     /// (exit 1 when there are findings).
@@ -153,6 +153,10 @@ pub(crate) struct ThresholdArgs {
     /// A running job with less than this share of its lease window left has a late heartbeat.
     #[arg(long, default_value_t = 1.0 / 3.0, allow_hyphen_values = true, value_parser = fraction)]
     pub(crate) heartbeat_late_fraction: f64,
+    /// A worker lease expired longer than this many minutes ago, not reclaimed by a worker,
+    /// needs an operator (until then it is watched).
+    #[arg(long, default_value_t = 1.0, allow_hyphen_values = true, value_parser = minutes)]
+    pub(crate) reclaim_grace_mins: f64,
 }
 
 impl Default for ThresholdArgs {
@@ -161,6 +165,7 @@ impl Default for ThresholdArgs {
             orphan_after_mins: 15.0,
             stuck_after_mins: 10.0,
             heartbeat_late_fraction: 1.0 / 3.0,
+            reclaim_grace_mins: 1.0,
         }
     }
 }
@@ -172,6 +177,7 @@ impl ThresholdArgs {
             orphan_after: signals::minutes(self.orphan_after_mins),
             stuck_after: signals::minutes(self.stuck_after_mins),
             heartbeat_late_fraction: self.heartbeat_late_fraction,
+            reclaim_grace: signals::minutes(self.reclaim_grace_mins),
             ..Thresholds::default()
         })
     }
@@ -189,7 +195,7 @@ pub(crate) struct FilterArgs {
     /// Only these checkpoints (repeatable).
     #[arg(long)]
     pub(crate) checkpoint: Vec<Checkpoint>,
-    /// Only spaces needing attention (`any`, the default); or only one attention class.
+    /// Only spaces that need an operator (`any`, the default); or only one attention class.
     #[arg(long, num_args = 0..=1, default_missing_value = "any")]
     pub(crate) attention: Option<AttentionFilter>,
     #[command(flatten)]
@@ -220,7 +226,7 @@ pub(crate) struct StatusArgs {
     pub(crate) read: ReadArgs,
     #[command(flatten)]
     pub(crate) filter: FilterArgs,
-    /// Machine-readable output (schema `bootstrap-console.status/v1`, see the README).
+    /// Machine-readable output (schema `bootstrap-console.status/v2`, see the README).
     #[arg(long)]
     pub(crate) json: bool,
     /// More columns: full ids, worker, lease, error message.

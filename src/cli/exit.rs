@@ -1,8 +1,8 @@
 //! The exit codes of every command, in one table (the README's "Exit codes" repeats it).
 
-/// Done (for `status`: nothing shown needs attention).
+/// Done (for `status`: nothing shown needs an operator).
 pub(crate) const DONE: u8 = 0;
-/// `status`: something shown needs attention.
+/// `status`: something shown needs an operator.
 pub(crate) const NEEDS_ATTENTION: u8 = 1;
 /// A usage error: a bad flag, id, URL or reason; no terminal to confirm on; too many spaces.
 pub(crate) const USAGE: u8 = 2;

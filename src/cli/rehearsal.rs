@@ -8,7 +8,7 @@ use super::args::{DemoArgs, FixtureArgs, SimulateArgs};
 use super::{Failure, RolloutArgs, StopSignals};
 use crate::domain::fleet::Fleet;
 use crate::domain::session::{Session, SessionOptions};
-use crate::domain::signals::{Attention, Thresholds};
+use crate::domain::signals::Thresholds;
 use crate::sandbox::fixture;
 use crate::sandbox::sim::{self, SeedReport, Simulation, Stats};
 use crate::sandbox::{SandboxDatabase, SandboxSchema};
@@ -307,23 +307,17 @@ fn summary_line(label: &str, fleet: &Fleet, stats: &Stats) -> String {
     let eta = s.eta.map_or("-".to_string(), |d| {
         format!("{}m{:02}s", d.num_minutes(), d.num_seconds() % 60)
     });
-    let attention: Vec<String> = Attention::ALL
-        .iter()
-        .filter(|a| s.count(**a) > 0)
-        .map(|a| format!("{} {}", a.label(), s.count(*a)))
-        .collect();
     format!(
-        "{label} {} | readable {}/{} ({:.0}%) | {} | docs/min {rate} ETA {eta} for {} running, \
-         {} need action | crashes {} fenced-out {} | errors workers {} writers {}{}",
+        "{label} {} | readable {}/{} ({:.0}%) | {} | docs/min {rate} ETA {eta} for {} running | \
+         crashes {} fenced-out {} | errors workers {} writers {}{}",
         fleet
             .now()
             .map_or("--:--:--".into(), |t| t.format("%H:%M:%S").to_string()),
         s.readable,
         s.spaces,
         s.readable_share() * 100.0,
-        attention.join(", "),
+        crate::domain::board::attention_sentence(&s.by_attention),
         s.running_captured(),
-        s.awaiting_action(),
         Stats::get(&stats.worker_crashes),
         Stats::get(&stats.fenced_out),
         Stats::get(&stats.worker_errors),

@@ -1,10 +1,10 @@
 //! `status`: the board for a script, a ticket or a runbook — a table that fits 80 columns, or
-//! JSON with a documented, stable schema. The exit code says whether anything needs attention.
+//! JSON with a documented, stable schema. The exit code says whether anything needs an operator.
 //!
 //! At 100,000 spaces it stays light: the summary is one aggregate statement, rows come in
 //! keyset pages (see [`crate::domain::report`]) and are written as they arrive.
 //!
-//! The JSON (`bootstrap-console.status/v1`, fields only ever added under that name) is the
+//! The JSON (`bootstrap-console.status/v2`, fields only ever added under that name) is the
 //! `Json*` structs of [`document`]. `target` is the server actions would go to (of several hosts, the
 //! primary in use). `standby` is null unless a standby was read; then it says whether it is in
 //! sync, whether its lag was measured (not when no primary was named: ages are then judged by
@@ -31,7 +31,6 @@ mod document;
 use document::JsonOutput;
 
 use crate::domain::session::{Session, SessionOptions};
-use crate::domain::signals::Attention;
 use crate::domain::text;
 use crate::topology::OpenError;
 
@@ -156,7 +155,7 @@ async fn report_on(session: &Session, args: &StatusArgs) -> Result<ExitCode, Fai
                 None => break,
             },
         };
-        attention |= page.iter().any(|r| r.signals.attention.needs_attention());
+        attention |= page.iter().any(|r| r.signals.attention.needs_operator());
         shown += page.len();
         out.page(&page, report.db_now).await;
     }
@@ -206,13 +205,13 @@ struct TableOutput {
 }
 
 /// The narrow table's columns, laid out by [`crate::columns`] like the console's board: whole
-/// error codes up to 24 characters within 80 columns (checkpoints by their short names).
+/// error codes up to 24 characters within 80 columns (checkpoints as the board's pipeline).
 fn narrow_columns(ids: usize) -> [Column; 7] {
     [
         Column::new("FLAG", Priority::Flag, 7, 7),
         Column::new("TENANT", Priority::Tenant, 6, 16).cut(Cut::Middle),
         crate::columns::id_column("SPACE", ids),
-        Column::new("CHECKPOINT", Priority::Flag, 10, 10),
+        Column::new("CKPT", Priority::Flag, 5, 5),
         Column::new("STATE", Priority::Flag, 9, 9),
         Column::new("     DOCS", Priority::Flag, 9, 9),
         Column::new("ERROR", Priority::Code, 24, 64),
@@ -225,7 +224,8 @@ impl TableOutput {
         // values a column may hold (the ids in scope are known).
         let columns = narrow_columns(names.widest());
         let space = u16::try_from(names.widest()).unwrap_or(u16::MAX);
-        let widest = [7, 16, space, 10, 9, 9, 64];
+        // Error codes are given 24 (whole up to that, cut with a mark past it).
+        let widest = [7, 16, space, 5, 9, 9, 24];
         let narrow = crate::columns::widths(&columns, &widest, 80, 1);
         let header = if wide {
             format!(
@@ -298,11 +298,14 @@ impl TableOutput {
             ));
         } else {
             let docs = format!("{docs:>9}");
+            // The pipeline the board draws: done, current, still to come.
+            let checkpoint =
+                crate::tui::view::format::pipeline(row.checkpoint, super::ascii_output());
             let values = [
                 crate::tui::view::format::flag(s.attention),
                 &row.tenant,
                 &self.names.short(&row.space),
-                row.checkpoint.short_name(),
+                &checkpoint,
                 row.run_state.as_str(),
                 &docs,
                 &error,
@@ -366,20 +369,15 @@ fn table_end(report: &Report, shown: usize) -> String {
 }
 
 fn summary_lines(s: &Summary, shown: usize, total: usize) -> String {
-    let attention: Vec<String> = Attention::ALL
-        .iter()
-        .filter(|a| a.needs_attention() && s.count(**a) > 0)
-        .map(|a| format!("{} {}", a.label(), s.count(*a)))
-        .collect();
     let mut out = format!(
-        "{shown} of {total} spaces shown; readable {}/{} ({:.0}%); needs attention {}\n",
+        "{shown} of {total} spaces shown; readable {}/{} ({:.0}%)\n",
         s.readable,
         s.spaces,
         s.readable_share() * 100.0,
-        s.needing_attention(),
     );
-    if !attention.is_empty() {
-        out.push_str(&format!("  {}\n", attention.join(", ")));
+    for line in crate::domain::board::attention_lines(&s.by_attention) {
+        out.push_str(&line);
+        out.push('\n');
     }
     out.push_str(&format!("{:<18}", "checkpoint"));
     for state in RunState::ALL {

@@ -14,7 +14,7 @@ use uuid::Uuid;
 
 use super::model::{Checkpoint, MutationLease, RunState};
 use super::progress::Sample;
-use super::signals::{self, Attention, Facts, Signals, Thresholds};
+use super::signals::{self, Attention, Facts, Group, Signals, Thresholds};
 
 /// Text many rows share (tenant names, worker ids, error codes), stored once.
 pub(crate) type Name = Arc<str>;
@@ -155,7 +155,7 @@ pub struct Summary {
     pub spaces: u32,
     pub readable: u32,
     /// How many rows fall in each attention class, indexed like [`Attention::ALL`].
-    pub by_attention: [u32; 9],
+    pub by_attention: [u32; Attention::COUNT],
     /// Documents per minute across the rollout, over the rate window.
     pub documents_per_minute: Option<f64>,
     /// Documents still to rebuild in spaces whose snapshot is captured.
@@ -182,9 +182,9 @@ impl Summary {
         self.by_attention[attention.index()]
     }
 
-    /// Rows that need a human now.
-    pub fn needing_attention(&self) -> u32 {
-        needing_attention(&self.by_attention)
+    /// Rows in `group`.
+    pub fn in_group(&self, group: Group) -> u32 {
+        in_group(&self.by_attention, group)
     }
 
     /// Jobs in `run_state`, at any checkpoint.
@@ -196,15 +196,6 @@ impl Summary {
     pub(crate) fn running_captured(&self) -> u32 {
         self.in_run_state(RunState::Running)
             - self.in_state(Checkpoint::PendingSnapshot, RunState::Running)
-    }
-
-    /// Spaces that will not finish on their own (failed, canceled, blocked by a lease): the
-    /// ETA does not cover them.
-    pub(crate) fn awaiting_action(&self) -> u32 {
-        [Attention::Failed, Attention::Canceled, Attention::Blocked]
-            .into_iter()
-            .map(|a| self.count(a))
-            .sum()
     }
 
     pub fn in_state(&self, checkpoint: Checkpoint, run_state: RunState) -> u32 {
@@ -248,14 +239,36 @@ impl Summary {
     }
 }
 
-/// How many of the spaces counted by attention class (indexed like [`Attention::ALL`]) need
-/// a human now.
-pub fn needing_attention(by_attention: &[u32; 9]) -> u32 {
-    Attention::ALL
-        .iter()
-        .filter(|a| a.needs_attention())
-        .map(|a| by_attention[a.index()])
-        .sum()
+/// What needs an operator and what is watched, in the one vocabulary, with the classes that
+/// make each count: `needs an operator 2 (failed 1, blocked 1) · watch 8 (writing 8)`.
+pub(crate) fn attention_sentence(by_attention: &[u32; Attention::COUNT]) -> String {
+    attention_lines(by_attention).join(" · ")
+}
+
+/// [`attention_sentence`], a group per line.
+pub(crate) fn attention_lines(by_attention: &[u32; Attention::COUNT]) -> Vec<String> {
+    [Group::NeedsOperator, Group::Watch]
+        .into_iter()
+        .map(|group| {
+            let classes: Vec<String> = group
+                .classes()
+                .filter(|a| by_attention[a.index()] > 0)
+                .map(|a| format!("{} {}", a.label(), by_attention[a.index()]))
+                .collect();
+            let count = in_group(by_attention, group);
+            if classes.is_empty() {
+                format!("{} {count}", group.label())
+            } else {
+                format!("{} {count} ({})", group.label(), classes.join(", "))
+            }
+        })
+        .collect()
+}
+
+/// How many of the spaces counted by attention class (indexed like [`Attention::ALL`]) are
+/// in `group`.
+pub fn in_group(by_attention: &[u32; Attention::COUNT], group: Group) -> u32 {
+    group.classes().map(|a| by_attention[a.index()]).sum()
 }
 
 /// The share of `spaces` that is readable, 0.0–1.0 (1.0 for none: nothing is down).
@@ -323,13 +336,17 @@ pub fn attention_order(a: &BoardRow, b: &BoardRow) -> Ordering {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Quick {
     All,
-    NeedsAttention,
+    Group(Group),
     Class(Attention),
 }
 
 impl Quick {
     pub fn cycle() -> Vec<Quick> {
-        let mut all = vec![Quick::All, Quick::NeedsAttention];
+        let mut all = vec![
+            Quick::All,
+            Quick::Group(Group::NeedsOperator),
+            Quick::Group(Group::Watch),
+        ];
         all.extend(Attention::ALL.iter().map(|a| Quick::Class(*a)));
         all
     }
@@ -337,7 +354,7 @@ impl Quick {
     pub(crate) fn label(self) -> String {
         match self {
             Quick::All => "all".into(),
-            Quick::NeedsAttention => "needs attention".into(),
+            Quick::Group(group) => group.label().into(),
             Quick::Class(a) => a.label().into(),
         }
     }
@@ -346,7 +363,7 @@ impl Quick {
     pub(crate) fn admits(self, attention: Attention) -> bool {
         match self {
             Quick::All => true,
-            Quick::NeedsAttention => attention.needs_attention(),
+            Quick::Group(group) => attention.group() == group,
             Quick::Class(a) => attention == a,
         }
     }

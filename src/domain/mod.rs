@@ -117,8 +117,7 @@
 //! `SECURITY DEFINER`, so an operator needs only EXECUTE), judging by the rules the plan asks
 //! too (unit 0005).
 //!
-//! Not met yet: the contract also asks that the four groups of §2 be shown by name, where today
-//! "needs attention" is the first five classes; and that it watch several databases (cells) at
+//! Not met yet: the contract also asks that the console watch several databases (cells) at
 //! once.
 
 pub mod actions;

@@ -27,7 +27,7 @@ use super::board::{BoardRow, Summary};
 use super::fleet::{Names, board_row};
 use super::model::{Checkpoint, MutationLease, RowError, RunState};
 use super::session::Session;
-use super::signals::{self, Attention, Thresholds};
+use super::signals::{self, Attention, Group, Thresholds};
 use crate::store::StoreError;
 use crate::store::db::read_retried;
 use crate::store::report::{self, Clock, Keyset, Narrowing, SummaryGroup};
@@ -41,7 +41,7 @@ const SORTED_PAGE: i64 = 20_000;
 /// Which attention classes a report lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AttentionFilter {
-    /// Every class that needs attention.
+    /// Every class that needs an operator.
     Any,
     Class(Attention),
 }
@@ -61,7 +61,7 @@ impl ReportFilter {
             .into_iter()
             .filter(|a| match self.attention {
                 None => true,
-                Some(AttentionFilter::Any) => a.needs_attention(),
+                Some(AttentionFilter::Any) => a.needs_operator(),
                 Some(AttentionFilter::Class(class)) => *a == class,
             })
             .collect()
@@ -96,6 +96,14 @@ fn clock(now: DateTime<Utc>, thresholds: &Thresholds) -> Clock {
             .num_microseconds()
             .unwrap_or(i64::MAX),
         heartbeat_late_fraction: thresholds.heartbeat_late_fraction,
+        orphan_after_us: thresholds
+            .orphan_after
+            .num_microseconds()
+            .unwrap_or(i64::MAX),
+        reclaim_grace_us: thresholds
+            .reclaim_grace
+            .num_microseconds()
+            .unwrap_or(i64::MAX),
     }
 }
 
@@ -262,10 +270,11 @@ impl Rows {
     /// bulk is being read while the first lane is written. Nothing is held open on the server
     /// while the reader waits.
     pub fn prefetch(self) -> Pages {
-        let (first, second): (Vec<Attention>, Vec<Attention>) = self
-            .classes
-            .iter()
-            .partition(|class| class.needs_attention() || **class == Attention::Running);
+        let (first, second): (Vec<Attention>, Vec<Attention>) =
+            self.classes.iter().partition(|class| {
+                matches!(class.group(), Group::NeedsOperator | Group::Watch)
+                    || **class == Attention::Running
+            });
         let (first_pages, first_lane) = tokio::sync::mpsc::channel(1);
         let (second_pages, second_lane) = tokio::sync::mpsc::channel(LANE_DEPTH);
         tokio::spawn(async move {

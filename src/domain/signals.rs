@@ -24,6 +24,10 @@ pub struct Thresholds {
     pub heartbeat_late_fraction: f64,
     /// How far back progress rates look.
     pub rate_window: Duration,
+    /// How long a worker lease may stay expired before an operator is needed: a live worker
+    /// reclaims an expired job within moments (domain contract §1), so until then it is only
+    /// watched.
+    pub reclaim_grace: Duration,
 }
 
 impl Default for Thresholds {
@@ -33,36 +37,100 @@ impl Default for Thresholds {
             stuck_after: Duration::minutes(10),
             heartbeat_late_fraction: 1.0 / 3.0,
             rate_window: Duration::minutes(5),
+            reclaim_grace: Duration::minutes(1),
         }
     }
 }
 
-/// Why a row is where it is on the board: the first of these that applies, in this order.
+/// Why a row is where it is on the board, in attention order (the board's, `status`'s). Each
+/// class belongs to one [`Group`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Attention {
     Failed,
+    /// Blocked by a mutation lease that is an orphan suspect.
     Blocked,
+    /// A worker lease expired and not reclaimed within the reclaim grace.
     LeaseExpired,
     Stuck,
+    /// A worker lease just expired: a live worker reclaims it within the grace.
+    Reclaiming,
     HeartbeatLate,
+    /// Blocked by a young mutation lease: a writer at work, which clears by itself.
+    Writing,
     Running,
     Queued,
     Canceled,
     Succeeded,
 }
 
+/// What a class asks of the operator: the one vocabulary of the header, the tenants view,
+/// `status`, `check`, the JSON and the README.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Group {
+    /// Failed; blocked by an orphan-suspect lease; a worker lease expired past the grace;
+    /// stuck.
+    NeedsOperator,
+    /// Heartbeat late; a worker lease just expired; blocked by a writer at work.
+    Watch,
+    /// Running; queued.
+    Progressing,
+    /// Succeeded; canceled (an operator's decision, counted apart).
+    Done,
+}
+
+impl Group {
+    pub const ALL: [Group; 4] = [
+        Self::NeedsOperator,
+        Self::Watch,
+        Self::Progressing,
+        Self::Done,
+    ];
+
+    /// Its name, the same on screen, in `status` and in the JSON.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::NeedsOperator => "needs an operator",
+            Self::Watch => "watch",
+            Self::Progressing => "progressing or waiting",
+            Self::Done => "done",
+        }
+    }
+
+    /// Its name as a JSON key.
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::NeedsOperator => "needs_operator",
+            Self::Watch => "watch",
+            Self::Progressing => "progressing",
+            Self::Done => "done",
+        }
+    }
+
+    /// Its classes, in attention order.
+    pub fn classes(self) -> impl Iterator<Item = Attention> {
+        Attention::ALL
+            .into_iter()
+            .filter(move |a| a.group() == self)
+    }
+}
+
 impl Attention {
-    pub const ALL: [Attention; 9] = [
+    pub const ALL: [Attention; 11] = [
         Self::Failed,
         Self::Blocked,
         Self::LeaseExpired,
         Self::Stuck,
+        Self::Reclaiming,
         Self::HeartbeatLate,
+        Self::Writing,
         Self::Running,
         Self::Queued,
         Self::Canceled,
         Self::Succeeded,
     ];
+
+    /// How many classes there are.
+    pub const COUNT: usize = Self::ALL.len();
 
     /// A short label, the same on screen and in `--json`.
     pub(crate) fn label(self) -> &'static str {
@@ -71,7 +139,9 @@ impl Attention {
             Self::Blocked => "blocked",
             Self::LeaseExpired => "lease-expired",
             Self::Stuck => "stuck",
+            Self::Reclaiming => "reclaiming",
             Self::HeartbeatLate => "heartbeat-late",
+            Self::Writing => "writing",
             Self::Running => "running",
             Self::Queued => "queued",
             Self::Canceled => "canceled",
@@ -79,9 +149,19 @@ impl Attention {
         }
     }
 
-    /// Whether a human should look now (everything above plain running).
-    pub fn needs_attention(self) -> bool {
-        self < Self::Running
+    /// The group it belongs to.
+    pub fn group(self) -> Group {
+        match self {
+            Self::Failed | Self::Blocked | Self::LeaseExpired | Self::Stuck => Group::NeedsOperator,
+            Self::Reclaiming | Self::HeartbeatLate | Self::Writing => Group::Watch,
+            Self::Running | Self::Queued => Group::Progressing,
+            Self::Canceled | Self::Succeeded => Group::Done,
+        }
+    }
+
+    /// Whether an operator is needed now (the first group).
+    pub fn needs_operator(self) -> bool {
+        self.group() == Group::NeedsOperator
     }
 
     /// Position in [`Self::ALL`].
@@ -135,6 +215,8 @@ impl Signals {
 /// The instants at which a fact's signals flip, as the rules define them.
 struct Instants {
     expires_at: Option<DateTime<Utc>>,
+    /// The worker lease's expiry plus the reclaim grace.
+    unreclaimed_at: Option<DateTime<Utc>>,
     late_at: Option<DateTime<Utc>>,
     stuck_at: Option<DateTime<Utc>>,
     orphan_at: Option<DateTime<Utc>>,
@@ -146,6 +228,7 @@ fn instants_of(facts: &Facts, t: &Thresholds) -> Instants {
         .filter(|_| facts.run_state == RunState::Running);
     Instants {
         expires_at: worker.map(|(expires, _)| expires),
+        unreclaimed_at: worker.map(|(expires, _)| expires + t.reclaim_grace),
         late_at: worker.and_then(|(expires, heartbeat)| late_at(expires, heartbeat, t)),
         stuck_at: matches!(facts.run_state, RunState::Running | RunState::Queued)
             .then(|| facts.updated_at + t.stuck_after),
@@ -208,15 +291,20 @@ pub fn assess(facts: &Facts, now: DateTime<Utc>, thresholds: &Thresholds) -> Sig
     let lease_expired = reached(at.expires_at);
     let heartbeat_late = !lease_expired && reached(at.late_at);
     let stuck = reached(at.stuck_at);
+    let orphan_suspect = reached(at.orphan_at);
 
     let attention = if failed {
         Attention::Failed
-    } else if blocked_by_lease {
+    } else if blocked_by_lease && orphan_suspect {
         Attention::Blocked
-    } else if lease_expired {
+    } else if blocked_by_lease {
+        Attention::Writing
+    } else if reached(at.unreclaimed_at) {
         Attention::LeaseExpired
     } else if stuck {
         Attention::Stuck
+    } else if lease_expired {
+        Attention::Reclaiming
     } else if heartbeat_late {
         Attention::HeartbeatLate
     } else {
@@ -232,7 +320,7 @@ pub fn assess(facts: &Facts, now: DateTime<Utc>, thresholds: &Thresholds) -> Sig
         readable,
         failed,
         blocked_by_lease,
-        lease_orphan_suspect: reached(at.orphan_at),
+        lease_orphan_suspect: orphan_suspect,
         lease_expired,
         heartbeat_late,
         stuck,
@@ -248,11 +336,17 @@ pub(crate) fn next_change(
     thresholds: &Thresholds,
 ) -> Option<DateTime<Utc>> {
     let at = instants_of(facts, thresholds);
-    [at.expires_at, at.late_at, at.stuck_at, at.orphan_at]
-        .into_iter()
-        .flatten()
-        .filter(|instant| *instant > now)
-        .min()
+    [
+        at.expires_at,
+        at.unreclaimed_at,
+        at.late_at,
+        at.stuck_at,
+        at.orphan_at,
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|instant| *instant > now)
+    .min()
 }
 
 /// Since when a row has been in its attention class, as far as the ledger tells: the ledger
@@ -266,8 +360,8 @@ pub(crate) fn attention_since(
     let at = instants_of(facts, thresholds);
     match attention {
         Attention::Failed => completed_at.or(Some(facts.updated_at)),
-        Attention::Blocked => facts.lease.map(|(acquired_at, _)| acquired_at),
-        Attention::LeaseExpired => at.expires_at,
+        Attention::Blocked | Attention::Writing => facts.lease.map(|(acquired_at, _)| acquired_at),
+        Attention::LeaseExpired | Attention::Reclaiming => at.expires_at,
         Attention::Stuck => at.stuck_at,
         Attention::HeartbeatLate => at.late_at,
         _ => None,
@@ -301,7 +395,8 @@ mod tests {
     #[test]
     fn a_running_job_goes_late_then_expires_then_stuck_on_schedule() {
         let t = Thresholds::default();
-        // A 30 s lease renewed at 0: late from 20 s, expired from 30 s, stuck from 600 s.
+        // A 30 s lease renewed at 0: late from 20 s, expired from 30 s (reclaiming), past the
+        // grace from 90 s, stuck from 600 s.
         let facts = running(30, 0, 0);
         let mut now = at(1);
         let mut seen = vec![assess(&facts, now, &t).attention];
@@ -314,6 +409,7 @@ mod tests {
             [
                 Attention::Running,
                 Attention::HeartbeatLate,
+                Attention::Reclaiming,
                 Attention::LeaseExpired,
                 Attention::LeaseExpired
             ]
@@ -376,5 +472,31 @@ mod tests {
             at(1999),
             &t
         ));
+    }
+
+    #[test]
+    fn a_young_lease_is_a_writer_at_work_and_an_old_one_needs_an_operator() {
+        let t = Thresholds::default();
+        let facts = Facts {
+            run_state: RunState::Queued,
+            checkpoint: Checkpoint::PendingSnapshot,
+            updated_at: at(0),
+            worker: None,
+            lease: Some((at(0), None)),
+        };
+        let young = assess(&facts, at(60), &t).attention;
+        assert_eq!(young, Attention::Writing);
+        assert_eq!(young.group(), Group::Watch);
+        let old = assess(&facts, at(901), &t).attention;
+        assert_eq!(old, Attention::Blocked);
+        assert!(old.needs_operator());
+    }
+
+    #[test]
+    fn every_class_is_in_one_group_in_attention_order() {
+        let groups: Vec<Group> = Attention::ALL.iter().map(|a| a.group()).collect();
+        assert!(groups.windows(2).all(|w| w[0] <= w[1]), "{groups:?}");
+        let counted: usize = Group::ALL.iter().map(|g| g.classes().count()).sum();
+        assert_eq!(counted, Attention::COUNT);
     }
 }

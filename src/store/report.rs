@@ -22,6 +22,10 @@ pub struct Clock {
     pub now: DateTime<Utc>,
     pub(crate) stuck_after_us: i64,
     pub(crate) heartbeat_late_fraction: f64,
+    /// A mutation lease older than this is an orphan suspect.
+    pub(crate) orphan_after_us: i64,
+    /// How long a worker lease may stay expired before an operator is needed.
+    pub(crate) reclaim_grace_us: i64,
 }
 
 /// What narrows a report besides the tenant scope.
@@ -50,27 +54,39 @@ const LATE: &str = "b.lease_expires_at > b.heartbeat_at \
     AND $2 >= b.lease_expires_at - floor((extract(epoch FROM b.lease_expires_at - b.heartbeat_at) \
         * 1000000)::float8 * $4) * interval '1 microsecond'";
 
+/// `signals::lease_is_orphan_suspect` for lease `l` at `$2`: older than the orphan threshold
+/// (`$5` microseconds) and, where the lease table has heartbeats, past its expiry (read through
+/// `to_jsonb`, so the statement stands whether the column exists or not).
+const ORPHAN: &str = "$2 >= l.acquired_at + ($5 + 1) * interval '1 microsecond' \
+    AND $2 >= coalesce((to_jsonb(l) ->> 'expires_at')::timestamptz, '-infinity')";
+
 /// The attention class index (`Attention::ALL` order) of `b` at `$2`; NULL when its counts or
 /// lease columns are impossible. Succeeded comes right after failed (no other rule can apply to
 /// it), so most rows are settled early; the lease is looked up (in a hashed set of the small
 /// lease table) only for spaces at `pending_snapshot`.
-/// `$3` is the stuck threshold in microseconds, `$4` the heartbeat-late fraction.
+/// `$3` is the stuck threshold in microseconds, `$4` the heartbeat-late fraction, `$5` the
+/// orphan threshold and `$6` the reclaim grace in microseconds.
 fn class_sql() -> String {
     format!(
         "CASE WHEN NOT ({SANE}) THEN NULL \
            WHEN b.run_state = 'failed' THEN 0 \
-           WHEN b.run_state = 'succeeded' THEN 8 \
+           WHEN b.run_state = 'succeeded' THEN 10 \
            WHEN b.checkpoint = 'pending_snapshot' AND (b.tenant_id, b.knowledge_space_id) IN \
                 (SELECT l.tenant_id, l.knowledge_space_id \
-                 FROM knowledge_space_mutation_leases l) THEN 1 \
-           WHEN b.run_state = 'running' AND b.lease_expires_at <= $2 THEN 2 \
+                 FROM knowledge_space_mutation_leases l WHERE {ORPHAN}) THEN 1 \
+           WHEN b.checkpoint = 'pending_snapshot' AND (b.tenant_id, b.knowledge_space_id) IN \
+                (SELECT l.tenant_id, l.knowledge_space_id \
+                 FROM knowledge_space_mutation_leases l) THEN 6 \
+           WHEN b.run_state = 'running' \
+                AND b.lease_expires_at + $6 * interval '1 microsecond' <= $2 THEN 2 \
            WHEN b.run_state IN ('running', 'queued') \
                 AND b.updated_at + $3 * interval '1 microsecond' <= $2 THEN 3 \
-           WHEN b.run_state = 'running' AND {LATE} THEN 4 \
-           WHEN b.run_state = 'running' THEN 5 \
-           WHEN b.run_state = 'queued' THEN 6 \
-           WHEN b.run_state = 'canceled' THEN 7 \
-           ELSE 8 END"
+           WHEN b.run_state = 'running' AND b.lease_expires_at <= $2 THEN 4 \
+           WHEN b.run_state = 'running' AND {LATE} THEN 5 \
+           WHEN b.run_state = 'running' THEN 7 \
+           WHEN b.run_state = 'queued' THEN 8 \
+           WHEN b.run_state = 'canceled' THEN 9 \
+           ELSE 10 END"
     )
 }
 
@@ -123,6 +139,8 @@ pub async fn summary(
             .bind(clock.now)
             .bind(clock.stuck_after_us)
             .bind(clock.heartbeat_late_fraction)
+            .bind(clock.orphan_after_us)
+            .bind(clock.reclaim_grace_us)
             .fetch_all(&mut *conn)
             .await?,
     )
@@ -158,39 +176,41 @@ fn superset(class: usize) -> String {
     let not_stuck = "b.updated_at > $2 - $3 * interval '1 microsecond'";
     match class {
         0 => "b.run_state = 'failed' AND b.lease_expires_at IS NULL".into(),
-        1 => "b.run_state IN ('queued', 'running', 'canceled') \
+        // Blocked by an orphan suspect or by a writer at work: the lease tells them apart.
+        1 | 6 => "b.run_state IN ('queued', 'running', 'canceled') \
               AND b.checkpoint = 'pending_snapshot' AND l.id IS NOT NULL"
             .into(),
-        2 => "b.run_state = 'running' AND b.lease_expires_at <= $2".into(),
+        // Expired past the grace, or just expired: the clock tells them apart.
+        2 | 4 => "b.run_state = 'running' AND b.lease_expires_at <= $2".into(),
         3 => "b.run_state IN ('running', 'queued') \
               AND b.updated_at <= $2 - $3 * interval '1 microsecond'"
             .into(),
-        4 => format!(
+        5 => format!(
             "b.run_state = 'running' AND b.lease_expires_at > $2 AND {not_stuck} AND {LATE}"
         ),
-        5 => format!(
+        7 => format!(
             "b.run_state = 'running' AND b.lease_expires_at > $2 AND {not_stuck} \
              AND NOT ({LATE})"
         ),
-        6 => "b.run_state = 'queued' AND b.lease_expires_at IS NULL".into(),
-        7 => "b.run_state = 'canceled' AND b.lease_expires_at IS NULL".into(),
+        8 => "b.run_state = 'queued' AND b.lease_expires_at IS NULL".into(),
+        9 => "b.run_state = 'canceled' AND b.lease_expires_at IS NULL".into(),
         _ => "b.run_state = 'succeeded' AND b.lease_expires_at IS NULL".into(),
     }
 }
 
 /// One keyset page of class `class`, in `(updated_at, id)` order after `$7, $8`. Only the
-/// blocked class joins the leases (to find its rows); the others take each space's lease from
+/// blocked classes join the leases (to find their rows); the others take each space's lease from
 /// the leases read once per report.
 pub fn page_sql(class: usize) -> String {
     // A class of one non-running state reads the claim index in its own order: with
     // `run_state` and `lease_expires_at` (NULL) fixed, that order is `(updated_at, id)`. Saying
     // so in full lets the planner walk the index page after page instead of sorting the class.
-    let order = if matches!(class, 0 | 6 | 7 | 8) {
+    let order = if matches!(class, 0 | 8 | 9 | 10) {
         "b.run_state, b.lease_expires_at, b.updated_at, b.id"
     } else {
         "b.updated_at, b.id"
     };
-    let from = if class == 1 {
+    let from = if matches!(class, 1 | 6) {
         // Blocked rows are found from the (small) lease table, one index lookup each; the
         // `OFFSET 0` keeps the planner from trading the lookups for a scan of every row.
         "FROM knowledge_space_mutation_leases l CROSS JOIN LATERAL ( \

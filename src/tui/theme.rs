@@ -144,7 +144,9 @@ impl Theme {
             Attention::LeaseExpired | Attention::Stuck => {
                 self.paint(Color::LightRed).add_modifier(Modifier::BOLD)
             }
-            Attention::HeartbeatLate => self.paint(Color::Yellow),
+            Attention::Reclaiming | Attention::HeartbeatLate => self.paint(Color::Yellow),
+            // A writer at work: nothing to act on.
+            Attention::Writing => self.dim(),
             Attention::Running => self.paint(Color::Cyan),
             Attention::Queued => self.plain(),
             Attention::Canceled => self.dim(),

@@ -16,7 +16,8 @@ async fn every_situation(db: &TestDb) -> Vec<fixture::Job> {
         fixture::job(
             &db.pool,
             &JobSpec {
-                lease_expires_in_secs: -10,
+                lease_expires_in_secs: -120,
+                heartbeat_ago_secs: 150,
                 ..spec("running")
             },
         )
@@ -59,7 +60,7 @@ async fn status_json_matches_the_database_and_the_exit_code_flags_attention() {
         stderr(&output)
     );
     let report: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("valid JSON");
-    assert_eq!(report["schema"], "bootstrap-console.status/v1");
+    assert_eq!(report["schema"], "bootstrap-console.status/v2");
     let spaces = report["spaces"].as_array().expect("spaces");
     assert_eq!(spaces.len(), jobs.len());
     let expected_attention = [
@@ -103,7 +104,12 @@ async fn status_json_matches_the_database_and_the_exit_code_flags_attention() {
     let summary = &report["summary"];
     assert_eq!(summary["spaces"], 8);
     assert_eq!(summary["readable"], 1);
-    assert_eq!(summary["needs_attention"], 5);
+    assert_eq!(summary["by_group"]["needs_operator"], 4);
+    assert_eq!(summary["by_group"]["watch"], 1, "the late heartbeat");
+    assert_eq!(summary["by_group"]["progressing"], 1);
+    assert_eq!(summary["by_group"]["done"], 2);
+    assert_eq!(spaces[0]["group"], "needs_operator");
+    assert_eq!(spaces[4]["group"], "watch");
     assert_eq!(summary["matrix"]["rebuilding"]["running"], 3);
 
     // Filters narrow it; a scope with nothing to look at exits 0.

@@ -5,7 +5,7 @@ use crate::common;
 
 use bootstrap_console::domain::model::{Checkpoint, ItemStatus, RunState};
 use bootstrap_console::domain::session::{Session, SessionOptions};
-use bootstrap_console::domain::signals::{Attention, Thresholds};
+use bootstrap_console::domain::signals::{Attention, Group, Thresholds};
 use bootstrap_console::store::db::TxKind;
 use bootstrap_console::store::read;
 use bootstrap_console::store::schema;
@@ -47,12 +47,25 @@ async fn signals_and_attention_order_follow_the_database_clock() {
     let expired = fixture::job(
         &writer,
         &JobSpec {
+            lease_expires_in_secs: -120,
+            heartbeat_ago_secs: 150,
+            ..spec("running")
+        },
+    )
+    .await;
+    // Just expired: a live worker reclaims it within the grace.
+    let reclaiming = fixture::job(
+        &writer,
+        &JobSpec {
             lease_expires_in_secs: -10,
             heartbeat_ago_secs: 40,
             ..spec("running")
         },
     )
     .await;
+    // A writer at work: a young lease at `pending_snapshot`.
+    let writing = fixture::job(&writer, &spec("queued")).await;
+    fixture::lease(&writer, "tenant-a", writing.space, 60).await;
     let stuck = fixture::job(
         &writer,
         &JobSpec {
@@ -102,7 +115,17 @@ async fn signals_and_attention_order_follow_the_database_clock() {
 
     let order: Vec<_> = shown.iter().map(|r| r.id).collect();
     let expected = [
-        &failed, &blocked, &expired, &stuck, &late, &running, &queued, &canceled, &succeeded,
+        &failed,
+        &blocked,
+        &expired,
+        &stuck,
+        &reclaiming,
+        &late,
+        &writing,
+        &running,
+        &queued,
+        &canceled,
+        &succeeded,
     ]
     .map(|j| j.bootstrap)
     .to_vec();
@@ -139,18 +162,19 @@ async fn signals_and_attention_order_follow_the_database_clock() {
     assert!(row(succeeded.bootstrap).signals.readable);
 
     let summary = &board.summary;
-    assert_eq!(summary.spaces, 9);
+    assert_eq!(summary.spaces, 11);
     assert_eq!(summary.readable, 1);
     assert_eq!(
         summary.in_state(Checkpoint::PendingSnapshot, RunState::Queued),
-        3
+        4
     );
     assert_eq!(
         summary.in_state(Checkpoint::Rebuilding, RunState::Running),
-        3
+        4
     );
-    assert_eq!(summary.needing_attention(), 5);
-    assert_eq!(summary.spaces_uncaptured, 3);
+    assert_eq!(summary.in_group(Group::NeedsOperator), 4);
+    assert_eq!(summary.in_group(Group::Watch), 3);
+    assert_eq!(summary.spaces_uncaptured, 4);
 }
 
 #[tokio::test]

@@ -23,12 +23,13 @@ async fn varied_ledger(db: &TestDb) {
     let states = ["queued", "running", "succeeded", "failed", "canceled"];
     for (i, state) in states.iter().cycle().take(45).enumerate() {
         let i = i as i64;
-        // Each state in three variants: fresh, late, long quiet.
-        let variant = ((i / 5) % 3) as usize;
+        // Each state in five variants: fresh, late, long quiet, expired past the reclaim
+        // grace, just expired.
+        let variant = ((i / 5) % 5) as usize;
         let spec = JobSpec {
-            updated_ago_secs: [5, 30, 700][variant],
-            lease_expires_in_secs: [25, 5, -10][variant],
-            heartbeat_ago_secs: [2, 25, 40][variant],
+            updated_ago_secs: [5, 30, 700, 40, 20][variant],
+            lease_expires_in_secs: [25, 5, -10, -120, -10][variant],
+            heartbeat_ago_secs: [2, 25, 40, 150, 50][variant],
             checkpoint: if i % 4 == 0 && *state != "succeeded" {
                 "pending_snapshot"
             } else {
@@ -42,7 +43,8 @@ async fn varied_ledger(db: &TestDb) {
                 &db.pool,
                 &job.tenant,
                 job.space,
-                [60, 1800][(i % 2) as usize],
+                // A writer at work or an orphan suspect, at `pending_snapshot` both.
+                [60, 1800][((i / 4) % 2) as usize],
             )
             .await;
         }
@@ -146,7 +148,7 @@ async fn listed_rows_are_the_boards_in_the_boards_order_for_every_filter() {
     };
     assert_eq!(
         listed(&session, now, &attention).await,
-        board_ids(&board, |r| r.signals.attention.needs_attention())
+        board_ids(&board, |r| r.signals.attention.needs_operator())
     );
     for class in Attention::ALL {
         let filter = ReportFilter {

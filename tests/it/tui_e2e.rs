@@ -523,8 +523,8 @@ async fn keys_sent_with_no_gap_act_on_the_rows_the_earlier_keys_asked_for() {
     let mut console = Console::start(&["watch", "--database-url", &url], &[], 100, 30);
     console.wait_ready("READ-WRITE", 20);
     console.wait_for("FAILED", 20);
-    // Needs attention, then only failed, then mark all: in one write.
-    console.send_now("ff*");
+    // Needs an operator, watch, then only failed, then mark all: in one write.
+    console.send_now("fff*");
     let screen = console.wait_for("marked", 10);
     let header = screen
         .lines()
@@ -595,18 +595,19 @@ async fn a_paused_board_does_not_age_and_catches_up_on_resume() {
     console.wait_for("worker-paused", 20);
     console.send("p");
     let paused = console.wait_for("PAUSED · as of", 10);
-    assert!(!paused.contains("EXPIRED"), "{paused}");
+    assert!(!paused.contains("reclaim"), "{paused}");
     // Past the lease's end, the paused board still shows the job as it was.
     std::thread::sleep(expires.saturating_duration_since(std::time::Instant::now()));
     std::thread::sleep(Duration::from_secs(2));
     let still = console.screen();
     assert!(
-        !still.contains("EXPIRED") && still.contains("PAUSED · as of"),
+        !still.contains("reclaim") && still.contains("PAUSED · as of"),
         "{still}"
     );
     console.send("p");
+    // Just expired: watched as reclaiming (a live worker takes it within the grace).
     console.wait_until("the expired lease after resuming", 10, |s| {
-        s.contains("EXPIRED")
+        s.contains("reclaim")
     });
     console.send("q");
     assert_eq!(console.wait_exit(10), 0);

@@ -174,7 +174,7 @@ fn no_color_leaves_state_readable_as_text() {
         assert_eq!(cell.bg, Color::Reset, "no background colour with NO_COLOR");
     }
     let text = screen_text(&terminal);
-    for flag in ["FAILED", "BLOCKED", "EXPIRED", "STUCK", "LATE", "PROD"] {
+    for flag in ["FAILED", "BLOCKED", "EXPIRED", "STUCK", " late ", "PROD"] {
         assert!(text.contains(flag), "{flag} is written out");
     }
 }
@@ -242,7 +242,7 @@ fn the_tabs_line_counts_marked_spaces() {
 }
 
 #[test]
-fn the_eta_covers_the_running_jobs_and_says_how_many_need_action() {
+fn the_eta_covers_the_running_jobs_and_the_groups_say_what_needs_an_operator() {
     use bootstrap_console::domain::model::{Checkpoint, RunState};
     let app = screens::app((80, 24), Extra::None, Focus::Board);
     let fleet = app.fleet().expect("fleet");
@@ -266,7 +266,8 @@ fn the_eta_covers_the_running_jobs_and_says_how_many_need_action() {
     );
     let text = screen_text(&render(&app));
     assert!(text.contains("ETA 2m58s for 3 running"), "{text}");
-    assert!(text.contains("3 need action (no ETA)"), "{text}");
+    assert!(text.contains("needs an operator 4"), "{text}");
+    assert!(text.contains("watch 1"), "{text}");
 }
 
 /// A verification of three records, intact or with `broken`.

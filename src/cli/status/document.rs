@@ -1,4 +1,4 @@
-//! `status --json`: the document (`bootstrap-console.status/v1`, fields only ever added under
+//! `status --json`: the document (`bootstrap-console.status/v2`, fields only ever added under
 //! that name) is the `Json*` structs below, written by serde as the rows arrive.
 //!
 //! The head (schema, clock, target, scope, standby, summary) is pretty-printed; `spaces` holds
@@ -20,11 +20,13 @@ use crate::cli::json;
 use crate::domain::board::{BoardRow, Summary};
 use crate::domain::model::{Checkpoint, RunState};
 use crate::domain::report::Report;
-use crate::domain::signals::Attention;
+use crate::domain::signals::{Attention, Group};
 use crate::store::replica::Replication;
 
-/// The document's schema: fields are only ever added under this name.
-const SCHEMA: &str = "bootstrap-console.status/v1";
+/// The document's schema: fields are only ever added under this name. v2: attention in groups
+/// (`needs_operator`, `watch`, `progressing`, `done`), the classes `reclaiming` and `writing`
+/// split off `lease-expired` and `blocked`.
+const SCHEMA: &str = "bootstrap-console.status/v2";
 
 #[derive(Serialize)]
 struct JsonDocument {
@@ -43,7 +45,8 @@ struct JsonSummary {
     spaces: u32,
     readable: u32,
     readable_share: f64,
-    needs_attention: u32,
+    /// Spaces in each group, by its key.
+    by_group: std::collections::BTreeMap<&'static str, u32>,
     by_attention: std::collections::BTreeMap<&'static str, u32>,
     matrix: std::collections::BTreeMap<&'static str, std::collections::BTreeMap<&'static str, u32>>,
     documents_remaining: i64,
@@ -58,7 +61,8 @@ struct JsonSpace<'a> {
     checkpoint: &'static str,
     run_state: &'static str,
     attention: &'static str,
-    needs_attention: bool,
+    /// The attention class's group (`needs_operator`, `watch`, `progressing`, `done`).
+    group: &'static str,
     total_documents: i32,
     completed_documents: i32,
     row_version: i32,
@@ -213,7 +217,10 @@ fn json_summary(s: &Summary) -> JsonSummary {
         spaces: s.spaces,
         readable: s.readable,
         readable_share: s.readable_share(),
-        needs_attention: s.needing_attention(),
+        by_group: Group::ALL
+            .iter()
+            .map(|g| (g.key(), s.in_group(*g)))
+            .collect(),
         by_attention: Attention::ALL
             .iter()
             .map(|a| (a.label(), s.count(*a)))
@@ -233,7 +240,7 @@ fn json_space(row: &BoardRow, now: DateTime<Utc>) -> JsonSpace<'_> {
         checkpoint: row.checkpoint.as_str(),
         run_state: row.run_state.as_str(),
         attention: s.attention.label(),
-        needs_attention: s.attention.needs_attention(),
+        group: s.attention.group().key(),
         total_documents: row.total,
         completed_documents: row.completed,
         row_version: row.row_version,

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 use crate::domain::board::{self, BoardRow, Name};
-use crate::domain::signals::{Attention, Thresholds};
+use crate::domain::signals::{Attention, Group, Thresholds};
 
 /// One tenant's part of the rollout.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,12 +17,12 @@ pub struct TenantRow {
     pub tenant: Name,
     pub spaces: u32,
     /// Indexed like [`Attention::ALL`].
-    pub by_attention: [u32; 9],
+    pub by_attention: [u32; Attention::COUNT],
     pub readable: u32,
     /// Documents still to rebuild in its captured spaces.
     pub documents_remaining: i64,
-    /// Its attention-needing space that has been in that state longest: the class, and since
-    /// when (database clock).
+    /// Its space needing an operator that has been in that state longest: the class, and
+    /// since when (database clock).
     pub oldest: Option<(Attention, DateTime<Utc>)>,
 }
 
@@ -31,19 +31,19 @@ impl TenantRow {
         self.by_attention[attention.index()]
     }
 
-    pub(crate) fn needing_attention(&self) -> u32 {
-        board::needing_attention(&self.by_attention)
+    pub(crate) fn in_group(&self, group: Group) -> u32 {
+        board::in_group(&self.by_attention, group)
     }
 
     pub(crate) fn readable_share(&self) -> f64 {
         board::readable_share(self.readable, self.spaces)
     }
 
-    /// The most urgent class among its spaces that needs attention.
+    /// The most urgent class among its spaces that need an operator or are watched.
     pub fn worst(&self) -> Option<Attention> {
-        Attention::ALL
-            .into_iter()
-            .find(|a| a.needs_attention() && self.count(*a) > 0)
+        Attention::ALL.into_iter().find(|a| {
+            matches!(a.group(), Group::NeedsOperator | Group::Watch) && self.count(*a) > 0
+        })
     }
 }
 
@@ -54,7 +54,7 @@ fn attention_first(row: &TenantRow) -> impl Ord + '_ {
     (
         worst.map_or(Attention::ALL.len(), Attention::index),
         Reverse(worst.map_or(0, |w| row.count(w))),
-        Reverse(row.needing_attention()),
+        Reverse(row.in_group(Group::NeedsOperator)),
         row.oldest.map(|(_, since)| since),
         &row.tenant,
     )
@@ -86,7 +86,7 @@ impl Tenants {
                 row: TenantRow {
                     tenant: row.tenant.clone(),
                     spaces: 0,
-                    by_attention: [0; 9],
+                    by_attention: [0; Attention::COUNT],
                     readable: 0,
                     documents_remaining: 0,
                     oldest: None,
@@ -110,7 +110,7 @@ impl Tenants {
             t.documents_remaining += if add { remaining } else { -remaining };
         }
         let attention = row.signals.attention;
-        if attention.needs_attention()
+        if attention.needs_operator()
             && let Some(since) = row.attention_since(thresholds)
         {
             if add {

@@ -11,7 +11,7 @@ use unicode_width::UnicodeWidthStr;
 use super::format;
 use crate::domain::board::{Quick, SortKey};
 use crate::domain::model::{Checkpoint, RunState};
-use crate::domain::signals::Attention;
+use crate::domain::signals::{Attention, Group};
 use crate::domain::text;
 use crate::tui::app::{App, Dialog, Overlay, Stage, View};
 use crate::tui::keys::{self, Command, Scope};
@@ -267,14 +267,22 @@ pub(crate) fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         _ if running > 0 => format!("- for {running} running"),
         _ => "- (nothing running)".to_string(),
     };
-    let waiting = s.awaiting_action();
-    let third = if waiting > 0 {
-        Span::styled(
-            format!(" {waiting} need action (no ETA)"),
-            theme.attention(Attention::Failed),
-        )
+    // The groups in the one vocabulary (see `Group`): what needs an operator, by class, then
+    // what is only watched, and the canceled apart (an operator's decision).
+    let operator = s.in_group(Group::NeedsOperator);
+    let operator_line = Span::styled(
+        format!(" needs an operator {operator}"),
+        if operator > 0 {
+            theme.attention(Attention::Failed)
+        } else {
+            theme.dim()
+        },
+    );
+    let watch = s.in_group(Group::Watch);
+    let watch_style = if watch > 0 {
+        theme.attention(Attention::HeartbeatLate)
     } else {
-        Span::styled(format!(" {} uncaptured", s.spaces_uncaptured), theme.dim())
+        theme.dim()
     };
     // The numbers always fit; the bar only where there is room for it (a rollout of 100,000
     // spaces needs the width on 80 columns).
@@ -332,20 +340,19 @@ pub(crate) fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             )),
             None => Line::from(Span::styled(pace, theme.dim())),
         },
-        Line::from(third),
+        Line::from(operator_line),
         Line::from(vec![
-            Span::raw(" "),
+            Span::raw("  "),
             count(Attention::Failed),
             count(Attention::Blocked),
         ]),
         Line::from(vec![
-            Span::raw(" "),
+            Span::raw("  "),
             count(Attention::LeaseExpired),
             count(Attention::Stuck),
         ]),
         Line::from(vec![
-            Span::raw(" "),
-            count(Attention::HeartbeatLate),
+            Span::styled(format!(" watch {watch}  "), watch_style),
             count(Attention::Canceled),
         ]),
     ];

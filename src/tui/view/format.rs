@@ -38,7 +38,10 @@ pub(crate) fn flag(attention: Attention) -> &'static str {
         Attention::Blocked => "BLOCKED",
         Attention::LeaseExpired => "EXPIRED",
         Attention::Stuck => "STUCK",
-        Attention::HeartbeatLate => "LATE",
+        // Watched, not acted on: in lower case beside the flags that need an operator.
+        Attention::Reclaiming => "reclaim",
+        Attention::HeartbeatLate => "late",
+        Attention::Writing => "writing",
         Attention::Running => "run",
         Attention::Queued => "queued",
         Attention::Canceled => "cancel",

@@ -309,6 +309,11 @@ pub(crate) fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, 
 /// the first indented like the line's text (past its leading spaces, or a leading mark such as
 /// ` ✓ `), so a wrapped sentence keeps the dialog's inner margin.
 fn wrap_indented(line: Line<'_>, width: usize) -> Vec<Line<'static>> {
+    wrap_under(line, width, None)
+}
+
+/// [`wrap_indented`], each row after the first indented by `indent` cells when given.
+fn wrap_under(line: Line<'_>, width: usize, indent: Option<usize>) -> Vec<Line<'static>> {
     use unicode_width::UnicodeWidthChar;
     let cells: Vec<(char, ratatui::style::Style)> = line
         .spans
@@ -337,10 +342,10 @@ fn wrap_indented(line: Line<'_>, width: usize) -> Vec<Line<'static>> {
         .spans
         .first()
         .is_some_and(|s| matches!(s.content.trim(), "✓" | "✗" | "?" | "ok" | "no"));
-    let indent = if first_is_mark {
-        line.spans[0].width()
-    } else {
-        cells.iter().take_while(|(c, _)| *c == ' ').count()
+    let indent = match indent {
+        Some(indent) => indent,
+        None if first_is_mark => line.spans[0].width(),
+        None => cells.iter().take_while(|(c, _)| *c == ' ').count(),
     }
     .min(width / 2);
     let mut rows = Vec::new();
@@ -410,14 +415,25 @@ pub(crate) fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     };
     // What the board's marks mean, in the glyphs this terminal gets.
     let ascii = app.display.ascii;
-    let flags: Vec<&str> = crate::domain::signals::Attention::ALL
-        .iter()
-        .map(|a| super::format::flag(*a))
-        .collect();
+    // The flags by group, in the words the header, the tenants view and `status` use.
+    let group = |g: crate::domain::signals::Group| {
+        let flags: Vec<&str> = g.classes().map(super::format::flag).collect();
+        format!("{}: {}", g.label(), flags.join(" "))
+    };
+    use crate::domain::signals::Group;
     lines.push(Line::from(vec![
         Span::styled(" flags  ", theme.key()),
-        Span::raw(flags.join(" ")),
+        Span::raw(group(Group::NeedsOperator)),
     ]));
+    lines.push(Line::from(Span::raw(format!(
+        "        {} · {}",
+        group(Group::Watch),
+        group(Group::Progressing)
+    ))));
+    lines.push(Line::from(Span::raw(format!(
+        "        {} (canceled: an operator's decision)",
+        group(Group::Done)
+    ))));
     lines.push(Line::from(vec![
         Span::styled(" marks  ", theme.key()),
         Span::raw(format!(
@@ -443,6 +459,11 @@ pub(crate) fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         theme.dim(),
     )));
     let width = if one_column { 42 } else { 80 };
+    // Lines wider than the box wrap under their text, past their label (` flags  `).
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .flat_map(|line| wrap_under(line, usize::from(width) - 2, Some(8)))
+        .collect();
     let rect = centered(area, width, lines.len() as u16 + 2);
     frame.render_widget(Clear, rect);
     frame.render_widget(

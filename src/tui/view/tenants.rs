@@ -10,17 +10,17 @@ use super::format;
 use super::grid::{self, Value};
 use super::lists::{cursor_style, window};
 use crate::columns::{Column, Cut, Priority};
-use crate::domain::signals::Attention;
+use crate::domain::signals::{Attention, Group};
 use crate::tui::app::App;
 use crate::tui::theme::Theme;
 
-/// The classes that get a column of their own, with their headings.
-const CLASSES: [(Attention, &str); 5] = [
+/// The classes that need an operator, each with a column of its own (then one for everything
+/// watched), with their headings.
+const CLASSES: [(Attention, &str); 4] = [
     (Attention::Failed, "fail"),
     (Attention::Blocked, "blkd"),
     (Attention::LeaseExpired, " exp"),
     (Attention::Stuck, "stck"),
-    (Attention::HeartbeatLate, "late"),
 ];
 
 pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
@@ -48,6 +48,7 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             .map(|(_, heading)| Column::new(heading, Priority::Flag, 4, 8)),
     );
     columns.extend([
+        Column::new("watch", Priority::Flag, 5, 8),
         Column::new("    docs", Priority::Flag, 8, 12),
         Column::new(
             if wide {
@@ -82,6 +83,13 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 let shown = if n > 0 { n.to_string() } else { ".".into() };
                 values.push(Value::new(format!("{shown:>4}"), style));
             }
+            let watch = t.in_group(Group::Watch);
+            let (shown, style) = if watch > 0 {
+                (watch.to_string(), theme.attention(Attention::HeartbeatLate))
+            } else {
+                (".".to_string(), theme.dim())
+            };
+            values.push(Value::new(format!("{shown:>5}"), style));
             values.push(Value::plain(format!("{:>8}", t.documents_remaining)));
             let oldest = t.oldest.map_or(String::new(), |(class, since)| {
                 let age = duration::compact(now - since);

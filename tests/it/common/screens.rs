@@ -157,7 +157,7 @@ fn specs() -> Vec<Spec> {
             done: 10,
             total: 90,
             updated_ago: 40,
-            worker: Some(("worker-2.1", 40, -5)),
+            worker: Some(("worker-2.1", 120, -90)),
             ..base
         },
         Spec {
