@@ -41,7 +41,8 @@ pub(super) async fn list(args: &AuditListArgs) -> Result<ExitCode, Failure> {
     session.close().await;
     let (records, names) = result?;
     if args.json {
-        emit(&json::pretty(&JsonAudit {
+        // JSON goes out as written (escaped, valid), whatever the locale.
+        super::emit_raw(&json::pretty(&JsonAudit {
             schema: SCHEMA,
             tenant_scope: args.tenant.as_deref(),
             records: records.iter().map(JsonRecord::from).collect(),

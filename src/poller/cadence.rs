@@ -39,9 +39,9 @@ pub fn slower(interval: Duration) -> Duration {
 /// The steps a poll's cost is shown in: 1, 2 and 5 of each decade, from "under 1 ms" (the
 /// first) to 50 s. A rounded figure that moves only when the cost does (not its jitter) keeps
 /// the header still, so an idle console writes nothing.
-const POLL_TIME_STEPS_US: [u64; 15] = [
+const POLL_TIME_STEPS_US: [u64; 16] = [
     500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000,
-    2_000_000, 5_000_000, 10_000_000, 50_000_000,
+    2_000_000, 5_000_000, 10_000_000, 20_000_000, 50_000_000,
 ];
 
 /// How far past the midpoint between two steps the cost must go to move the figure.

@@ -55,10 +55,13 @@ const LATE: &str = "b.lease_expires_at > b.heartbeat_at \
         * 1000000)::float8 * $4) * interval '1 microsecond'";
 
 /// `signals::lease_is_orphan_suspect` for lease `l` at `$2`: older than the orphan threshold
-/// (`$5` microseconds) and, where the lease table has heartbeats, past its expiry (read through
-/// `to_jsonb`, so the statement stands whether the column exists or not).
+/// (`$5` microseconds) and, where the lease table has heartbeats (`heartbeat_at` and
+/// `expires_at`, as the console reads them), past its expiry — read through `to_jsonb`, so the
+/// statement stands whether the columns exist or not.
 const ORPHAN: &str = "$2 >= l.acquired_at + ($5 + 1) * interval '1 microsecond' \
-    AND $2 >= coalesce((to_jsonb(l) ->> 'expires_at')::timestamptz, '-infinity')";
+    AND $2 >= CASE WHEN to_jsonb(l) ? 'heartbeat_at' \
+                   THEN coalesce((to_jsonb(l) ->> 'expires_at')::timestamptz, '-infinity') \
+                   ELSE '-infinity' END";
 
 /// The attention class index (`Attention::ALL` order) of `b` at `$2`; NULL when its counts or
 /// lease columns are impossible. Succeeded comes right after failed (no other rule can apply to

@@ -188,7 +188,7 @@ pub(crate) const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Char('f'), NONE)],
         shown: "f",
         command: Command::QuickNext,
-        help: "quick filter: next class",
+        help: "quick filter: next group/class",
         hint: Some("quick"),
     },
     Binding {
@@ -196,7 +196,7 @@ pub(crate) const BINDINGS: &[Binding] = &[
         keys: &[(KeyCode::Char('F'), NONE)],
         shown: "F",
         command: Command::QuickPrev,
-        help: "quick filter: previous class",
+        help: "quick filter: previous one",
         hint: None,
     },
     Binding {

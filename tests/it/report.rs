@@ -238,3 +238,64 @@ async fn the_status_table_aligns_wide_and_combining_tenant_names() {
         );
     }
 }
+
+/// Where the lease table has heartbeats, an old lease kept live is a writer at work and one
+/// whose heartbeat ran out is an orphan suspect, in the SQL summary as on the board; a table
+/// with only one of the two columns is judged as one without heartbeats, by both.
+#[tokio::test]
+async fn lease_heartbeats_are_judged_alike_by_the_sql_summary_and_the_board() {
+    for columns in [
+        "ADD COLUMN heartbeat_at timestamptz, ADD COLUMN expires_at timestamptz",
+        "ADD COLUMN expires_at timestamptz",
+    ] {
+        let db = TestDb::migrated().await;
+        let sql = format!("ALTER TABLE knowledge_space_mutation_leases {columns}");
+        sqlx::query(sqlx::AssertSqlSafe(sql))
+            .execute(&db.pool)
+            .await
+            .expect("lease columns");
+        for (age, live_for) in [(1800, 120), (1800, -60), (60, 120)] {
+            let job = fixture::job(&db.pool, &JobSpec::new("acme", "queued")).await;
+            let lease = fixture::lease(&db.pool, "acme", job.space, age).await;
+            let set = if columns.contains("heartbeat_at") {
+                "heartbeat_at = now(), expires_at = now() + $2 * interval '1 second'"
+            } else {
+                "expires_at = now() + $2 * interval '1 second'"
+            };
+            let sql = format!("UPDATE knowledge_space_mutation_leases SET {set} WHERE id = $1");
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(lease)
+                .bind(live_for as f64)
+                .execute(&db.pool)
+                .await
+                .expect("heartbeat");
+        }
+        let session = db.session(SessionOptions::default()).await;
+        let now = session.reads().database_now().await.expect("clock");
+        let thresholds = Thresholds::default();
+        let report = report::summarize_at(&session, &thresholds, now)
+            .await
+            .expect("summary");
+        let board = board_at(&session, now).await;
+        assert_eq!(
+            without_rates(&report.summary),
+            without_rates(&board.summary),
+            "{columns}"
+        );
+        let (blocked, writing) = if columns.contains("heartbeat_at") {
+            (1, 2)
+        } else {
+            (2, 1)
+        };
+        assert_eq!(
+            report.summary.count(Attention::Blocked),
+            blocked,
+            "{columns}"
+        );
+        assert_eq!(
+            report.summary.count(Attention::Writing),
+            writing,
+            "{columns}"
+        );
+    }
+}

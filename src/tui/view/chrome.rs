@@ -352,8 +352,11 @@ pub(crate) fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             count(Attention::Stuck),
         ]),
         Line::from(vec![
-            Span::styled(format!(" watch {watch}  "), watch_style),
-            count(Attention::Canceled),
+            Span::styled(format!(" watch {watch}"), watch_style),
+            Span::styled(
+                format!(" · done: {} canceled", s.count(Attention::Canceled)),
+                theme.dim(),
+            ),
         ]),
     ];
     frame.render_widget(Paragraph::new(lines), left);

@@ -41,6 +41,8 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Column::new("tenant", Priority::Tenant, 6, 32).cut(Cut::Middle),
         Column::new("spaces", Priority::Flag, 6, 10),
         Column::new("read", Priority::Flag, 4, 4),
+        // Needs an operator: the group's count, then its classes one by one.
+        Column::new("oper", Priority::Flag, 4, 8),
     ];
     columns.extend(
         CLASSES
@@ -65,7 +67,9 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let lines: Vec<grid::Line> = window(&fleet.tenants, &app.tenants, app)
         .map(|(index, t)| {
             let worst = t.worst();
-            let flag = worst.map_or("ok", format::flag);
+            // Nothing to act on or watch: `ok` once all is readable, else a plain mark.
+            let calm = if t.readable == t.spaces { "ok" } else { "-" };
+            let flag = worst.map_or(calm, format::flag);
             let flag_style = worst.map_or(theme.dim(), |w| theme.attention(w));
             let mut values = vec![
                 Value::new(flag, flag_style),
@@ -73,6 +77,13 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 Value::plain(format!("{:>6}", t.spaces)),
                 Value::plain(format!("{:>3.0}%", t.readable_share() * 100.0)),
             ];
+            let operator = t.in_group(Group::NeedsOperator);
+            let (shown, style) = if operator > 0 {
+                (operator.to_string(), theme.attention(Attention::Failed))
+            } else {
+                (".".to_string(), theme.dim())
+            };
+            values.push(Value::new(format!("{shown:>4}"), style));
             for (class, _) in CLASSES {
                 let n = t.count(class);
                 let style = if n > 0 {
