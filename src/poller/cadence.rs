@@ -45,7 +45,7 @@ const POLL_TIME_STEPS_US: [u64; 16] = [
 ];
 
 /// How far past the midpoint between two steps the cost must go to move the figure.
-const STEP_HYSTERESIS: f64 = 1.2;
+const STEP_HYSTERESIS: f64 = 1.5;
 
 /// The step to show for a smoothed poll time of `time`, `shown` being the step shown now.
 fn shown_step(shown: Option<Duration>, time: Duration) -> Duration {
