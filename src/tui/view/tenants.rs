@@ -77,30 +77,24 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 Value::plain(format!("{:>6}", t.spaces)),
                 Value::plain(format!("{:>3.0}%", t.readable_share() * 100.0)),
             ];
-            let operator = t.in_group(Group::NeedsOperator);
-            let (shown, style) = if operator > 0 {
-                (operator.to_string(), theme.attention(Attention::Failed))
-            } else {
-                (".".to_string(), theme.dim())
-            };
-            values.push(Value::new(format!("{shown:>4}"), style));
-            for (class, _) in CLASSES {
-                let n = t.count(class);
-                let style = if n > 0 {
-                    theme.attention(class)
+            // A count in its class's style, or a dim dot for none.
+            let count = |n: u32, like: Attention, width: usize| {
+                let (shown, style) = if n > 0 {
+                    (n.to_string(), theme.attention(like))
                 } else {
-                    theme.dim()
+                    (".".to_string(), theme.dim())
                 };
-                let shown = if n > 0 { n.to_string() } else { ".".into() };
-                values.push(Value::new(format!("{shown:>4}"), style));
-            }
-            let watch = t.in_group(Group::Watch);
-            let (shown, style) = if watch > 0 {
-                (watch.to_string(), theme.attention(Attention::HeartbeatLate))
-            } else {
-                (".".to_string(), theme.dim())
+                Value::new(format!("{shown:>width$}"), style)
             };
-            values.push(Value::new(format!("{shown:>5}"), style));
+            values.push(count(
+                t.in_group(Group::NeedsOperator),
+                Attention::Failed,
+                4,
+            ));
+            for (class, _) in CLASSES {
+                values.push(count(t.count(class), class, 4));
+            }
+            values.push(count(t.in_group(Group::Watch), Attention::HeartbeatLate, 5));
             values.push(Value::plain(format!("{:>8}", t.documents_remaining)));
             let oldest = t.oldest.map_or(String::new(), |(class, since)| {
                 let age = duration::compact(now - since);
