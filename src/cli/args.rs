@@ -195,7 +195,8 @@ pub(crate) struct FilterArgs {
     /// Only these checkpoints (repeatable).
     #[arg(long)]
     pub(crate) checkpoint: Vec<Checkpoint>,
-    /// Only spaces that need an operator (`any`, the default); or only one attention class.
+    /// Only spaces that need an operator (`any`, the default), only those watched (`watch`), or
+    /// only one attention class.
     #[arg(long, num_args = 0..=1, default_missing_value = "any")]
     pub(crate) attention: Option<AttentionFilter>,
     #[command(flatten)]

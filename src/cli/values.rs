@@ -28,12 +28,13 @@ impl ValueEnum for Checkpoint {
     }
 }
 
-/// `any`, then every attention class by its label.
-const ATTENTION_FILTERS: [AttentionFilter; 1 + Attention::ALL.len()] = {
-    let mut all = [AttentionFilter::Any; 1 + Attention::ALL.len()];
+/// `any` (needs an operator), `watch`, then every attention class by its label.
+const ATTENTION_FILTERS: [AttentionFilter; 2 + Attention::ALL.len()] = {
+    let mut all = [AttentionFilter::Any; 2 + Attention::ALL.len()];
+    all[1] = AttentionFilter::Watch;
     let mut i = 0;
     while i < Attention::ALL.len() {
-        all[i + 1] = AttentionFilter::Class(Attention::ALL[i]);
+        all[i + 2] = AttentionFilter::Class(Attention::ALL[i]);
         i += 1;
     }
     all
@@ -47,6 +48,7 @@ impl ValueEnum for AttentionFilter {
     fn to_possible_value(&self) -> Option<PossibleValue> {
         Some(PossibleValue::new(match self {
             Self::Any => "any",
+            Self::Watch => "watch",
             Self::Class(class) => class.label(),
         }))
     }
@@ -76,6 +78,10 @@ mod tests {
         assert_eq!(
             AttentionFilter::from_str("any", false),
             Ok(AttentionFilter::Any)
+        );
+        assert_eq!(
+            AttentionFilter::from_str("watch", false),
+            Ok(AttentionFilter::Watch)
         );
         assert!(RunState::from_str("Running", false).is_err());
     }

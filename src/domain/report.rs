@@ -43,6 +43,8 @@ const SORTED_PAGE: i64 = 20_000;
 pub enum AttentionFilter {
     /// Every class that needs an operator.
     Any,
+    /// Every class that is watched.
+    Watch,
     Class(Attention),
 }
 
@@ -62,6 +64,7 @@ impl ReportFilter {
             .filter(|a| match self.attention {
                 None => true,
                 Some(AttentionFilter::Any) => a.needs_operator(),
+                Some(AttentionFilter::Watch) => a.group() == Group::Watch,
                 Some(AttentionFilter::Class(class)) => *a == class,
             })
             .collect()

@@ -150,6 +150,15 @@ async fn listed_rows_are_the_boards_in_the_boards_order_for_every_filter() {
         listed(&session, now, &attention).await,
         board_ids(&board, |r| r.signals.attention.needs_operator())
     );
+    let watched = ReportFilter {
+        attention: Some(AttentionFilter::Watch),
+        ..ReportFilter::default()
+    };
+    let expected = board_ids(&board, |r| {
+        r.signals.attention.group() == bootstrap_console::domain::signals::Group::Watch
+    });
+    assert!(!expected.is_empty());
+    assert_eq!(listed(&session, now, &watched).await, expected);
     for class in Attention::ALL {
         let filter = ReportFilter {
             attention: Some(AttentionFilter::Class(class)),
