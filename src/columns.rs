@@ -103,7 +103,13 @@ pub fn widths(columns: &[Column], widest: &[u16], width: u16, spacing: u16) -> V
     // The least widths, most important first; the first column shown costs no spacing.
     for &i in &order {
         let c = &columns[i];
-        let least = c.least.min(content(i).max(1)).max(1);
+        // A column whose least is its most is fixed: the same width whatever is on the page
+        // (its title never moves as rows scroll by).
+        let least = if c.least == c.most {
+            c.least
+        } else {
+            c.least.min(content(i).max(1)).max(1)
+        };
         let cost = i32::from(least)
             + if left == i32::from(width) {
                 0

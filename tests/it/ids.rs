@@ -308,9 +308,11 @@ async fn ids_alike_at_both_ends_leave_every_row_its_code_and_lease_age() {
                 row.contains("embedding_quota_exceeded") || row.contains("document_conv")
             };
             assert!(kept, "{cols}x{height}: the code or lease age is cut: {row}");
+            // The tenant (35 characters) is cut in every width here, with a mark.
+            let shown = row.split_whitespace().nth(1).unwrap_or_default();
             assert!(
-                row.contains("ten") && row.contains('…'),
-                "a cut tenant ends in a mark: {row}"
+                !row.contains(tenant) && shown.starts_with("te") && shown.contains('…'),
+                "a cut tenant carries a mark: {row}"
             );
         }
         let long = rows

@@ -49,7 +49,8 @@ fn columns(wide: bool, ids: usize) -> Vec<Column> {
             Column::new("message", Priority::Message, 8, 1000).filling(),
         ]);
     } else {
-        columns.push(Column::new("worker/lease/error", Priority::Code, 24, 64).filling());
+        // Whole codes up to 24, then the tenant grows, then this column takes what is left.
+        columns.push(Column::new("worker/lease/error", Priority::Code, 24, 24).filling());
     }
     columns
 }
@@ -144,10 +145,11 @@ fn board_row(
     // its end and the figure after it; a cut lease keeps its age before its operation.
     let worker = match (&b.worker, &row.lease) {
         (Some(w), _) => {
+            let left = row.lease_remaining(now).unwrap_or_default();
             let left = if s.lease_expired {
-                "exp".to_string()
+                format!("exp {}", duration::human(-left))
             } else {
-                duration::human(row.lease_remaining(now).unwrap_or_default())
+                duration::human(left)
             };
             Some(Value::plain(format!("{} {left}", text::clean(&w.worker_id, 64))).cut(Cut::Start))
         }
@@ -160,6 +162,11 @@ fn board_row(
             let operation = text::clean(&lease.operation, 20);
             Some(Value::plain(format!("lease{suspect} {age} {operation}")).cut(Cut::End))
         }
+        // A stuck job has neither: how long it has been quiet is what matters.
+        (None, None) if s.stuck => Some(Value::plain(format!(
+            "idle {}",
+            duration::compact(row.idle_for(now))
+        ))),
         (None, None) => None,
     };
     let error = b
@@ -190,8 +197,14 @@ fn board_row(
             .unwrap_or_default();
         values.push(Value::new(message, theme.dim()));
     } else {
-        // One column: the error code when there is one (a failed job has no worker).
-        values.push(error.or(worker).unwrap_or_else(empty));
+        // One column: the blocking lease of a blocked space (its age is what matters), else
+        // the error code when there is one (a failed job has no worker), else the worker.
+        let shown = if s.blocked_by_lease {
+            worker.or(error)
+        } else {
+            error.or(worker)
+        };
+        values.push(shown.unwrap_or_else(empty));
     }
     let style = if selected {
         theme.selected()

@@ -354,11 +354,16 @@ pub(crate) fn summary(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         Line::from(vec![
             Span::styled(format!(" watch {watch}"), watch_style),
             Span::styled(
-                format!(" · done: {} canceled", s.count(Attention::Canceled)),
+                format!(" · {} canceled", s.count(Attention::Canceled)),
                 theme.dim(),
             ),
         ]),
     ];
+    // Each line ends in a mark where the column cannot hold it.
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .map(|line| super::grid::fit_line(line.spans, left.width.saturating_sub(1)))
+        .collect();
     frame.render_widget(Paragraph::new(lines), left);
     frame.render_widget(Paragraph::new(matrix_lines(app, theme)), right);
 }
@@ -433,7 +438,14 @@ fn glyphs(ascii: bool) -> Glyphs {
 pub(crate) fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     let g = glyphs(app.display.ascii);
     let current = match app.view {
-        View::Board | View::Detail(_) => 0,
+        // A detail belongs to the view it was opened from.
+        View::Detail(_) => match app.detail_from {
+            Some(View::Leases) => 2,
+            Some(View::Audit) => 3,
+            Some(View::Health) => 4,
+            _ => 0,
+        },
+        View::Board => 0,
         View::Tenants => 1,
         View::Leases => 2,
         View::Audit => 3,
@@ -453,8 +465,14 @@ pub(crate) fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         spans.push(Span::raw(" "));
     }
     if let View::Detail(id) = &app.view {
-        // The whole id: the tabs after the board give it their room.
-        spans.truncate(3);
+        // The whole id: the other tabs give it their room; the one it was opened from stays.
+        let kept = spans
+            .drain(..)
+            .skip(1 + 2 * current)
+            .take(2)
+            .collect::<Vec<_>>();
+        spans = vec![Span::raw(" ")];
+        spans.extend(kept);
         spans.push(Span::styled(
             format!("{} detail {id} ", g.into),
             theme.heading(),

@@ -71,7 +71,13 @@ pub(crate) fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             let lease = &evidence.lease;
             let blocks = match &evidence.job {
                 Some(job) => {
-                    let mut text = if job.is_blocked() { "BLOCKS" } else { "on" }.to_string();
+                    // Upper case only for what an operator acts on (an orphan suspect's block).
+                    let mut text = match (job.is_blocked(), evidence.orphan_suspect()) {
+                        (true, true) => "BLOCKS",
+                        (true, false) => "blocks",
+                        (false, _) => "on",
+                    }
+                    .to_string();
                     // The space column already names a bootstrap whose id is its space's.
                     if job.bootstrap_id != lease.knowledge_space_id {
                         text.push_str(&format!(" {}", format::id(names, &job.bootstrap_id)));
@@ -89,13 +95,17 @@ pub(crate) fn leases(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 (None, Some(_)) => "heartbeat expired".to_string(),
                 (None, None) => String::new(),
             };
-            let flag = if evidence.orphan_suspect() {
-                "ORPHAN?"
+            // As the board says it: an orphan suspect, or a writer at work (watched only).
+            let blocking = evidence.job.as_ref().is_some_and(|job| job.is_blocked());
+            let (flag, flag_style) = if evidence.orphan_suspect() {
+                ("ORPHAN?", theme.attention(Attention::Blocked))
+            } else if blocking {
+                ("writing", theme.attention(Attention::Writing))
             } else {
-                ""
+                ("", theme.dim())
             };
             let mut values = vec![
-                Value::new(flag, theme.attention(Attention::Blocked)),
+                Value::new(flag, flag_style),
                 Value::plain(names.short(&lease.id)),
                 Value::plain(lease.tenant_id.to_string()),
                 Value::plain(names.short(&lease.knowledge_space_id)),
