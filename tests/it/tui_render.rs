@@ -662,3 +662,35 @@ fn wrapped_dialog_lines_keep_the_inner_margin() {
         assert!(after.starts_with(' '), "text against the border: {row}");
     }
 }
+
+/// A field's value too long for the line wraps under the value, not back at the margin.
+#[test]
+fn a_long_detail_field_wraps_under_its_value() {
+    let mut detail = screens::detail();
+    detail.bootstrap.idempotency_key = format!("legacy-space-{}", "k".repeat(120));
+    let mut app = screens::app(
+        (80, 24),
+        Extra::Detail(Box::new(Some(detail))),
+        Focus::Detail(id(1)),
+    );
+    app.view = View::Detail(id(1));
+    let terminal = render(&app);
+    let buffer = terminal.backend().buffer();
+    let rows: Vec<String> = (0..24)
+        .map(|y| {
+            (0..80)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect()
+        })
+        .collect();
+    let at = rows
+        .iter()
+        .position(|r| r.contains("idempotency key"))
+        .expect("the field");
+    let next = &rows[at + 1];
+    assert!(
+        next.starts_with(&" ".repeat(23)) && next.contains("kkk"),
+        "{}",
+        rows.join("\n")
+    );
+}

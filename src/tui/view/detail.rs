@@ -22,7 +22,7 @@ use crate::tui::theme::Theme;
 
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, id: &Uuid, theme: &Theme) {
     let extra = app.extra_for(&Focus::Detail(*id));
-    let Some(paragraph) = paragraph(app, id, theme) else {
+    let Some(paragraph) = paragraph(app, id, theme, area.width) else {
         return super::placeholder(frame, area, extra, "the detail", theme);
     };
     let (text_area, more) = text_area(&paragraph, area);
@@ -64,8 +64,9 @@ fn text_area(paragraph: &Paragraph, area: Rect) -> (Rect, Option<Rect>) {
     (text, Some(line))
 }
 
-/// The detail as one wrapped paragraph, once it is loaded.
-fn paragraph<'a>(app: &'a App, id: &Uuid, theme: &Theme) -> Option<Paragraph<'a>> {
+/// The detail as one paragraph, once it is loaded, wrapped to `width`: a field's value wraps
+/// under the value (past its name), other lines under their own text.
+fn paragraph<'a>(app: &'a App, id: &Uuid, theme: &Theme, width: u16) -> Option<Paragraph<'a>> {
     let lines = match app.extra_for(&Focus::Detail(*id)) {
         Some(Extra::Detail(detail)) => match detail.as_ref() {
             Some(detail) => detail_lines(detail, app, theme),
@@ -76,6 +77,15 @@ fn paragraph<'a>(app: &'a App, id: &Uuid, theme: &Theme) -> Option<Paragraph<'a>
         },
         _ => return None,
     };
+    let width = usize::from(width.max(1));
+    let lines: Vec<Line> = lines
+        .into_iter()
+        .flat_map(|line| {
+            let named = line.spans.len() > 1 && line.spans[0].width() == FIELD_NAME_WIDTH;
+            let indent = named.then_some(FIELD_NAME_WIDTH);
+            super::grid::wrap_under(line, width, indent)
+        })
+        .collect();
     Some(Paragraph::new(lines).wrap(Wrap { trim: false }))
 }
 
@@ -92,7 +102,7 @@ pub fn max_scroll(app: &App, id: &Uuid) -> u16 {
     let theme = Theme::new(app.display.color);
     // Laid out as drawn: escaped text (under ASCII) is longer and wraps into more lines.
     text::in_ascii(app.display.ascii, || {
-        paragraph(app, id, &theme).map_or(0, |p| last_scroll(&p, text_area(&p, body).0))
+        paragraph(app, id, &theme, body.width).map_or(0, |p| last_scroll(&p, text_area(&p, body).0))
     })
 }
 
@@ -107,6 +117,9 @@ fn when(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
         duration::human(now - at)
     )
 }
+
+/// How wide a field's name is drawn (with its leading space): values line up after it.
+const FIELD_NAME_WIDTH: usize = 23;
 
 fn field<'a>(name: &'a str, value: String, theme: &Theme) -> Line<'a> {
     Line::from(vec![

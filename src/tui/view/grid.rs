@@ -139,3 +139,88 @@ pub(crate) fn fit_line(
     }
     ratatui::text::Line::from(out)
 }
+
+/// `line` in rows of at most `width` cells, broken at spaces where it can be, each row after
+/// the first indented like the line's text (past its leading spaces, or a leading mark such as
+/// ` ✓ `), so a wrapped sentence keeps the dialog's inner margin.
+pub(crate) fn wrap_indented(
+    line: ratatui::text::Line<'_>,
+    width: usize,
+) -> Vec<ratatui::text::Line<'static>> {
+    wrap_under(line, width, None)
+}
+
+/// [`wrap_indented`], each row after the first indented by `indent` cells when given.
+pub(crate) fn wrap_under(
+    line: ratatui::text::Line<'_>,
+    width: usize,
+    indent: Option<usize>,
+) -> Vec<ratatui::text::Line<'static>> {
+    use unicode_width::UnicodeWidthChar;
+    let cells: Vec<(char, ratatui::style::Style)> = line
+        .spans
+        .iter()
+        .flat_map(|span| {
+            let style = line.style.patch(span.style);
+            span.content.chars().map(move |c| (c, style))
+        })
+        .collect();
+    let width_of = |c: char| c.width().unwrap_or(0);
+    let total: usize = cells.iter().map(|(c, _)| width_of(*c)).sum();
+    let owned = |cells: &[(char, ratatui::style::Style)]| -> ratatui::text::Line<'static> {
+        let mut spans: Vec<ratatui::text::Span<'static>> = Vec::new();
+        for (c, style) in cells {
+            match spans.last_mut() {
+                Some(last) if last.style == *style => last.content.to_mut().push(*c),
+                _ => spans.push(ratatui::text::Span::styled(c.to_string(), *style)),
+            }
+        }
+        ratatui::text::Line::from(spans)
+    };
+    if total <= width || width < 8 {
+        return vec![owned(&cells)];
+    }
+    let first_is_mark = line
+        .spans
+        .first()
+        .is_some_and(|s| matches!(s.content.trim(), "✓" | "✗" | "?" | "ok" | "no"));
+    let indent = match indent {
+        Some(indent) => indent,
+        None if first_is_mark => line.spans[0].width(),
+        None => cells.iter().take_while(|(c, _)| *c == ' ').count(),
+    }
+    .min(width / 2);
+    let mut rows = Vec::new();
+    let mut start = 0;
+    let mut lead = 0;
+    while start < cells.len() {
+        let room = width - lead;
+        // The longest piece that fits, ending before a space where there is one.
+        let mut used = 0;
+        let mut end = start;
+        let mut last_space = None;
+        while end < cells.len() && used + width_of(cells[end].0) <= room {
+            if cells[end].0 == ' ' && end > start {
+                last_space = Some(end);
+            }
+            used += width_of(cells[end].0);
+            end += 1;
+        }
+        if end < cells.len()
+            && let Some(space) = last_space
+        {
+            end = space;
+        }
+        let end = end.max(start + 1);
+        let mut row: Vec<(char, ratatui::style::Style)> =
+            std::iter::repeat_n((' ', ratatui::style::Style::new()), lead).collect();
+        row.extend_from_slice(&cells[start..end]);
+        rows.push(owned(&row));
+        start = end;
+        while start < cells.len() && cells[start].0 == ' ' {
+            start += 1;
+        }
+        lead = indent;
+    }
+    rows
+}

@@ -199,10 +199,13 @@ fn chain_line(app: &App, theme: &Theme) -> Line<'static> {
                 let head = v.verified.as_ref().map_or("empty".to_string(), |h| {
                     format!("head {}", crate::domain::audit_chain::short(&h.hex()))
                 });
+                let records = match v.records {
+                    1 => "1 record".to_string(),
+                    n => format!("{n} records"),
+                };
                 Line::styled(
                     format!(
-                        " audit chain intact: {} records · {head} · verified {} ago",
-                        v.records,
+                        " audit chain intact: {records} · {head} · verified {} ago",
                         ago(*at)
                     ),
                     theme.ok(),

@@ -5,6 +5,7 @@ use ratatui::layout::{Constraint, Flex, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType, Borders, Clear, Paragraph};
 
+use super::grid;
 use crate::domain::actions::{Plan, Verdict};
 use crate::domain::ids::IdNames;
 use crate::domain::text;
@@ -264,7 +265,7 @@ pub(crate) fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, 
     let wrap = |lines: Vec<Line<'_>>| -> Vec<Line<'static>> {
         lines
             .into_iter()
-            .flat_map(|line| wrap_indented(line, inner))
+            .flat_map(|line| grid::wrap_indented(line, inner))
             .collect()
     };
     let (mut lines, tail) = (wrap(lines), wrap(tail));
@@ -274,7 +275,7 @@ pub(crate) fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, 
     let total = body.len();
     let mut shown = 0;
     for line in body {
-        let rows = wrap_indented(line, inner);
+        let rows = grid::wrap_indented(line, inner);
         // Keep one row for the "more" line unless this is the last line.
         let reserve = usize::from(shown + 1 < total);
         if rows.len() + reserve > room {
@@ -303,84 +304,6 @@ pub(crate) fn dialog(frame: &mut Frame, area: Rect, app: &App, dialog: &Dialog, 
     );
     let block = frame_block(format!(" {} ", dialog.title), app);
     frame.render_widget(Paragraph::new(lines).block(block), rect);
-}
-
-/// `line` in rows of at most `width` cells, broken at spaces where it can be, each row after
-/// the first indented like the line's text (past its leading spaces, or a leading mark such as
-/// ` ✓ `), so a wrapped sentence keeps the dialog's inner margin.
-fn wrap_indented(line: Line<'_>, width: usize) -> Vec<Line<'static>> {
-    wrap_under(line, width, None)
-}
-
-/// [`wrap_indented`], each row after the first indented by `indent` cells when given.
-fn wrap_under(line: Line<'_>, width: usize, indent: Option<usize>) -> Vec<Line<'static>> {
-    use unicode_width::UnicodeWidthChar;
-    let cells: Vec<(char, ratatui::style::Style)> = line
-        .spans
-        .iter()
-        .flat_map(|span| {
-            let style = line.style.patch(span.style);
-            span.content.chars().map(move |c| (c, style))
-        })
-        .collect();
-    let width_of = |c: char| c.width().unwrap_or(0);
-    let total: usize = cells.iter().map(|(c, _)| width_of(*c)).sum();
-    let owned = |cells: &[(char, ratatui::style::Style)]| -> Line<'static> {
-        let mut spans: Vec<Span<'static>> = Vec::new();
-        for (c, style) in cells {
-            match spans.last_mut() {
-                Some(last) if last.style == *style => last.content.to_mut().push(*c),
-                _ => spans.push(Span::styled(c.to_string(), *style)),
-            }
-        }
-        Line::from(spans)
-    };
-    if total <= width || width < 8 {
-        return vec![owned(&cells)];
-    }
-    let first_is_mark = line
-        .spans
-        .first()
-        .is_some_and(|s| matches!(s.content.trim(), "✓" | "✗" | "?" | "ok" | "no"));
-    let indent = match indent {
-        Some(indent) => indent,
-        None if first_is_mark => line.spans[0].width(),
-        None => cells.iter().take_while(|(c, _)| *c == ' ').count(),
-    }
-    .min(width / 2);
-    let mut rows = Vec::new();
-    let mut start = 0;
-    let mut lead = 0;
-    while start < cells.len() {
-        let room = width - lead;
-        // The longest piece that fits, ending before a space where there is one.
-        let mut used = 0;
-        let mut end = start;
-        let mut last_space = None;
-        while end < cells.len() && used + width_of(cells[end].0) <= room {
-            if cells[end].0 == ' ' && end > start {
-                last_space = Some(end);
-            }
-            used += width_of(cells[end].0);
-            end += 1;
-        }
-        if end < cells.len()
-            && let Some(space) = last_space
-        {
-            end = space;
-        }
-        let end = end.max(start + 1);
-        let mut row: Vec<(char, ratatui::style::Style)> =
-            std::iter::repeat_n((' ', ratatui::style::Style::new()), lead).collect();
-        row.extend_from_slice(&cells[start..end]);
-        rows.push(owned(&row));
-        start = end;
-        while start < cells.len() && cells[start].0 == ' ' {
-            start += 1;
-        }
-        lead = indent;
-    }
-    rows
 }
 
 pub(crate) fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
@@ -462,7 +385,7 @@ pub(crate) fn help(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
     // Lines wider than the box wrap under their text, past their label (` flags  `).
     let lines: Vec<Line> = lines
         .into_iter()
-        .flat_map(|line| wrap_under(line, usize::from(width) - 2, Some(8)))
+        .flat_map(|line| grid::wrap_under(line, usize::from(width) - 2, Some(8)))
         .collect();
     let rect = centered(area, width, lines.len() as u16 + 2);
     frame.render_widget(Clear, rect);
