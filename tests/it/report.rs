@@ -65,6 +65,24 @@ async fn board_at(session: &Session, now: DateTime<Utc>) -> FleetSnapshot {
     fleet.snapshot().expect("a snapshot")
 }
 
+/// The SQL summary at `now`, once it is held equal to the board's judgement at that instant.
+async fn summary_equal_to_the_boards(
+    session: &Session,
+    now: DateTime<Utc>,
+    what: &str,
+) -> report::Report {
+    let report = report::summarize_at(session, &Thresholds::default(), now)
+        .await
+        .expect("summary");
+    let board = board_at(session, now).await;
+    assert_eq!(
+        without_rates(&report.summary),
+        without_rates(&board.summary),
+        "{what}"
+    );
+    report
+}
+
 fn without_rates(summary: &Summary) -> Summary {
     Summary {
         documents_per_minute: None,
@@ -99,14 +117,7 @@ async fn the_sql_summary_equals_the_boards_judgement() {
     let session = db.session(SessionOptions::default()).await;
     let now = session.reads().database_now().await.expect("clock");
     let thresholds = Thresholds::default();
-    let report = report::summarize_at(&session, &thresholds, now)
-        .await
-        .expect("summary");
-    let board = board_at(&session, now).await;
-    assert_eq!(
-        without_rates(&report.summary),
-        without_rates(&board.summary)
-    );
+    let report = summary_equal_to_the_boards(&session, now, "the whole ledger").await;
     for class in Attention::ALL {
         assert!(report.summary.count(class) > 0, "the ledger has {class:?}");
     }
@@ -281,16 +292,7 @@ async fn lease_heartbeats_are_judged_alike_by_the_sql_summary_and_the_board() {
         }
         let session = db.session(SessionOptions::default()).await;
         let now = session.reads().database_now().await.expect("clock");
-        let thresholds = Thresholds::default();
-        let report = report::summarize_at(&session, &thresholds, now)
-            .await
-            .expect("summary");
-        let board = board_at(&session, now).await;
-        assert_eq!(
-            without_rates(&report.summary),
-            without_rates(&board.summary),
-            "{columns}"
-        );
+        let report = summary_equal_to_the_boards(&session, now, columns).await;
         let (blocked, writing) = if columns.contains("heartbeat_at") {
             (1, 2)
         } else {

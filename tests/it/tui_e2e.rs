@@ -578,7 +578,6 @@ async fn a_paused_board_does_not_age_and_catches_up_on_resume() {
     .fetch_one(&db.pool)
     .await
     .expect("a running job");
-    let expires = std::time::Instant::now() + Duration::from_secs(20);
     sqlx::query(
         "UPDATE legacy_space_publication_bootstraps SET run_state = 'canceled', \
                 worker_id = NULL, lease_token = NULL, heartbeat_at = NULL, \
@@ -596,9 +595,19 @@ async fn a_paused_board_does_not_age_and_catches_up_on_resume() {
     console.send("p");
     let paused = console.wait_for("PAUSED · as of", 10);
     assert!(!paused.contains("reclaim"), "{paused}");
-    // Past the lease's end, the paused board still shows the job as it was.
-    std::thread::sleep(expires.saturating_duration_since(std::time::Instant::now()));
-    std::thread::sleep(Duration::from_secs(2));
+    // Past the lease's end by the database's clock, the paused board still shows the job as
+    // it was.
+    common::until("the worker lease to run out", 40, || async {
+        sqlx::query_scalar::<_, bool>(
+            "SELECT now() > lease_expires_at + interval '1 second' \
+             FROM legacy_space_publication_bootstraps WHERE id = $1",
+        )
+        .bind(running)
+        .fetch_one(&db.pool)
+        .await
+        .expect("expiry")
+    })
+    .await;
     let still = console.screen();
     assert!(
         !still.contains("reclaim") && still.contains("PAUSED · as of"),

@@ -638,16 +638,9 @@ fn wrapped_dialog_lines_keep_the_inner_margin() {
         plan
     };
     let app = dialog_after((80, 24), "r", plan, "writer pod is gone");
-    let terminal = render(&app);
-    let buffer = terminal.backend().buffer();
-    let rows: Vec<String> = (0..24)
-        .map(|y| {
-            (0..80)
-                .map(|x| buffer[(x, y)].symbol().to_string())
-                .collect()
-        })
-        .collect();
-    let inside: Vec<&String> = rows
+    let screen = screens::render(&app);
+    let rows: Vec<&str> = screen.lines().collect();
+    let inside: Vec<&&str> = rows
         .iter()
         .filter(|r| r.trim_start().starts_with('│'))
         .collect();
@@ -674,20 +667,13 @@ fn a_long_detail_field_wraps_under_its_value() {
         Focus::Detail(id(1)),
     );
     app.view = View::Detail(id(1));
-    let terminal = render(&app);
-    let buffer = terminal.backend().buffer();
-    let rows: Vec<String> = (0..24)
-        .map(|y| {
-            (0..80)
-                .map(|x| buffer[(x, y)].symbol().to_string())
-                .collect()
-        })
-        .collect();
+    let screen = screens::render(&app);
+    let rows: Vec<&str> = screen.lines().collect();
     let at = rows
         .iter()
         .position(|r| r.contains("idempotency key"))
         .expect("the field");
-    let next = &rows[at + 1];
+    let next = rows[at + 1];
     assert!(
         next.starts_with(&" ".repeat(23)) && next.contains("kkk"),
         "{}",
