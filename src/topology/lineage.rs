@@ -9,10 +9,17 @@
 //!   the same cluster ([`super::written`]): an old primary found through a URL that names one
 //!   host, or a virtual IP that moved back.
 //!
+//! One server reached under two names (`localhost` and `127.0.0.1`, two poolers) counts once.
+//! Each write transaction checks again that it runs on the cluster and timeline approved, and a
+//! request whose primary moves to another host stops sending. Where a managed database revokes
+//! `pg_control_system()`, system identifiers are not compared.
+//!
 //! `--primary HOST` is the operator's explicit way through: the console then writes to that
-//! host whatever these rules say, and the audit record says the primary was forced. A host in
-//! use that is a standby is not this guard's to refuse: the write is refused as on any
-//! standby.
+//! host whatever these rules say, stderr says what it overrode, and the audit record says the
+//! primary was forced (`applied_primary_forced`, `applied_forced_primary_forced` for a forced
+//! lease removal); the live console has no such override. A dry run past a refusal still shows
+//! its plans (and settles `--request-id`), and exits 10. A host in use that is a standby is not
+//! this guard's to refuse: the write is refused as on any standby.
 
 use crate::store::primaries::{HostAnswer, HostFacts, PrimaryFacts};
 
