@@ -176,6 +176,19 @@ fn fit_start(value: &str, width: usize) -> String {
     out
 }
 
+/// One line of a text table: each value fitted to its column (one space apart, columns left
+/// out skipped), cut with a mark, its end trimmed.
+pub fn text_line(columns: &[Column], widths: &[u16], values: &[&str]) -> String {
+    let cells: Vec<String> = columns
+        .iter()
+        .zip(widths)
+        .zip(values)
+        .filter(|((_, w), _)| **w > 0)
+        .map(|((c, w), v)| fit(v, *w, c.cut))
+        .collect();
+    cells.join(" ").trim_end().to_string()
+}
+
 /// The display width of `value` once cleaned (what [`fit`] measures).
 pub fn width_of(value: &str) -> u16 {
     u16::try_from(text::clean(value, 1000).width()).unwrap_or(u16::MAX)

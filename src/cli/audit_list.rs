@@ -134,16 +134,8 @@ fn table(records: &[AuditRecord], names: &IdNames) -> String {
         })
         .collect();
     let laid = Laid::out(&columns, &rows, 80, 1);
-    let line = |values: &[&str]| -> String {
-        let cells: Vec<String> = columns
-            .iter()
-            .zip(&laid.widths)
-            .zip(values)
-            .filter(|((_, w), _)| **w > 0)
-            .map(|((c, w), v)| columns::fit(v, *w, c.cut))
-            .collect();
-        format!("{}\n", cells.join(" ").trim_end())
-    };
+    let line =
+        |values: &[&str]| format!("{}\n", columns::text_line(&columns, &laid.widths, values));
     let titles: Vec<&str> = columns.iter().map(|c| c.title).collect();
     let mut out = line(&titles);
     for row in &rows {

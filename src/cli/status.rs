@@ -243,7 +243,10 @@ impl TableOutput {
             )
         } else {
             let titles: Vec<&str> = columns.iter().map(|c| c.title).collect();
-            format!("{}\n", narrow_line(&columns, &narrow, &titles))
+            format!(
+                "{}\n",
+                crate::columns::text_line(&columns, &narrow, &titles)
+            )
         };
         super::emit(&header);
         Self {
@@ -310,22 +313,14 @@ impl TableOutput {
                 &docs,
                 &error,
             ];
-            out.push_str(&narrow_line(&self.columns, &self.narrow, &values));
+            out.push_str(&crate::columns::text_line(
+                &self.columns,
+                &self.narrow,
+                &values,
+            ));
             out.push('\n');
         }
     }
-}
-
-/// One line of the narrow table: each value fitted to its column, cut with a mark.
-fn narrow_line(columns: &[Column], widths: &[u16], values: &[&str]) -> String {
-    let cells: Vec<String> = columns
-        .iter()
-        .zip(widths)
-        .zip(values)
-        .filter(|((_, w), _)| **w > 0)
-        .map(|((c, w), v)| crate::columns::fit(v, *w, c.cut))
-        .collect();
-    cells.join(" ").trim_end().to_string()
 }
 
 /// How old the data read from a standby is.
