@@ -104,8 +104,9 @@ pub fn widths(columns: &[Column], widest: &[u16], width: u16, spacing: u16) -> V
     for &i in &order {
         let c = &columns[i];
         // A column whose least is its most is fixed: the same width whatever is on the page
-        // (its title never moves as rows scroll by).
-        let least = if c.least == c.most {
+        // (its title never moves as rows scroll by). A filling one still gives way to narrow
+        // values: it takes what is left anyway.
+        let least = if c.least == c.most && !c.fill {
             c.least
         } else {
             c.least.min(content(i).max(1)).max(1)
@@ -277,5 +278,15 @@ mod tests {
         let cut = fit(id, 14, Cut::Middle);
         assert!(cut.starts_with("000000") && cut.ends_with("000001") && cut.contains('…'));
         assert_eq!(fit("short", 8, Cut::Middle), "short   ");
+    }
+
+    #[test]
+    fn a_filling_column_of_short_values_leaves_the_tenant_its_room() {
+        let code = Column::new("worker/lease/error", Priority::Code, 24, 24).filling();
+        let columns = [FLAG, TENANT, ID, code];
+        // Codes of 13 on the page: the tenant gets its most, the code column the rest.
+        let w = widths(&columns, &[7, 16, 12, 13], 80, 1);
+        assert_eq!(w[1], 16);
+        assert_eq!(w[3], 80 - 7 - 16 - 12 - 3);
     }
 }
