@@ -1,5 +1,5 @@
-//! `audit list`: the most recent audit records in scope, newest first — a table that fits 80
-//! columns, or JSON (`bootstrap-console.audit/v1`, fields only ever added under that name).
+//! `audit list`: the most recent audit records in scope, newest first — a table that fits the
+//! terminal (80 columns when piped), or JSON (`bootstrap-console.audit/v1`, fields only ever added under that name).
 //! Spaces are named by the same scope-wide unique forms the board and `status` print, which
 //! every command takes back; the JSON has every id whole.
 
@@ -48,7 +48,7 @@ pub(super) async fn list(args: &AuditListArgs) -> Result<ExitCode, Failure> {
             records: records.iter().map(JsonRecord::from).collect(),
         }));
     } else {
-        emit(&table(&records, &names));
+        emit(&table(&records, &names, super::table_width()));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -104,14 +104,20 @@ impl<'a> From<&'a AuditRecord> for JsonRecord<'a> {
     }
 }
 
-/// The table: one line per record within 80 columns, laid out by [`crate::columns`] as the
-/// console's audit view is; what is cut ends in a mark.
-fn table(records: &[AuditRecord], names: &IdNames) -> String {
+/// The table: one line per record within the output's width (see [`super::table_width`]),
+/// laid out by [`crate::columns`] as the console's audit view is; what is cut ends in a mark.
+/// From 100 columns on, times carry their year.
+fn table(records: &[AuditRecord], names: &IdNames, width: u16) -> String {
     if records.is_empty() {
         return "no audit records in scope\n".to_string();
     }
+    let (at_format, at_width) = if width >= 100 {
+        ("%Y-%m-%d %H:%M:%S", 19)
+    } else {
+        ("%m-%d %H:%M:%S", 14)
+    };
     let columns = [
-        Column::new("AT (UTC)", Priority::Flag, 14, 14),
+        Column::new("AT (UTC)", Priority::Flag, at_width, at_width),
         Column::new("ACTION", Priority::Flag, 8, 12),
         Column::new("OUTCOME", Priority::Flag, 7, 16),
         columns::id_column("SPACE", names.widest()),
@@ -123,7 +129,7 @@ fn table(records: &[AuditRecord], names: &IdNames) -> String {
         .iter()
         .map(|r| {
             vec![
-                r.at.format("%m-%d %H:%M:%S").to_string(),
+                r.at.format(at_format).to_string(),
                 format::short_action(&r.action),
                 format::short_outcome(&r.outcome),
                 names.short(&r.knowledge_space_id),
@@ -133,7 +139,7 @@ fn table(records: &[AuditRecord], names: &IdNames) -> String {
             ]
         })
         .collect();
-    let laid = Laid::out(&columns, &rows, 80, 1);
+    let laid = Laid::out(&columns, &rows, width, 1);
     let line =
         |values: &[&str]| format!("{}\n", columns::text_line(&columns, &laid.widths, values));
     let titles: Vec<&str> = columns.iter().map(|c| c.title).collect();

@@ -218,6 +218,23 @@ pub(crate) fn emit_raw(text: &str) {
         .and_then(|()| Stdout.flush());
 }
 
+/// The width a command's table is laid out for: `COLUMNS` where the shell sets it, else the
+/// terminal's when standard output is one, else 80 — so output piped to a file or a script
+/// keeps one stable layout. Between 60 and 400.
+pub(crate) fn table_width() -> u16 {
+    use std::io::IsTerminal;
+    let from_env = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<u16>().ok());
+    let from_terminal = || {
+        std::io::stdout()
+            .is_terminal()
+            .then(|| crossterm::terminal::size().ok().map(|(w, _)| w))
+            .flatten()
+    };
+    from_env.or_else(from_terminal).unwrap_or(80).clamp(60, 400)
+}
+
 /// Standard output for the commands: once its reader went away (`status | head`), what
 /// follows is dropped without an error, and the command finishes with its own exit code.
 pub(crate) struct Stdout;

@@ -1,7 +1,7 @@
 //! Durations as the console writes and reads them, in one place. Every view, sentence and
 //! command writes a duration with [`human`] (ages on the database clock, to the second),
-//! [`precise`] (what the console measured: a poll, a period) or [`compact`] (narrow
-//! columns), all on one ladder of units, and reads what an operator typed with [`parse`].
+//! [`interval`] (a polling interval or period) or [`compact`] (narrow columns), all on one
+//! ladder of units, and reads what an operator typed with [`parse`].
 
 /// `9s`, `4m12s`, `3h05m`, `2d04h`; a negative age reads as `-9s`.
 pub(crate) fn human(duration: chrono::Duration) -> String {
@@ -28,18 +28,17 @@ pub(crate) fn compact(duration: chrono::Duration) -> String {
     }
 }
 
-/// A measured time, as precise as it deserves: `3.2ms`, `85ms`, `1.5s`, `2.0s`; from ten
-/// seconds on as [`human`] writes it.
-pub(crate) fn precise(duration: std::time::Duration) -> String {
-    let millis = duration.as_secs_f64() * 1000.0;
-    if millis < 10.0 {
-        format!("{millis:.1}ms")
-    } else if millis < 999.5 {
-        format!("{millis:.0}ms")
-    } else if millis < 9_950.0 {
-        format!("{:.1}s", millis / 1000.0)
-    } else {
-        human_std(duration)
+/// A polling interval as the `+`/`-` steps and `--interval` name it: `0.5s`, `2s`, `15s`,
+/// `1m`, `1m30s` — one form for every setting, whatever its size.
+pub(crate) fn interval(duration: std::time::Duration) -> String {
+    let millis = duration.as_millis();
+    if millis % 1000 != 0 && millis < 60_000 {
+        let text = format!("{:.1}", duration.as_secs_f64());
+        return format!("{}s", text.trim_end_matches('0').trim_end_matches('.'));
+    }
+    match duration.as_secs() {
+        s @ 60..=3599 if s % 60 == 0 => format!("{}m", s / 60),
+        s => ladder(s),
     }
 }
 
@@ -106,13 +105,15 @@ mod tests {
     }
 
     #[test]
-    fn measured_times_keep_the_digits_that_matter() {
+    fn every_interval_step_reads_in_one_form() {
         use std::time::Duration;
-        assert_eq!(precise(Duration::from_micros(3_040)), "3.0ms");
-        assert_eq!(precise(Duration::from_millis(85)), "85ms");
-        assert_eq!(precise(Duration::from_millis(1_500)), "1.5s");
-        assert_eq!(precise(Duration::from_millis(2_012)), "2.0s");
-        assert_eq!(precise(Duration::from_secs(90)), "1m30s");
+        let shown: Vec<String> = crate::poller::INTERVAL_STEPS
+            .iter()
+            .map(|d| interval(*d))
+            .collect();
+        assert_eq!(shown, ["0.5s", "1s", "2s", "5s", "10s", "15s", "30s", "1m"]);
+        assert_eq!(interval(Duration::from_millis(1_500)), "1.5s");
+        assert_eq!(interval(Duration::from_secs(90)), "1m30s");
     }
 
     #[test]

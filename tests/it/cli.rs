@@ -5,7 +5,7 @@ use crate::common;
 
 use bootstrap_console::store::schema;
 use common::TestDb;
-use common::cli::{assert_one_sentence, on, run, stderr, stdout};
+use common::cli::{assert_one_sentence, on, run, run_with_env, stderr, stdout};
 use common::fixture::{self, JobSpec};
 
 async fn every_situation(db: &TestDb) -> Vec<fixture::Job> {
@@ -599,6 +599,22 @@ async fn audit_list_prints_the_newest_records_as_a_table_or_json() {
     );
     assert!(!text.contains('\u{1b}'), "no escape reaches the terminal");
     assert!(lines.iter().all(|l| l.chars().count() <= 80), "{text}");
+    // `12-03 17:51:25` at 80 columns: month first.
+    assert_eq!(lines[1].as_bytes()[2], b'-', "{text}");
+    // A wider terminal gives the reason its room and the times their year.
+    let wide = run_with_env(
+        &["audit", "list", "--database-url", &db.url()],
+        &[("COLUMNS", "120")],
+    );
+    let wide_text = stdout(&wide);
+    // `2026-12-03 17:51:25`: the year first.
+    assert!(
+        wide_text.lines().skip(1).all(|l| l.as_bytes()[4] == b'-'
+            && l.as_bytes()[7] == b'-'
+            && l.chars().count() <= 120),
+        "{wide_text}"
+    );
+    assert_eq!(wide_text.lines().count(), 3, "{wide_text}");
 
     let scoped = on(&db, &["audit", "list", "--tenant", "tenant-a", "--json"]);
     let doc: serde_json::Value = serde_json::from_slice(&scoped.stdout).expect("JSON");

@@ -1415,13 +1415,27 @@ fn plus_from_a_minute_steps_through_the_documented_intervals() {
             "polling every 30s",
             "polling every 15s",
             "polling every 10s",
-            "polling every 5.0s",
-            "polling every 2.0s",
-            "polling every 1.0s",
-            "polling every 500ms",
-            "polling every 500ms"
+            "polling every 5s",
+            "polling every 2s",
+            "polling every 1s",
+            "polling every 0.5s",
+            "polling every 0.5s (the fastest; - polls less often)"
         ]
     );
+    // And the other way, to the slowest, in the same words.
+    for _ in 0..8 {
+        press(&mut app, KeyCode::Char('-'));
+    }
+    assert_eq!(said(&app), "polling every 1m (the slowest; + polls more often)");
+}
+
+#[test]
+fn a_message_stays_on_the_screen_it_was_said_on() {
+    let mut app = app();
+    press(&mut app, KeyCode::Char('+'));
+    assert!(said(&app).starts_with("polling every"));
+    press(&mut app, KeyCode::Tab);
+    assert!(app.app.message.is_none(), "{:?}", app.app.message);
 }
 
 #[test]

@@ -471,6 +471,8 @@ fn switch_view(app: &mut App, view: View) -> Vec<Effect> {
     }
     app.detail.scroll = 0;
     app.view = view;
+    // A message speaks of the screen it was said on: it does not follow the operator away.
+    app.message = None;
     let mut effects = vec![Effect::Poller(poller::Instruction::Focus(app.view.focus()))];
     if app.view == View::Health {
         refresh_outliers(app);
@@ -618,8 +620,18 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
                 poller::slower(current)
             };
             app.status.polling.interval = next;
+            let bound = if next == current && next == poller::MIN_INTERVAL {
+                " (the fastest; - polls less often)"
+            } else if next == current && next == poller::MAX_INTERVAL {
+                " (the slowest; + polls more often)"
+            } else {
+                ""
+            };
             app.say(
-                format!("polling every {}", crate::domain::duration::precise(next)),
+                format!(
+                    "polling every {}{bound}",
+                    crate::domain::duration::interval(next)
+                ),
                 false,
             );
             return vec![Effect::Poller(poller::Instruction::Interval(next))];

@@ -135,7 +135,7 @@ fn poll_health(app: &App, theme: &Theme) -> Span<'static> {
         .poll_time
         .map_or(String::new(), |t| format!(" · poll {}", poll_cost(t)));
     Span::styled(
-        format!("live every {}{cost}{slowed}", duration::precise(period)),
+        format!("live every {}{cost}{slowed}", duration::interval(period)),
         style,
     )
 }

@@ -40,6 +40,8 @@ fn command(args: &[&str], lang: &str) -> Command {
         .env_remove("LC_ALL")
         .env_remove("LC_CTYPE")
         .env_remove("DATABASE_URL")
+        // Tables are laid out for 80 columns unless a test sets a width.
+        .env_remove("COLUMNS")
         // The log's default level: tests read what the console logs.
         .env_remove("RUST_LOG")
         .env("BOOTSTRAP_CONSOLE_LOG_DIR", super::pty::console_log_dir())
