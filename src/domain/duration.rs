@@ -32,12 +32,12 @@ pub(crate) fn compact(duration: chrono::Duration) -> String {
 /// `1m`, `1m30s` — one form for every setting, whatever its size.
 pub(crate) fn interval(duration: std::time::Duration) -> String {
     let millis = duration.as_millis();
-    if millis % 1000 != 0 && millis < 60_000 {
+    if !millis.is_multiple_of(1000) && millis < 60_000 {
         let text = format!("{:.1}", duration.as_secs_f64());
         return format!("{}s", text.trim_end_matches('0').trim_end_matches('.'));
     }
     match duration.as_secs() {
-        s @ 60..=3599 if s % 60 == 0 => format!("{}m", s / 60),
+        s @ 60..=3599 if s.is_multiple_of(60) => format!("{}m", s / 60),
         s => ladder(s),
     }
 }
