@@ -685,6 +685,10 @@ pub(crate) struct FixtureArgs {
     /// as the platform's real ids do.
     #[arg(long)]
     pub(crate) v7_ids: bool,
+    /// Workers of the platform: as many jobs run, each under a live 60-s lease; the rest of
+    /// the unfinished spaces wait queued.
+    #[arg(long, default_value_t = 500)]
+    pub(crate) workers: u32,
     /// Create the platform stand-in tables first if the database has none (rehearsal
     /// databases only; never on a real platform database).
     #[arg(long)]
@@ -698,6 +702,7 @@ impl FixtureArgs {
             tenants: self.tenants,
             items_per_space: self.items_per_space,
             seed: self.seed,
+            workers: self.workers,
             v7_ids: self.v7_ids,
         }
     }

@@ -3,15 +3,18 @@
 //! minutes, not hours. The benchmark measures against it, and `simulate --no-seed` runs workers
 //! on it.
 //!
-//! Proportions: 60% succeeded, 20% running with live worker leases, 10% queued, 5% failed, 5%
-//! canceled; every captured space has its frozen items (50 by default); 1% of the spaces have a
+//! Proportions: 60% succeeded, 30% queued or running, 5% failed, 5% canceled. As many jobs run
+//! as there are workers (500 by default, `--workers`), each under a 60-s lease renewed by
+//! heartbeat as real workers hold them; the rest of that 30% waits queued — a real fleet runs
+//! what its workers can hold, not a fifth of every space at once. Every captured space has its frozen items (50 by default); 1% of the spaces have a
 //! mutation lease, some of them old enough to be orphan suspects. Spaces that are not done have
 //! their document assets, so simulated workers can capture and complete them. Everything is
 //! derived from the seed: the same seed gives the same ids.
 //!
 //! Building the default fixture takes about 95 s and 2.7 GB of disk on a 2-core machine. It is
-//! a snapshot: its running jobs belong to no simulated worker, so ten minutes after it is built
-//! they show as stuck, like the queued jobs still waiting their turn. To try the console at
+//! a snapshot: its running jobs belong to no simulated worker, so a minute after it is built
+//! their leases expire (until `simulate --no-seed` reclaims them), and ten minutes after the
+//! queued jobs still waiting their turn show as stuck. To try the console at
 //! fleet scale:
 //!
 //! ```sh
@@ -39,6 +42,8 @@ pub struct FixtureConfig {
     pub seed: u64,
     /// Time-ordered ids (UUIDv7), which share their first digits as real ones do.
     pub v7_ids: bool,
+    /// Workers of the platform: as many jobs are running, each holding a live lease.
+    pub workers: u32,
 }
 
 impl Default for FixtureConfig {
@@ -49,6 +54,7 @@ impl Default for FixtureConfig {
             items_per_space: 50,
             seed: 7,
             v7_ids: false,
+            workers: 500,
         }
     }
 }
@@ -65,7 +71,8 @@ pub struct FixtureReport {
 
 /// The planned spaces: id, tenant, state and progress, all derived from the seed (`$1`), the
 /// number of spaces (`$2`), tenants (`$3`) and items per space (`$4`); `$5` asks for
-/// time-ordered ids, a millisecond apart. Every later statement takes the seed as `$1`.
+/// time-ordered ids, a millisecond apart; `$6` jobs at most run (the workers), the other jobs
+/// of the running share wait queued. Every later statement takes the seed as `$1`.
 const PLAN: &str = "\
 CREATE TEMP TABLE fixture_plan ON COMMIT DROP AS
 SELECT i, id, tenant, roll, roll2, run_state, checkpoint, total,
@@ -85,7 +92,9 @@ FROM (
            END AS checkpoint
     FROM (
       SELECT i, id, tenant, roll, roll2,
-             CASE WHEN roll < 60 THEN 'succeeded' WHEN roll < 80 THEN 'running'
+             CASE WHEN roll < 60 THEN 'succeeded'
+                  WHEN roll < 90 AND count(*) FILTER (WHERE roll >= 60 AND roll < 90)
+                       OVER (ORDER BY i) <= $6 THEN 'running'
                   WHEN roll < 90 THEN 'queued' WHEN roll < 95 THEN 'failed'
                   ELSE 'canceled' END AS run_state
       FROM (
@@ -124,9 +133,9 @@ INSERT INTO legacy_space_publication_bootstraps (id, tenant_id, knowledge_space_
   created_at, updated_at, completed_at)
 SELECT id, tenant, id, 'legacy-space-publication-bootstrap-v1', checkpoint, run_state, total,
   completed,
-  CASE WHEN run_state = 'running' THEN 'worker-' || (roll2 % 400) END,
+  CASE WHEN run_state = 'running' THEN 'worker-' || lpad(i::text, 7, '0') END,
   CASE WHEN run_state = 'running' THEN md5($1 || ':tok:' || i)::uuid END,
-  CASE WHEN run_state = 'running' THEN now() + interval '6 hours' END,
+  CASE WHEN run_state = 'running' THEN now() + interval '60 seconds' - (roll2 % 20) * interval '1 second' END,
   CASE WHEN run_state = 'running' THEN now() - (roll2 % 20) * interval '1 second' END,
   CASE run_state WHEN 'failed' THEN (ARRAY['compile_timeout', 'parser_crash', 'asset_missing',
     'oom_killed'])[1 + roll2 % 4] WHEN 'canceled' THEN 'operator_canceled' END,
@@ -206,6 +215,7 @@ pub async fn build(
         .bind(tenants)
         .bind(items)
         .bind(config.v7_ids)
+        .bind(i64::from(config.workers))
         .execute(&mut *tx)
         .await?;
     done("planned the spaces", &mut step);

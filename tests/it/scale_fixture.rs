@@ -46,6 +46,8 @@ async fn the_fixture_has_the_documented_proportions_and_simulate_works_on_it() {
             "40",
             "--items-per-space",
             "6",
+            "--workers",
+            "100",
             "--create-standin",
         ],
     );
@@ -69,13 +71,25 @@ async fn the_fixture_has_the_documented_proportions_and_simulate_works_on_it() {
         })
         .collect();
     assert_eq!(s.spaces, 2000);
-    // queued, running, succeeded, failed, canceled: 10%, 20%, 60%, 5%, 5% (within sampling).
-    for (n, expected) in states.iter().zip([0.10, 0.20, 0.60, 0.05, 0.05]) {
+    // As many running as workers; queued or running, succeeded, failed, canceled: 30%, 60%,
+    // 5%, 5% (within sampling).
+    assert_eq!(states[1], 100, "one running job per worker: {states:?}");
+    let mix = [states[0] + states[1], states[2], states[3], states[4]];
+    for (n, expected) in mix.iter().zip([0.30, 0.60, 0.05, 0.05]) {
         assert!(
             (share(*n) - expected).abs() < 0.03,
             "{states:?} is not near the documented mix"
         );
     }
+    // Each running job under a live lease of a minute at most, renewed by its own worker.
+    let (longest, workers): (f64, i64) = sqlx::query_as(
+        "SELECT extract(epoch FROM max(lease_expires_at - now()))::float8,                 count(DISTINCT worker_id)          FROM legacy_space_publication_bootstraps WHERE run_state = 'running'",
+    )
+    .fetch_one(&db.pool)
+    .await
+    .expect("leases");
+    assert!(longest <= 60.0, "{longest}");
+    assert_eq!(workers, 100);
     let (tenants, leases, items_match): (i64, i64, bool) = sqlx::query_as(
         "SELECT (SELECT count(DISTINCT tenant_id) FROM legacy_space_publication_bootstraps), \
                 (SELECT count(*) FROM knowledge_space_mutation_leases), \

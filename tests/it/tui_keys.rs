@@ -1426,7 +1426,10 @@ fn plus_from_a_minute_steps_through_the_documented_intervals() {
     for _ in 0..8 {
         press(&mut app, KeyCode::Char('-'));
     }
-    assert_eq!(said(&app), "polling every 1m (the slowest; + polls more often)");
+    assert_eq!(
+        said(&app),
+        "polling every 1m (the slowest; + polls more often)"
+    );
 }
 
 #[test]
