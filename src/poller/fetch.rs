@@ -185,6 +185,7 @@ impl Fetcher {
                 h.locked = false;
                 log_lag_changes(h.replication.as_ref(), changes.replication.as_ref());
                 h.replication = changes.replication;
+                h.sync = Some(changes.report);
                 let focused = extra.map(|extra| Focused {
                     focus: self.focus.clone(),
                     extra,

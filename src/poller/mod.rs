@@ -125,6 +125,8 @@ pub struct PollHealth {
     /// Whether actions are allowed, as last known (it changes when the standby the console
     /// started on is promoted).
     pub access: Option<Access>,
+    /// What the last good poll read and how far the resync walk is (see `store::sync`).
+    pub sync: Option<crate::store::sync::SyncReport>,
 }
 
 /// The latest state of polling, as the UI sees it.

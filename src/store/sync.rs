@@ -22,9 +22,15 @@
 //!
 //! A change shows at the next poll when the writer's clock lag plus its transaction's duration
 //! is at most the slack (`--delta-slack-secs`, 5 s by default), and always within one resync
-//! cycle (about two minutes, [`SyncSettings::resync_cycle`]). Each slice reads
-//! `pages × poll period / cycle` pages, at least 16 and at most 1,024, so beyond about 1.3
-//! million rows at one poll a second the cycle grows. Under `--tenant` the slices still walk
+//! cycle. The resync is paced by **database time**, not by polls: the slices together take
+//! about [`SyncSettings::resync_budget`] (2 ms) of each second watched, measured as they run
+//! (what a page costs to read, smoothed), and each slice reads at most
+//! [`SyncSettings::max_slice_pages`] pages so its statement stays short. A poll that comes
+//! late therefore reads a larger slice only within that bound, never one that makes the next
+//! poll later still; and a cycle's length follows from the table's size: about
+//! `pages × cost per page ÷ budget` — one to two minutes for the 100,000-space fixture (4,435
+//! pages), 10 to 20 for a million spaces ([`SyncReport::cycle_estimate`], shown in the
+//! Health view). Under `--tenant` the slices still walk
 //! the whole table (keeping the tenant's rows), so a scoped console costs the database about
 //! what an unscoped one does. On a standby the watermark is the instant its data is known
 //! complete to (see [`super::replica`]), and stays put when the standby cannot tell, so lag
@@ -70,8 +76,8 @@ pub struct SyncSettings {
     /// How far before the last poll's clock a change may be stamped and still be found by the
     /// next poll's delta.
     pub slack: Duration,
-    /// About how long one resync cycle (a walk over the whole table) takes.
-    pub resync_cycle: Duration,
+    /// The database time the resync slices may take per second watched: the walk's pace.
+    pub resync_budget: Duration,
     /// Bounds on the pages one resync slice reads.
     pub min_slice_pages: i64,
     pub max_slice_pages: i64,
@@ -81,12 +87,21 @@ impl Default for SyncSettings {
     fn default() -> Self {
         Self {
             slack: Duration::from_secs(5),
-            resync_cycle: Duration::from_secs(120),
-            min_slice_pages: 16,
-            max_slice_pages: 1024,
+            resync_budget: Duration::from_millis(2),
+            min_slice_pages: 4,
+            max_slice_pages: 256,
         }
     }
 }
+
+/// What a page is taken to cost until a slice has been timed (a quiet 2-core machine reads a
+/// page of the bootstrap table's ids and versions in about 30 µs).
+const FIRST_PAGE_COST: Duration = Duration::from_micros(50);
+/// Weight of the newest slice in the smoothed cost of a page.
+const PAGE_COST_SMOOTHING: f64 = 0.2;
+/// The longest wait between slices that earns a larger one (a pause or an outage does not
+/// buy a slice the size of the table: [`SyncSettings::max_slice_pages`] bounds it anyway).
+const LONGEST_EARNING: Duration = Duration::from_secs(10);
 
 /// Pages per statement of the first load.
 const LOAD_CHUNK_PAGES: i64 = 2048;
@@ -119,6 +134,8 @@ pub struct SyncReport {
     /// The next page of the current cycle, and the table's size in pages.
     pub cycle_page: i64,
     pub table_pages: i64,
+    /// About how long a whole cycle takes at the resync's pace (see the module docs).
+    pub cycle_estimate: Option<Duration>,
 }
 
 /// What the copy knows of one row.
@@ -151,6 +168,8 @@ struct Learned {
     gone: Vec<Uuid>,
     /// Where the resync walk goes next; `None`: the cycle is complete.
     cursor: Option<i64>,
+    /// The slice read: its pages and how long its statement took.
+    slice: Option<(i64, Duration)>,
 }
 
 /// Keeps a copy of the ledger in scope current.
@@ -164,6 +183,9 @@ pub struct LedgerSync {
     primary_readings: VecDeque<(Lsn, DateTime<Utc>)>,
     /// How far the last poll's data was behind the clock of the server it read.
     behind: chrono::Duration,
+    /// The resync's pace: what reading a page costs (smoothed) and when the last slice ran.
+    page_cost: Duration,
+    last_slice: Option<std::time::Instant>,
 }
 
 impl LedgerSync {
@@ -174,6 +196,8 @@ impl LedgerSync {
             mirror: None,
             primary_readings: VecDeque::new(),
             behind: chrono::Duration::zero(),
+            page_cost: FIRST_PAGE_COST,
+            last_slice: None,
         }
     }
 
@@ -212,6 +236,11 @@ impl LedgerSync {
         primary: &Primary,
     ) -> Result<Changes, StoreError> {
         let layout = db.layout();
+        let started = std::time::Instant::now();
+        let earned = self
+            .last_slice
+            .map_or(period, |at| started.saturating_duration_since(at))
+            .min(LONGEST_EARNING);
         let mut tx = db.begin(TxKind::Snapshot).await?;
         let outcome = match &self.mirror {
             None => self
@@ -219,7 +248,7 @@ impl LedgerSync {
                 .await
                 .map(|(c, m)| (c, Err(m))),
             Some(mirror) => self
-                .refresh(&mut tx, layout, mirror, period, primary)
+                .refresh(&mut tx, layout, mirror, earned, primary)
                 .await
                 .map(|(c, l)| (c, Ok(l))),
         };
@@ -231,15 +260,35 @@ impl LedgerSync {
             .replication
             .and_then(|r| r.delay())
             .unwrap_or_else(chrono::Duration::zero);
+        if let Ok(learned) = &learned
+            && let Some((pages, took)) = learned.slice
+        {
+            self.timed_slice(pages, took);
+            self.last_slice = Some(started);
+        }
+        if self.last_slice.is_none() {
+            self.last_slice = Some(started);
+        }
+        let cycles_before = self.mirror.as_ref().map(|m| m.cycles);
         match (learned, &mut self.mirror) {
             (Err(loaded), mirror) => *mirror = Some(loaded),
             (Ok(learned), Some(mirror)) => mirror.learn(learned, changes.db_now),
             // A refresh only happens with a mirror.
             (Ok(_), None) => {}
         }
+        changes.report.cycle_estimate = Some(self.cycle_estimate(changes.report.table_pages));
         if let Some(mirror) = &self.mirror {
             changes.report.cycles = mirror.cycles;
             changes.report.cycle_page = mirror.cursor;
+            if cycles_before.is_some_and(|before| before != mirror.cycles) {
+                tracing::info!(
+                    cycle = mirror.cycles,
+                    pages = changes.report.table_pages,
+                    page_cost_us = self.page_cost.as_micros() as u64,
+                    "resync cycle complete (a cycle takes about {}s at this pace)",
+                    self.cycle_estimate(changes.report.table_pages).as_secs()
+                );
+            }
         }
         Ok(changes)
     }
@@ -325,7 +374,7 @@ impl LedgerSync {
         conn: &mut PgConnection,
         layout: &Layout,
         mirror: &Mirror,
-        period: Duration,
+        earned: Duration,
         primary: &Primary,
     ) -> Result<(Changes, Learned), StoreError> {
         let tenant = self.tenant.as_deref();
@@ -348,9 +397,15 @@ impl LedgerSync {
 
         // 2. One resync slice: rows whose version differs, and rows missing from their page.
         let from = mirror.cursor;
-        let end = from + self.slice_pages(pages, period);
+        let slice = self.slice_pages(earned);
+        let end = from + slice;
         let to = (end < pages).then_some(end);
+        let timed = std::time::Instant::now();
         let versions = fleet::versions(conn, tenant, from, to).await?;
+        learned.slice = Some((
+            to.unwrap_or(pages).saturating_sub(from).max(1),
+            timed.elapsed(),
+        ));
         report.statements += 1;
         report.rows_read += versions.len();
         // What this poll's delta already read counts as known: it is not read again.
@@ -395,13 +450,29 @@ impl LedgerSync {
         Ok((changes, learned))
     }
 
-    /// Pages per slice so that a cycle takes about `resync_cycle` at this poll period.
-    fn slice_pages(&self, table_pages: i64, period: Duration) -> i64 {
-        let polls =
-            (self.settings.resync_cycle.as_secs_f64() / period.as_secs_f64().max(0.001)).max(1.0);
-        let wanted = (table_pages as f64 / polls).ceil() as i64;
+    /// Pages for a slice after `earned` of watching since the last one: what the budget
+    /// allows at the measured cost of a page, within the bounds.
+    fn slice_pages(&self, earned: Duration) -> i64 {
+        let allowed = self.settings.resync_budget.as_secs_f64() * earned.as_secs_f64();
+        let wanted = (allowed / self.page_cost.as_secs_f64().max(1e-7)).floor() as i64;
         let least = self.settings.min_slice_pages.max(1);
         wanted.clamp(least, self.settings.max_slice_pages.max(least))
+    }
+
+    /// Takes a slice's time into the smoothed cost of a page.
+    fn timed_slice(&mut self, pages: i64, took: Duration) {
+        let per_page = took.as_secs_f64() / pages.max(1) as f64;
+        let smoothed = PAGE_COST_SMOOTHING * per_page
+            + (1.0 - PAGE_COST_SMOOTHING) * self.page_cost.as_secs_f64();
+        self.page_cost = Duration::from_secs_f64(smoothed.clamp(1e-7, 1.0));
+    }
+
+    /// How long a cycle over `table_pages` takes at the resync's pace.
+    fn cycle_estimate(&self, table_pages: i64) -> Duration {
+        // Slices of the least size may walk it faster on a small table polled often.
+        let budget = self.settings.resync_budget.as_secs_f64().max(1e-6);
+        let seconds = table_pages.max(0) as f64 * self.page_cost.as_secs_f64() / budget;
+        Duration::from_secs_f64(seconds.min(1e7))
     }
 }
 
@@ -454,5 +525,54 @@ impl Mirror {
             }
         }
         self.last_now = db_now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sync() -> LedgerSync {
+        LedgerSync::new(None, SyncSettings::default())
+    }
+
+    #[test]
+    fn a_slice_reads_what_the_budget_buys_at_the_measured_cost_of_a_page() {
+        let mut sync = sync();
+        // 2 ms a second at 50 µs a page: 40 pages a second watched.
+        assert_eq!(sync.slice_pages(Duration::from_secs(1)), 40);
+        assert_eq!(sync.slice_pages(Duration::from_secs(2)), 80);
+        // Pages that cost twice as much (a busy host): half as many, so the database time
+        // per second stays the budget.
+        for _ in 0..50 {
+            sync.timed_slice(100, Duration::from_millis(10));
+        }
+        assert!((sync.page_cost.as_secs_f64() - 100e-6).abs() < 1e-7);
+        assert!((39..=40).contains(&sync.slice_pages(Duration::from_secs(2))));
+    }
+
+    #[test]
+    fn a_late_poll_gets_a_bounded_slice_so_slowness_does_not_feed_itself() {
+        let sync = sync();
+        let bounds = SyncSettings::default();
+        // However late, never more than the bound; however soon, at least the least.
+        assert_eq!(sync.slice_pages(LONGEST_EARNING), 256);
+        assert_eq!(sync.slice_pages(Duration::ZERO), bounds.min_slice_pages);
+        // The database time a slice takes grows with the wait, not beyond the budget's share:
+        // a poll every 1 s and one every 4 s cost the same per second.
+        let per_second = |wait: u64| {
+            sync.slice_pages(Duration::from_secs(wait)) as f64 * sync.page_cost.as_secs_f64()
+                / wait as f64
+        };
+        assert!((per_second(1) - per_second(4)).abs() < 1e-4);
+        assert!(per_second(1) <= bounds.resync_budget.as_secs_f64());
+    }
+
+    #[test]
+    fn the_cycle_follows_the_table_size() {
+        let sync = sync();
+        // 4,000 pages (about 100,000 spaces) at 50 µs a page and 2 ms a second: 100 s.
+        assert_eq!(sync.cycle_estimate(4_000), Duration::from_secs(100));
+        assert_eq!(sync.cycle_estimate(40_000), Duration::from_secs(1_000));
     }
 }

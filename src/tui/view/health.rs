@@ -15,7 +15,14 @@ use crate::tui::app::App;
 use crate::tui::theme::Theme;
 
 pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
-    let [top, body] = Layout::vertical([Constraint::Length(1), Constraint::Fill(1)]).areas(area);
+    let [top, walk, body] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(1),
+        Constraint::Fill(1),
+    ])
+    .areas(area);
+    let walk_line = text::fit(&resync_line(app), usize::from(walk.width));
+    frame.render_widget(Paragraph::new(Line::styled(walk_line, theme.dim())), walk);
     let health = &app.health_view;
     match (&health.running, &health.checked) {
         (Some((done, total)), _) => {
@@ -81,6 +88,22 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         }
     }
     rows(frame, body, app, theme);
+}
+
+/// How far the resync walk is, and how long a cycle takes at its pace: within one cycle, any
+/// change a poll's delta could not see (a hand-made update, a deletion) is on the board.
+fn resync_line(app: &App) -> String {
+    let Some(sync) = app.status.polling.sync.filter(|s| s.table_pages > 0) else {
+        return " resync: starts after the first load".to_string();
+    };
+    let through = (sync.cycle_page as f64 / sync.table_pages as f64 * 100.0).clamp(0.0, 100.0);
+    let cycle = sync.cycle_estimate.map_or("-".to_string(), |c| {
+        duration::compact(chrono::Duration::from_std(c).unwrap_or(chrono::Duration::zero()))
+    });
+    format!(
+        " resync: {through:.0}% through the table's {} pages · a cycle about {cycle} · {} cycle(s) done",
+        sync.table_pages, sync.cycles
+    )
 }
 
 /// Findings, then outliers, one line each, under one cursor; only the lines in sight are

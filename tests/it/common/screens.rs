@@ -350,6 +350,13 @@ pub fn status(snapshot: FleetSnapshot, extra: Extra, focus: Focus, at: Instant) 
             period: Some(Duration::from_secs(2)),
             poll_time: Some(Duration::from_millis(3)),
             polled_at: Some(at),
+            sync: Some(bootstrap_console::store::sync::SyncReport {
+                cycles: 3,
+                cycle_page: 1_030,
+                table_pages: 4_120,
+                cycle_estimate: Some(Duration::from_secs(103)),
+                ..Default::default()
+            }),
             ..PollHealth::default()
         },
         sequence: 1,
