@@ -17,7 +17,7 @@ use crate::domain::actions::{
     self, Action, BootstrapKind, Confirmation, Kind, Plan, Planned, Refusal, RequestId,
     SeenBootstrap, Tally,
 };
-use crate::domain::ids::{self, IdArg, IdNames, parse_id_arg};
+use crate::domain::ids::{IdArg, IdNames, parse_id_arg};
 use crate::domain::report::Rows;
 use crate::domain::session::{Session, SessionOptions};
 use crate::domain::text;
@@ -42,11 +42,10 @@ async fn resolve_id(
     table: IdTable,
     what: &str,
 ) -> Result<Option<Uuid>, Failure> {
-    let digits = match arg {
-        IdArg::Whole(id) => return Ok(Some(*id)),
-        IdArg::Prefix(prefix) => prefix.digits.clone(),
-        IdArg::Suffix(digits) => format!("{}{digits}", ids::SUFFIX_MARK),
-    };
+    if let IdArg::Whole(id) = arg {
+        return Ok(Some(*id));
+    }
+    let digits = arg.typed();
     match session.reads().id_named(table, arg).await? {
         Ok(found) => Ok(found),
         Err(candidates) => {

@@ -419,6 +419,14 @@ impl BoardQuery {
         self.quick != Quick::All || !self.text.is_empty() || self.tenant.is_some()
     }
 
+    /// Whether the query shows `row` (with `needle` built from it): for the few rows a caller
+    /// holds, such as the marked ones — the board's own filter keeps its rows' search text.
+    pub(crate) fn shows(&self, row: &BoardRow, needle: &Needle) -> bool {
+        self.quick.admits(row.signals.attention)
+            && self.tenant.as_ref().is_none_or(|t| **t == *row.tenant)
+            && needle.finds(row.search_text().as_bytes())
+    }
+
     /// The text filter, ready to search with (build it once per query, not per row).
     pub(crate) fn needle(&self) -> Needle {
         Needle::new(&self.text)
@@ -449,6 +457,8 @@ pub(crate) struct Needle {
     /// What was typed read as an id as the console shows them — its first digits (hyphens
     /// aside), or `..` and its last ones — searched at an id's start or end.
     id_finder: Option<memchr::memmem::Finder<'static>>,
+    /// A both-ends form (`4..00000239`): an id's start, and the digits it must end with.
+    ends: Option<(memchr::memmem::Finder<'static>, Vec<u8>)>,
 }
 
 impl Needle {
@@ -462,6 +472,14 @@ impl Needle {
                 .id_finder
                 .as_ref()
                 .is_some_and(|finder| finder.find(haystack).is_some())
+            || self.ends.as_ref().is_some_and(|(start, tail)| {
+                // Each id in the text is 32 digits between field ends.
+                start.find_iter(haystack).any(|at| {
+                    haystack
+                        .get(at + 1..at + 34)
+                        .is_some_and(|id| id[32] == 1 && id[..32].ends_with(tail))
+                })
+            })
     }
 
     pub fn new(text: &str) -> Self {
@@ -483,9 +501,16 @@ impl Needle {
             _ => None,
         };
         let finder = |text: &str| memchr::memmem::Finder::new(text.as_bytes()).into_owned();
+        let ends = match super::ids::parse_id_arg(&lower) {
+            Ok(super::ids::IdArg::Both(lead, tail)) => {
+                Some((finder(&format!("\u{1}{}", lead.digits)), tail.into_bytes()))
+            }
+            _ => None,
+        };
         Self {
             finder: (!lower.is_empty()).then(|| finder(&lower)),
             id_finder: id_text.map(|text| finder(&text)),
+            ends,
         }
     }
 }
@@ -565,6 +590,10 @@ mod tests {
         ] {
             assert!(Needle::new(typed).finds(row.as_bytes()), "{typed}");
         }
+        // First and last digits, as ids alike at both ends are shown.
+        assert!(Needle::new("3f..00000002").finds(row.as_bytes()));
+        assert!(!Needle::new("4f..00000002").finds(row.as_bytes()));
+        assert!(!Needle::new("3f..00000003").finds(row.as_bytes()));
         for typed in ["3f2a9c104c", "..00000003", "deadbeef4"] {
             assert!(!Needle::new(typed).finds(row.as_bytes()), "{typed}");
         }

@@ -252,7 +252,7 @@ impl<'a> Reads<'a> {
         let names = IdNames::new(ids.iter().copied().chain(neighbours));
         if ids
             .iter()
-            .any(|id| names.short(id).starts_with(super::ids::SUFFIX_MARK))
+            .any(|id| names.short(id).contains(super::ids::SUFFIX_MARK))
         {
             return self.names().await;
         }
@@ -331,9 +331,21 @@ impl<'a> Reads<'a> {
                 c,
                 table,
                 digits,
+                None,
                 scope,
                 SHOWN + 1
             ))?,
+            IdArg::Both(prefix, digits) => {
+                let range = Some((prefix.first, prefix.last));
+                read_tx!(primary, |c| read::ids_with_suffix(
+                    c,
+                    table,
+                    digits,
+                    range,
+                    scope,
+                    SHOWN + 1
+                ))?
+            }
         };
         Ok(match found.as_slice() {
             [] => Ok(None),

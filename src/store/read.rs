@@ -392,27 +392,33 @@ pub(crate) async fn ids_with_suffix(
     conn: &mut PgConnection,
     table: IdTable,
     digits: &str,
+    starting: Option<(Uuid, Uuid)>,
     tenant: Option<&str>,
     limit: i64,
 ) -> Result<Vec<Uuid>, StoreError> {
+    // `$4`..`$5`: the ids the first digits of a both-ends form allow (all, without them).
     let sql = match table {
         IdTable::Bootstraps => {
             "SELECT id FROM legacy_space_publication_bootstraps \
              WHERE ($3::text IS NULL OR tenant_id = $3) \
-               AND (right(replace(id::text, '-', ''), length($1)) = $1 \
-                    OR right(replace(knowledge_space_id::text, '-', ''), length($1)) = $1) \
+               AND ((id BETWEEN $4 AND $5 AND right(replace(id::text, '-', ''), length($1)) = $1) \
+                    OR (knowledge_space_id BETWEEN $4 AND $5 \
+                        AND right(replace(knowledge_space_id::text, '-', ''), length($1)) = $1)) \
              ORDER BY id LIMIT $2"
         }
         IdTable::Leases => {
             "SELECT id FROM knowledge_space_mutation_leases \
-             WHERE ($3::text IS NULL OR tenant_id = $3) \
+             WHERE ($3::text IS NULL OR tenant_id = $3) AND id BETWEEN $4 AND $5 \
                AND right(replace(id::text, '-', ''), length($1)) = $1 ORDER BY id LIMIT $2"
         }
     };
+    let (first, last) = starting.unwrap_or((Uuid::nil(), Uuid::max()));
     Ok(crate::store::sql::query_scalar(sql)
         .bind(digits)
         .bind(limit)
         .bind(tenant)
+        .bind(first)
+        .bind(last)
         .fetch_all(&mut *conn)
         .await?)
 }

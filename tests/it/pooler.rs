@@ -339,6 +339,9 @@ async fn fixture_and_simulate_work_through_a_transaction_pooler() {
             "4",
             "--items-per-space",
             "3",
+            // Most unfinished spaces queued, so the simulated workers have work to claim.
+            "--workers",
+            "10",
             "--create-standin",
         ],
         0,

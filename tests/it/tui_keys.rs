@@ -1488,3 +1488,85 @@ fn esc_from_a_detail_opened_in_the_audit_view_returns_to_its_line() {
     press(&mut app, KeyCode::Esc);
     assert_eq!(app.app.view, View::Board);
 }
+
+#[test]
+fn a_marked_space_a_poll_moves_out_of_the_filter_is_unmarked_and_said() {
+    let mut console = app();
+    // Only what needs an operator; mark the first two rows.
+    press(&mut console, KeyCode::Char('f'));
+    press(&mut console, KeyCode::Char(' '));
+    press(&mut console, KeyCode::Char(' '));
+    assert_eq!(console.app.board.marked.len(), 2);
+    let view = console.app.board_view().expect("a board");
+    let first = view.get(0).expect("a row").clone();
+    // A poll later the first marked space succeeded: it left the filter.
+    let now = screens::changes(screens::db_now(), 0);
+    let mut record = now
+        .upserts
+        .into_iter()
+        .find(|r| r.id == first.id)
+        .expect("its record");
+    record.run_state = "succeeded".into();
+    record.checkpoint = "published".into();
+    record.completed_documents = record.total_documents;
+    record.worker_id = None;
+    record.has_lease_token = false;
+    record.lease_expires_at = None;
+    record.heartbeat_at = None;
+    record.last_error_code = None;
+    record.last_error_message = None;
+    record.completed_at = Some(screens::db_now());
+    record.version = 9;
+    console
+        .fleet
+        .apply(bootstrap_console::store::sync::Changes {
+            db_now: screens::db_now() + chrono::Duration::seconds(2),
+            upserts: vec![record],
+            // Every lease still held (a poll lists them all).
+            leases: now.leases,
+            ..Default::default()
+        });
+    console.deliver();
+    assert_eq!(
+        console.app.board.marked.len(),
+        1,
+        "only what is shown stays marked: {}",
+        said(&console)
+    );
+    assert!(!console.app.board.marked.contains(&first.id));
+    assert!(
+        said(&console).starts_with("1 marked space(s) left the view"),
+        "{}",
+        said(&console)
+    );
+}
+
+#[test]
+fn opening_a_tenant_shows_every_space_of_it_whatever_the_filter_was() {
+    let mut console = app();
+    press(&mut console, KeyCode::Char('f'));
+    assert_ne!(console.app.board.query.quick, Quick::All);
+    press(&mut console, KeyCode::Tab);
+    assert_eq!(console.app.view, View::Tenants);
+    press(&mut console, KeyCode::Enter);
+    assert_eq!(console.app.view, View::Board);
+    let query = &console.app.board.query;
+    assert_eq!(
+        query.quick,
+        Quick::All,
+        "the earlier quick filter would hide spaces"
+    );
+    assert!(query.text.is_empty());
+    let tenant = query.tenant.clone().expect("the tenant");
+    let view = console.app.board_view().expect("a board");
+    let of_tenant = console
+        .fleet
+        .snapshot()
+        .expect("a snapshot")
+        .rows
+        .values()
+        .filter(|r| r.tenant == tenant)
+        .count();
+    assert_eq!(view.len(), of_tenant, "every space of the tenant");
+    assert!(said(&console).starts_with("tenant "), "{}", said(&console));
+}

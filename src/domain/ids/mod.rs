@@ -1,7 +1,8 @@
 //! Ids as operators read and type them. Shown: the shortest prefix of the 32-hex form that no
 //! other id in scope shares (at least 8 digits, like git's abbreviated hashes), or — when ids
 //! share more than 12 leading digits, as ids minted from a clock or a sequence do — the
-//! shortest distinguishing suffix, marked `..`. Typed: a whole UUID, the first hex digits of
+//! shortest distinguishing suffix, marked `..`; ids alike at both ends with others (a counter
+//! under a constant) by their first digits and last eight, `4..00000239`. Typed: a whole UUID, the first hex digits of
 //! one, or `..` and its last digits (hyphens ignored), resolved to the one id they name.
 
 use uuid::Uuid;
@@ -29,6 +30,9 @@ pub(crate) enum IdArg {
     Prefix(IdPrefix),
     /// The last hex digits of an id, as shown with [`SUFFIX_MARK`].
     Suffix(String),
+    /// The first and the last hex digits of an id, as shown around [`SUFFIX_MARK`]
+    /// (`4..00000239`).
+    Both(IdPrefix, String),
 }
 
 impl IdArg {
@@ -38,6 +42,31 @@ impl IdArg {
             Self::Whole(_) => "equals",
             Self::Prefix(_) => "starts with",
             Self::Suffix(_) => "ends with",
+            Self::Both(..) => "starts and ends with",
+        }
+    }
+
+    /// Whether the argument names `id`.
+    #[cfg(test)]
+    pub(crate) fn names(&self, id: &Uuid) -> bool {
+        let hex = id.simple().to_string();
+        match self {
+            Self::Whole(whole) => whole == id,
+            Self::Prefix(prefix) => hex.starts_with(&prefix.digits),
+            Self::Suffix(digits) => hex.ends_with(digits.as_str()),
+            Self::Both(prefix, digits) => {
+                hex.starts_with(&prefix.digits) && hex.ends_with(digits.as_str())
+            }
+        }
+    }
+
+    /// The argument as it was typed, hyphens aside.
+    pub(crate) fn typed(&self) -> String {
+        match self {
+            Self::Whole(id) => id.to_string(),
+            Self::Prefix(prefix) => prefix.digits.clone(),
+            Self::Suffix(digits) => format!("{SUFFIX_MARK}{digits}"),
+            Self::Both(prefix, digits) => format!("{}{SUFFIX_MARK}{digits}", prefix.digits),
         }
     }
 }
@@ -54,6 +83,18 @@ pub(crate) struct IdPrefix {
 /// Reads an id argument; `Err` says why it is not one.
 pub(crate) fn parse_id_arg(text: &str) -> Result<IdArg, String> {
     let text = text.trim();
+    // First and last digits around the mark, as ids alike at both ends are shown.
+    if let Some((lead, tail)) = text.split_once(SUFFIX_MARK)
+        && !lead.is_empty()
+    {
+        let Ok(IdArg::Prefix(prefix)) = parse_prefix(lead) else {
+            return Err("not a UUID, its first hex digits, or `..` and its last ones".into());
+        };
+        return match parse_id_arg(&format!("{SUFFIX_MARK}{tail}"))? {
+            IdArg::Suffix(digits) => Ok(IdArg::Both(prefix, digits)),
+            _ => Err("not a UUID, its first hex digits, or `..` and its last ones".into()),
+        };
+    }
     let (suffix, text) = match text.strip_prefix(SUFFIX_MARK) {
         Some(rest) => (true, rest),
         None => (false, text),
@@ -78,6 +119,25 @@ pub(crate) fn parse_id_arg(text: &str) -> Result<IdArg, String> {
     if suffix {
         return Ok(IdArg::Suffix(digits));
     }
+    Ok(IdArg::Prefix(IdPrefix {
+        first: range('0'),
+        last: range('f'),
+        digits,
+    }))
+}
+
+/// The first digits before the mark of a both-ends form: any number of them (the last digits
+/// carry the length).
+fn parse_prefix(text: &str) -> Result<IdArg, String> {
+    let digits = hex_digits(text);
+    if digits.is_empty() || digits.len() >= 32 || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err("not hex digits".into());
+    }
+    let range = |fill: char| {
+        let mut whole = digits.clone();
+        whole.extend(std::iter::repeat_n(fill, 32 - digits.len()));
+        Uuid::parse_str(&whole).expect("32 hex digits")
+    };
     Ok(IdArg::Prefix(IdPrefix {
         first: range('0'),
         last: range('f'),
@@ -137,6 +197,12 @@ mod tests {
             Ok(IdArg::Suffix("c2ce809dce28".into()))
         );
         assert!(parse_id_arg("..c2c").is_err(), "too short a suffix");
+        let IdArg::Both(lead, tail) = parse_id_arg("4..00000239").expect("both ends") else {
+            panic!("both ends")
+        };
+        assert_eq!((lead.digits.as_str(), tail.as_str()), ("4", "00000239"));
+        assert!(parse_id_arg("4..023").is_err(), "too short an end");
+        assert!(parse_id_arg("x..00000239").is_err());
         assert!(parse_id_arg("01a").is_err(), "too short");
         assert!(parse_id_arg("not-hex").is_err());
         assert!(parse_id_arg("").is_err());

@@ -175,11 +175,48 @@ impl IdNames {
             return Form::Prefix(id, prefix);
         }
         let suffix = digits(|layer| &layer.backward, reverse_digits(id));
-        if suffix <= MAX_SHOWN_PREFIX || suffix + SUFFIX_MARK.len() < prefix {
+        if suffix <= MAX_SHOWN_PREFIX {
+            return Form::Suffix(id, suffix);
+        }
+        if let Some(both) = self.both_ends(id) {
+            return both;
+        }
+        if suffix + SUFFIX_MARK.len() < prefix {
             Form::Suffix(id, suffix)
         } else {
             Form::Prefix(id, prefix)
         }
+    }
+
+    /// For an id alike at both ends with others (a sequence number under a constant, such as
+    /// spaces and leases minted from the same counter): its first digits and its last
+    /// [`SHOWN_DIGITS`], `4..00000239`, when that fits [`MAX_SHOWN_WIDTH`]. Only the ids that
+    /// share those last digits can share the first ones too; past a few dozen of them, none.
+    fn both_ends(&self, id: u128) -> Option<Form> {
+        const MOST_ALIKE: usize = 64;
+        let tail = SHOWN_DIGITS;
+        let reversed = reverse_digits(id);
+        let high = u128::MAX << (128 - 4 * tail);
+        let mut lead = 0;
+        for layer in &self.layers {
+            let from = layer.backward.partition_point(|r| *r < (reversed & high));
+            let alike = layer.backward[from..]
+                .iter()
+                .take_while(|r| **r & high == reversed & high)
+                .take(MOST_ALIKE + 1)
+                .collect::<Vec<_>>();
+            if alike.len() > MOST_ALIKE {
+                return None;
+            }
+            for other in alike.into_iter().map(|r| reverse_digits(*r)) {
+                if other != id {
+                    lead = lead.max(shared_digits(id, other) + 1);
+                }
+            }
+        }
+        let lead = lead.max(1);
+        (lead + SUFFIX_MARK.len() + tail <= super::MAX_SHOWN_WIDTH)
+            .then_some(Form::Both(id, lead, tail))
     }
 }
 
@@ -201,6 +238,8 @@ impl std::fmt::Display for ShownId {
 enum Form {
     Prefix(u128, usize),
     Suffix(u128, usize),
+    /// Leading and trailing digits, `4..00000239`.
+    Both(u128, usize, usize),
 }
 
 impl Form {
@@ -208,6 +247,7 @@ impl Form {
         match self {
             Self::Prefix(_, n) => n,
             Self::Suffix(_, n) => SUFFIX_MARK.len() + n,
+            Self::Both(_, lead, tail) => lead + SUFFIX_MARK.len() + tail,
         }
     }
 }
@@ -217,6 +257,10 @@ impl std::fmt::Display for Form {
         match *self {
             Self::Prefix(id, n) => f.write_str(&format!("{id:032x}")[..n]),
             Self::Suffix(id, n) => write!(f, "{SUFFIX_MARK}{}", &format!("{id:032x}")[32 - n..]),
+            Self::Both(id, lead, tail) => {
+                let hex = format!("{id:032x}");
+                write!(f, "{}{SUFFIX_MARK}{}", &hex[..lead], &hex[32 - tail..])
+            }
         }
     }
 }
@@ -352,6 +396,35 @@ mod tests {
         let names = IdNames::new(set.clone());
         // 20 leading digits against 13 trailing ones: the suffix form.
         assert_eq!(names.short(&set[0]), "..0aaaaaaaaaaaa");
+    }
+
+    #[test]
+    fn ids_alike_at_both_ends_with_others_show_their_first_and_last_digits() {
+        // Spaces and leases minted from one counter: a space and its lease differ only in
+        // their first digit, spaces only in their last ones.
+        let spaces: Vec<Uuid> = (1..=300u128)
+            .map(|n| Uuid::from_u128(0x0000_0000_0000_4000_8000_0000_0000_0000 | n))
+            .collect();
+        let leases: Vec<Uuid> = (1..=3u128)
+            .map(|n| Uuid::from_u128(0x4000_0000_0000_4000_8000_0000_0000_0000 | n))
+            .collect();
+        let names = IdNames::new(spaces.iter().copied()).with(leases.iter().copied());
+        assert_eq!(names.short(&spaces[0]), "0..00000001");
+        assert_eq!(names.short(&leases[0]), "4..00000001");
+        assert_eq!(
+            names.short(&spaces[4]),
+            "..00000005",
+            "no lease shares its end"
+        );
+        assert!(names.widest() <= super::super::MAX_SHOWN_WIDTH);
+        // Each form names exactly one id, and reads back as one.
+        let all: Vec<Uuid> = spaces.iter().chain(&leases).copied().collect();
+        for id in &all {
+            let shown = names.short(id);
+            let parsed = super::super::parse_id_arg(&shown).expect("typeable");
+            let named: Vec<_> = all.iter().filter(|other| parsed.names(other)).collect();
+            assert_eq!(named, vec![id], "{shown}");
+        }
     }
 
     #[test]

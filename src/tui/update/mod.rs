@@ -337,6 +337,7 @@ fn absorb_poll(app: &mut App, mut status: PollStatus) {
     }
     app.status = status;
     if fresh {
+        unmark_what_left(app);
         follow_selection(app);
         // The pace: documents completed and the readable share at each poll.
         if let Some(fleet) = app.fleet() {
@@ -346,6 +347,45 @@ fn absorb_poll(app: &mut App, mut status: PollStatus) {
         }
     }
     keep_cursors_visible(app);
+}
+
+/// Marks are on rows the board shows, never on rows out of sight: a marked space that a poll
+/// moved out of the filter (it succeeded, it stopped being blocked) is unmarked, and the
+/// operator told, so a bulk action never reaches spaces the screen does not show. Not while
+/// a dialog holds its plan.
+fn unmark_what_left(app: &mut App) {
+    if app.board.marked.is_empty() || matches!(app.overlay, Overlay::Dialog(_)) {
+        return;
+    }
+    let Some(fleet) = app.fleet() else {
+        return;
+    };
+    let query = &fleet.board.query;
+    let needle = query.needle();
+    let left: Vec<Uuid> = app
+        .board
+        .marked
+        .iter()
+        .filter(|id| {
+            fleet
+                .rows
+                .get(*id)
+                .is_none_or(|row| !query.shows(row, &needle))
+        })
+        .copied()
+        .collect();
+    if left.is_empty() {
+        return;
+    }
+    for id in &left {
+        app.board.marked.remove(id);
+    }
+    let text = format!(
+        "{} marked space(s) left the view as their state changed: unmarked ({} still marked)",
+        left.len(),
+        app.board.marked.len()
+    );
+    app.say(text, true);
 }
 
 /// Where keys go now: the open dialog's stage, the help screen, the filter prompt, the views.
@@ -657,6 +697,8 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
                 if !app.board.marked.remove(&id) {
                     app.board.marked.insert(id);
                 }
+                // What was said of the marks before no longer holds.
+                app.message = None;
                 move_cursor(app, 1);
             }
         }
@@ -749,10 +791,24 @@ fn open_tenant(app: &mut App) -> Vec<Effect> {
     else {
         return Vec::new();
     };
-    app.board.query.tenant = Some(tenant);
+    // The tenant's spaces, all of them, as its line in the tenants view counts them: a quick
+    // or text filter set before would hide some without a word.
+    let marked = app.board.marked.len();
+    app.board.query.tenant = Some(tenant.clone());
+    app.board.query.quick = Quick::All;
+    app.board.query.text.clear();
     app.board.cursor = 0;
     let mut effects = refilter(app);
     effects.extend(switch_view(app, View::Board));
+    let cleared = marked - app.board.marked.len();
+    let mut text = format!(
+        "tenant {}: every space of it (Esc shows every tenant)",
+        crate::domain::text::clean(&tenant, 64)
+    );
+    if cleared > 0 {
+        text.push_str(&format!("; cleared {cleared} mark(s)"));
+    }
+    app.say(text, false);
     effects
 }
 

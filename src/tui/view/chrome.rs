@@ -228,7 +228,7 @@ fn human_bytes(bytes: u64) -> String {
 }
 
 /// ` 93 docs/min ▂▃▅▇█▇▅▃ · 474 docs`: the rate, its history over the session where there is
-/// room (before the documents left, which give way first at 80 columns).
+/// room (the chart gives way before the documents left).
 fn pace_line(app: &App, s: &crate::domain::board::Summary, width: usize) -> String {
     let rate = s
         .documents_per_minute
@@ -240,11 +240,11 @@ fn pace_line(app: &App, s: &crate::domain::board::Summary, width: usize) -> Stri
     }
     let room = width.saturating_sub(head.len() + 2);
     let tail_width = UnicodeWidthStr::width(tail.as_str());
-    let (spark, tail) = if room >= 8 + tail_width {
-        ((room - tail_width).min(24), tail)
-    } else {
-        (room.min(24), String::new())
-    };
+    // The documents left are a number the operator reads; the chart gives way first.
+    if room < 8 + tail_width {
+        return format!("{head}{tail}");
+    }
+    let spark = (room - tail_width).min(24);
     format!(
         "{head} {}{tail}",
         app.pace.rate_sparkline(spark, app.display.ascii)

@@ -25,7 +25,14 @@ pub(crate) fn pipeline(current: Checkpoint, ascii: bool) -> String {
 /// A bar of `width` cells filled to `fraction`.
 pub(crate) fn bar(fraction: f64, width: usize, ascii: bool) -> String {
     let (full, empty) = if ascii { ('#', '.') } else { ('█', '░') };
-    let filled = ((fraction.clamp(0.0, 1.0) * width as f64).round() as usize).min(width);
+    // Full only when done, empty only when nothing is: 49 of 50 is not a full bar.
+    let fraction = fraction.clamp(0.0, 1.0);
+    let filled = ((fraction * width as f64).round() as usize).min(width);
+    let filled = match filled {
+        n if n == width && fraction < 1.0 => width.saturating_sub(1),
+        0 if fraction > 0.0 => 1.min(width),
+        n => n,
+    };
     std::iter::repeat_n(full, filled)
         .chain(std::iter::repeat_n(empty, width - filled))
         .collect()

@@ -101,7 +101,8 @@ fn too_small(frame: &mut Frame, _app: &App, theme: &Theme) {
         )),
         Line::raw("enlarge the window, or press q to quit"),
     ];
-    let [middle] = Layout::vertical([Constraint::Length(3)])
+    // Room for the lines once wrapped on a narrow window, so the way out is never cut off.
+    let [middle] = Layout::vertical([Constraint::Length(6)])
         .flex(Flex::Center)
         .areas(area);
     frame.render_widget(

@@ -58,8 +58,9 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             } else {
                 "oldest issue"
             },
+            // `blocked 2h00m` whole at 80 columns: the class and how long, the age never cut.
             Priority::Message,
-            8,
+            13,
             400,
         )
         .filling(),
