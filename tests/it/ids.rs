@@ -357,6 +357,55 @@ async fn ids_alike_at_both_ends_leave_every_row_its_code_and_lease_age() {
             a.is_some() && a != b,
             "{cols}x{height}: the leases read alike:\n{leases}"
         );
+        // What the leases view shows of a lease and its space can be typed back as shown:
+        // each names exactly the one id it ends like.
+        for line in &lines {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let lease_form = words.iter().find(|w| w.starts_with('4')).expect("a lease");
+            let space_form = words
+                .iter()
+                .find(|w| w.starts_with('0') && w.contains(".."))
+                .expect("its space");
+            assert!(!lease_form.contains('…'), "not cut: {line}");
+            let n = lease_form
+                .chars()
+                .last()
+                .and_then(|c| c.to_digit(10))
+                .expect("a digit");
+            let removed = on(
+                &db,
+                &[
+                    "lease",
+                    "remove",
+                    lease_form,
+                    "--reason",
+                    "typed back",
+                    "--dry-run",
+                ],
+            );
+            assert_eq!(
+                removed.status.code(),
+                Some(0),
+                "{lease_form}: {}",
+                stderr(&removed)
+            );
+            assert!(
+                stdout(&removed).contains(&lease(n).to_string())
+                    || stdout(&removed).contains(lease_form),
+                "{}",
+                stdout(&removed)
+            );
+            let canceled = on(
+                &db,
+                &["cancel", space_form, "--reason", "typed back", "--dry-run"],
+            );
+            assert_eq!(
+                canceled.status.code(),
+                Some(0),
+                "{space_form}: {}",
+                stderr(&canceled)
+            );
+        }
         console.send("q");
         assert_eq!(console.wait_exit(10), 0);
     }
