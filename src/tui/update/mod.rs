@@ -574,7 +574,7 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
     if app.view != View::Board && BOARD_ONLY.contains(&command) {
         if let Some(binding) = keys::binding(Scope::View, command) {
             let text = format!(
-                "{} ({}) works on the board: Tab to it first",
+                "{} ({}) works on the board: Esc goes there",
                 binding.shown, binding.help
             );
             app.say(text, true);
