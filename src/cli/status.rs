@@ -214,7 +214,9 @@ fn narrow_columns(ids: usize) -> [Column; 7] {
         Column::new("CKPT", Priority::Flag, 5, 5),
         Column::new("STATE", Priority::Flag, 9, 9),
         Column::new("     DOCS", Priority::Flag, 9, 9),
-        Column::new("ERROR", Priority::Code, 24, 64),
+        // As the board's last column at 80: the blocking lease of a blocked space, else the
+        // error code, else the worker or how long a stuck job has been idle.
+        Column::new("WORKER/LEASE/ERROR", Priority::Code, 24, 64),
     ]
 }
 
@@ -300,7 +302,18 @@ impl TableOutput {
                 message
             ));
         } else {
-            let docs = format!("{docs:>9}");
+            // Nothing frozen yet reads as the board writes it.
+            let docs = if row.total > 0 || row.checkpoint.index() > 0 {
+                format!("{docs:>9}")
+            } else {
+                format!("{:>9}", "-")
+            };
+            let holder = crate::tui::view::format::holder(row, now);
+            let last = match (&holder, error.is_empty()) {
+                (Some((text, _)), _) if s.blocked_by_lease => text.clone(),
+                (Some((text, _)), true) => text.clone(),
+                _ => error.clone(),
+            };
             // The pipeline the board draws: done, current, still to come.
             let checkpoint =
                 crate::tui::view::format::pipeline(row.checkpoint, super::ascii_output());
@@ -311,7 +324,7 @@ impl TableOutput {
                 &checkpoint,
                 row.run_state.as_str(),
                 &docs,
-                &error,
+                &last,
             ];
             out.push_str(&crate::columns::text_line(
                 &self.columns,

@@ -409,4 +409,17 @@ async fn ids_alike_at_both_ends_leave_every_row_its_code_and_lease_age() {
         console.send("q");
         assert_eq!(console.wait_exit(10), 0);
     }
+    // `status` writes the same last column as the board at 80: a blocked space's lease age.
+    let status = stdout(&on(&db, &["status"]));
+    let blocked: Vec<&str> = status
+        .lines()
+        .filter(|l| l.starts_with("BLOCKED"))
+        .collect();
+    assert_eq!(blocked.len(), 2, "{status}");
+    for line in blocked {
+        assert!(
+            line.contains("lease? 2h") || line.contains("lease? 1h59"),
+            "{line}"
+        );
+    }
 }

@@ -1,6 +1,5 @@
 //! The board: one row per space, only the rows that fit are laid out.
 
-use crate::domain::duration;
 use chrono::{DateTime, Utc};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -141,34 +140,7 @@ fn board_row(
     } else {
         "-".to_string()
     };
-    // A worker's time left and a lease's age come first in what is kept: a cut name keeps
-    // its end and the figure after it; a cut lease keeps its age before its operation.
-    let worker = match (&b.worker, &row.lease) {
-        (Some(w), _) => {
-            let left = row.lease_remaining(now).unwrap_or_default();
-            let left = if s.lease_expired {
-                format!("exp {}", duration::human(-left))
-            } else {
-                duration::human(left)
-            };
-            Some(Value::plain(format!("{} {left}", text::clean(&w.worker_id, 64))).cut(Cut::Start))
-        }
-        (None, Some(lease)) => {
-            let age = row
-                .lease_age(now)
-                .map(duration::compact)
-                .unwrap_or_default();
-            let suspect = if s.lease_orphan_suspect { "?" } else { "" };
-            let operation = text::clean(&lease.operation, 20);
-            Some(Value::plain(format!("lease{suspect} {age} {operation}")).cut(Cut::End))
-        }
-        // A stuck job has neither: how long it has been quiet is what matters.
-        (None, None) if s.stuck => Some(Value::plain(format!(
-            "idle {}",
-            duration::compact(row.idle_for(now))
-        ))),
-        (None, None) => None,
-    };
+    let worker = format::holder(row, now).map(|(text, cut)| Value::plain(text).cut(cut));
     let error = b
         .error_code
         .as_deref()

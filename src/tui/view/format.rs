@@ -101,3 +101,45 @@ mod tests {
         assert_eq!(bar(0.0, 2, false), "░░");
     }
 }
+
+/// What holds a space, as the board's worker/lease column and `status` write it: the worker
+/// and its lease's time left (`exp 45s` once expired), the blocking mutation lease's age and
+/// operation (`lease? 2h00m` for an orphan suspect), or how long a stuck job has been quiet
+/// (`idle 12m`). With the cut that keeps what matters: a worker's figure, a lease's age.
+pub(crate) fn holder(
+    row: &crate::domain::board::BoardRow,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<(String, crate::columns::Cut)> {
+    use crate::columns::Cut;
+    use crate::domain::{duration, text};
+    let s = &row.signals;
+    match (&row.worker, &row.lease) {
+        (Some(w), _) => {
+            let left = row.lease_remaining(now).unwrap_or_default();
+            let left = if s.lease_expired {
+                format!("exp {}", duration::human(-left))
+            } else {
+                duration::human(left)
+            };
+            Some((
+                format!("{} {left}", text::clean(&w.worker_id, 64)),
+                Cut::Start,
+            ))
+        }
+        (None, Some(lease)) => {
+            let age = row
+                .lease_age(now)
+                .map(duration::compact)
+                .unwrap_or_default();
+            let suspect = if s.lease_orphan_suspect { "?" } else { "" };
+            let operation = text::clean(&lease.operation, 20);
+            Some((format!("lease{suspect} {age} {operation}"), Cut::End))
+        }
+        // A stuck job has neither: how long it has been quiet is what matters.
+        (None, None) if s.stuck => Some((
+            format!("idle {}", duration::compact(row.idle_for(now))),
+            Cut::End,
+        )),
+        (None, None) => None,
+    }
+}
