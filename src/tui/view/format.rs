@@ -83,25 +83,6 @@ pub(crate) fn short_outcome(outcome: &str) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_pipeline_marks_the_current_checkpoint() {
-        assert_eq!(pipeline(Checkpoint::Rebuilding, false), "●●◉○○");
-        assert_eq!(pipeline(Checkpoint::PendingSnapshot, true), "@....");
-        assert_eq!(pipeline(Checkpoint::Published, true), "####@");
-    }
-
-    #[test]
-    fn bars_fill_proportionally() {
-        assert_eq!(bar(0.5, 4, true), "##..");
-        assert_eq!(bar(1.5, 3, false), "███");
-        assert_eq!(bar(0.0, 2, false), "░░");
-    }
-}
-
 /// What holds a space, as the board's worker/lease column and `status` write it: the worker
 /// and its lease's time left (`exp 45s` once expired), the blocking mutation lease's age and
 /// operation (`lease? 2h00m` for an orphan suspect), or how long a stuck job has been quiet
@@ -141,5 +122,24 @@ pub(crate) fn holder(
             Cut::End,
         )),
         (None, None) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pipeline_marks_the_current_checkpoint() {
+        assert_eq!(pipeline(Checkpoint::Rebuilding, false), "●●◉○○");
+        assert_eq!(pipeline(Checkpoint::PendingSnapshot, true), "@....");
+        assert_eq!(pipeline(Checkpoint::Published, true), "####@");
+    }
+
+    #[test]
+    fn bars_fill_proportionally() {
+        assert_eq!(bar(0.5, 4, true), "##..");
+        assert_eq!(bar(1.5, 3, false), "███");
+        assert_eq!(bar(0.0, 2, false), "░░");
     }
 }
