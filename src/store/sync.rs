@@ -13,7 +13,9 @@
 //!    slices walk the whole table once per cycle, so anything the first step misses (an
 //!    `updated_at` stamped further back than the slack, a hand-made update, a deletion) shows
 //!    within one cycle: every row's old and new page are both passed within a cycle;
-//! 3. every mutation lease in scope (a small table).
+//! 3. the mutation leases, by digest: the server hashes them into buckets and sends the
+//!    leases of the buckets whose digest differs from the copy's (see
+//!    [`fleet::lease_delta_sql`]), so a poll costs the table's read, not its transfer.
 //!
 //! The caller gets [`Changes`]: rows to add or replace, ids to drop, and the leases. Rows read
 //! again with the version already known are not passed on.
@@ -118,8 +120,12 @@ pub struct Changes {
     pub reset: bool,
     pub upserts: Vec<BoardRecord>,
     pub deletes: Vec<Uuid>,
-    /// Every mutation lease in scope.
+    /// The mutation leases: on a first load (`reset`) every one in scope; after that, the
+    /// leases of the buckets whose digest changed (see [`fleet::lease_delta_sql`]) — those
+    /// that came or changed, and some that did not.
     pub leases: Vec<LeaseRow>,
+    /// The leases gone since the last poll, as last read.
+    pub leases_gone: Vec<LeaseRow>,
     pub report: SyncReport,
 }
 
@@ -157,6 +163,73 @@ struct Mirror {
     cycles: u32,
     /// The next page of the resync walk.
     cursor: i64,
+    leases: LeaseMirror,
+}
+
+/// What the copy knows of the leases: each bucket's digest and leases.
+#[derive(Debug, Default, Clone)]
+struct LeaseMirror {
+    buckets: HashMap<i32, LeaseBucket>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct LeaseBucket {
+    count: i32,
+    digest: i64,
+    leases: Vec<LeaseRow>,
+}
+
+impl LeaseMirror {
+    fn known(&self) -> Vec<(i32, i32, i64)> {
+        self.buckets
+            .iter()
+            .map(|(bucket, b)| (*bucket, b.count, b.digest))
+            .collect()
+    }
+
+    /// The mirror after `delta`, and what changed: the leases of the changed buckets, and
+    /// those gone.
+    fn after(&self, delta: fleet::LeaseDelta) -> (Self, Vec<LeaseRow>, Vec<LeaseRow>) {
+        let mut fresh: HashMap<i32, Vec<LeaseRow>> = HashMap::new();
+        for (bucket, lease) in delta.leases {
+            fresh.entry(bucket).or_default().push(lease);
+        }
+        let mut next = Self::default();
+        let mut gone = Vec::new();
+        let mut read = Vec::new();
+        for (bucket, count, digest) in delta.digests {
+            let leases = match fresh.remove(&bucket) {
+                Some(leases) => {
+                    if let Some(old) = self.buckets.get(&bucket) {
+                        let ids: HashSet<Uuid> = leases.iter().map(|l| l.id).collect();
+                        gone.extend(old.leases.iter().filter(|l| !ids.contains(&l.id)).cloned());
+                    }
+                    read.extend(leases.iter().cloned());
+                    leases
+                }
+                None => self
+                    .buckets
+                    .get(&bucket)
+                    .map(|b| b.leases.clone())
+                    .unwrap_or_default(),
+            };
+            next.buckets.insert(
+                bucket,
+                LeaseBucket {
+                    count,
+                    digest,
+                    leases,
+                },
+            );
+        }
+        // A bucket no longer listed holds no lease now.
+        for (bucket, old) in &self.buckets {
+            if !next.buckets.contains_key(bucket) {
+                gone.extend(old.leases.iter().cloned());
+            }
+        }
+        (next, read, gone)
+    }
 }
 
 /// What a poll learned, applied to the [`Mirror`] only once its transaction committed (a
@@ -170,6 +243,8 @@ struct Learned {
     cursor: Option<i64>,
     /// The slice read: its pages and how long its statement took.
     slice: Option<(i64, Duration)>,
+    /// The leases as they are now.
+    leases: Option<LeaseMirror>,
 }
 
 /// Keeps a copy of the ledger in scope current.
@@ -341,7 +416,8 @@ impl LedgerSync {
                 rows
             }
         };
-        let leases = fleet::leases(conn, layout, tenant).await?;
+        let delta = fleet::lease_delta(conn, layout, tenant, &[]).await?;
+        let (lease_mirror, leases, _) = LeaseMirror::default().after(delta);
         report.statements += 1;
         report.rows_read = upserts.len() + leases.len();
         report.table_pages = pages;
@@ -351,6 +427,7 @@ impl LedgerSync {
             by_page: BTreeSet::new(),
             cycles: 0,
             cursor: 0,
+            leases: lease_mirror,
         };
         for row in &upserts {
             mirror.remember(row.id, row.version, row.page);
@@ -363,6 +440,7 @@ impl LedgerSync {
                 upserts,
                 deletes: Vec::new(),
                 leases,
+                leases_gone: Vec::new(),
                 report,
             },
             mirror,
@@ -441,10 +519,14 @@ impl LedgerSync {
         }
         learned.cursor = to;
 
-        // 3. The leases.
-        changes.leases = fleet::leases(conn, layout, tenant).await?;
+        // 3. The leases of the buckets that changed.
+        let delta = fleet::lease_delta(conn, layout, tenant, &mirror.leases.known()).await?;
         report.statements += 1;
-        report.rows_read += changes.leases.len();
+        report.rows_read += delta.digests.len() + delta.leases.len();
+        let (leases, read, gone) = mirror.leases.after(delta);
+        changes.leases = read;
+        changes.leases_gone = gone;
+        learned.leases = Some(leases);
         report.table_pages = pages;
         changes.report = report;
         Ok((changes, learned))
@@ -510,7 +592,10 @@ impl Mirror {
     }
 
     /// Applies what a committed poll learned.
-    fn learn(&mut self, learned: Learned, db_now: DateTime<Utc>) {
+    fn learn(&mut self, mut learned: Learned, db_now: DateTime<Utc>) {
+        if let Some(leases) = learned.leases.take() {
+            self.leases = leases;
+        }
         for (id, version, page) in learned.read {
             self.remember(id, version, page);
         }
@@ -574,5 +659,53 @@ mod tests {
         // 4,000 pages (about 100,000 spaces) at 50 µs a page and 2 ms a second: 100 s.
         assert_eq!(sync.cycle_estimate(4_000), Duration::from_secs(100));
         assert_eq!(sync.cycle_estimate(40_000), Duration::from_secs(1_000));
+    }
+
+    fn lease(n: u128) -> LeaseRow {
+        LeaseRow {
+            id: Uuid::from_u128(n),
+            tenant_id: "acme".into(),
+            knowledge_space_id: Uuid::from_u128(1000 + n),
+            operation: "bulk-upload".into(),
+            acquired_at: DateTime::from_timestamp(1_800_000_000, 0).expect("time"),
+            heartbeat_at: None,
+            expires_at: None,
+        }
+    }
+
+    fn ids(leases: &[LeaseRow]) -> Vec<u128> {
+        let mut ids: Vec<u128> = leases.iter().map(|l| l.id.as_u128()).collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    #[test]
+    fn a_lease_delta_reads_the_changed_buckets_and_finds_what_went() {
+        // Bucket 1 holds leases 1 and 2, bucket 2 lease 3, bucket 3 lease 4.
+        let first = fleet::LeaseDelta {
+            digests: vec![(1, 2, 10), (2, 1, 20), (3, 1, 30)],
+            leases: vec![(1, lease(1)), (1, lease(2)), (2, lease(3)), (3, lease(4))],
+        };
+        let (mirror, read, gone) = LeaseMirror::default().after(first);
+        assert_eq!(ids(&read), [1, 2, 3, 4]);
+        assert!(gone.is_empty());
+        // Lease 2 went and lease 5 came in bucket 1; bucket 2 is unchanged (not sent); bucket
+        // 3 emptied (no longer listed).
+        let second = fleet::LeaseDelta {
+            digests: vec![(1, 2, 11), (2, 1, 20)],
+            leases: vec![(1, lease(1)), (1, lease(5))],
+        };
+        let (mirror, read, gone) = mirror.after(second);
+        assert_eq!(ids(&read), [1, 5], "the changed bucket's leases");
+        assert_eq!(ids(&gone), [2, 4]);
+        let mut known = mirror.known();
+        known.sort_unstable();
+        assert_eq!(known, [(1, 2, 11), (2, 1, 20)]);
+        let held: Vec<LeaseRow> = mirror
+            .buckets
+            .values()
+            .flat_map(|b| b.leases.iter().cloned())
+            .collect();
+        assert_eq!(ids(&held), [1, 3, 5], "unchanged buckets keep their leases");
     }
 }

@@ -727,6 +727,16 @@ async fn every_poll_statement_uses_an_index_or_a_tid_range_never_a_sequential_sc
             })
             .await,
         ),
+        (
+            "the leases' delta",
+            plan(pool, &explain(fleet::lease_delta_sql(&layout)), |q| {
+                q.bind(none.clone())
+                    .bind(vec![1i32, 2])
+                    .bind(vec![3i32, 4])
+                    .bind(vec![5i64, 6])
+            })
+            .await,
+        ),
     ];
     for (name, plan) in &statements {
         assert!(

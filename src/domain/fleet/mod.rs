@@ -168,7 +168,7 @@ impl Fleet {
         self.now = Some(now);
         let mut touched = 0;
 
-        let stale_spaces = self.take_leases(changes.leases);
+        let stale_spaces = self.take_leases(changes.reset, changes.leases, changes.leases_gone);
         for id in &changes.deletes {
             touched += usize::from(self.remove(id));
             self.forget_problem(id);
@@ -283,29 +283,45 @@ impl Fleet {
         self.order = Order::new(query);
     }
 
-    /// Replaces the leases; returns the spaces whose lease changed.
-    fn take_leases(&mut self, rows: Vec<crate::store::rows::LeaseRow>) -> Vec<(Name, Uuid)> {
-        let mut fresh = HashMap::with_capacity(rows.len());
+    /// Takes a poll's leases: on a first load all of them, else those read again and those
+    /// gone; returns the spaces whose lease changed.
+    fn take_leases(
+        &mut self,
+        whole: bool,
+        rows: Vec<crate::store::rows::LeaseRow>,
+        gone: Vec<crate::store::rows::LeaseRow>,
+    ) -> Vec<(Name, Uuid)> {
+        let mut changed: Vec<(Name, Uuid)> = Vec::new();
+        if whole {
+            changed.extend(self.leases.keys().cloned());
+            if !self.leases.is_empty() {
+                self.leases_changed = true;
+            }
+            self.leases.clear();
+        }
+        for row in gone {
+            let key = (self.names.get(&row.tenant_id), row.knowledge_space_id);
+            // Only the lease that went: another may hold the space already.
+            if self.leases.get(&key).is_some_and(|l| l.id == row.id) {
+                self.leases.remove(&key);
+                self.leases_changed = true;
+                changed.push(key);
+            }
+        }
         for row in rows {
             let key = (self.names.get(&row.tenant_id), row.knowledge_space_id);
-            fresh.insert(key, Arc::new(MutationLease::from(row)));
+            let lease = MutationLease::from(row);
+            match self.leases.get(&key) {
+                Some(old) if **old == lease => {}
+                old => {
+                    if old.is_none_or(|old| old.id != lease.id) {
+                        self.leases_changed = true;
+                    }
+                    self.leases.insert(key.clone(), Arc::new(lease));
+                    changed.push(key);
+                }
+            }
         }
-        let mut changed: Vec<(Name, Uuid)> = fresh
-            .iter()
-            .filter(|(key, lease)| self.leases.get(*key) != Some(*lease))
-            .map(|(key, _)| key.clone())
-            .collect();
-        changed.extend(
-            self.leases
-                .keys()
-                .filter(|key| !fresh.contains_key(*key))
-                .cloned(),
-        );
-        self.leases_changed |= self.leases.len() != fresh.len()
-            || fresh
-                .iter()
-                .any(|(key, lease)| self.leases.get(key).is_none_or(|old| old.id != lease.id));
-        self.leases = fresh;
         changed
     }
 

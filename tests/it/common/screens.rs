@@ -234,6 +234,7 @@ pub fn changes(now: DateTime<Utc>, done_shift: i32) -> Changes {
             .collect(),
         deletes: Vec::new(),
         leases: rows.iter().filter_map(|(_, l)| l.clone()).collect(),
+        leases_gone: Vec::new(),
         report: Default::default(),
     }
 }
