@@ -124,8 +124,18 @@ pub(super) async fn simulate(args: &SimulateArgs) -> Result<ExitCode, Failure> {
         print_seed_report(&report);
         report.writers
     };
+    let mut run = args.rollout.run_config();
+    if args.no_seed {
+        // A ledger on the platform's own tables: the workers keep to what those allow.
+        run.shape = sim::PlatformShape::probe(&mut conn)
+            .await
+            .map_err(store_error)?;
+        if let Some(notice) = run.shape.notice() {
+            super::emit(&format!("{notice}\n"));
+        }
+    }
     let pool = target.simulator_pool(args.rollout.workers + 4).await?;
-    let simulation = Simulation::start(pool, args.rollout.run_config(), writers);
+    let simulation = Simulation::start(pool, run, writers);
     let session = super::open_session(&target, SessionOptions::default()).await?;
     let duration = args.duration_secs.map(Duration::from_secs);
     let label = format!("SIMULATE {target}");

@@ -41,6 +41,17 @@ pub async fn claim(
     lease_ttl: std::time::Duration,
     limit: i64,
 ) -> Result<Vec<Claim>, sqlx::Error> {
+    claim_within(pool, worker_id, lease_ttl, limit, &Default::default()).await
+}
+
+/// [`claim`], leaving the jobs whose next step `shape` does not allow.
+pub(crate) async fn claim_within(
+    pool: &PgPool,
+    worker_id: &str,
+    lease_ttl: std::time::Duration,
+    limit: i64,
+    shape: &crate::sandbox::sim::PlatformShape,
+) -> Result<Vec<Claim>, sqlx::Error> {
     // Every statement in a transaction: a transaction pooler may otherwise run an unnamed
     // statement's two halves on different server connections.
     let mut tx = pool.begin().await?;
@@ -48,7 +59,8 @@ pub async fn claim(
     let rows = crate::store::sql::query_as::<(Uuid, String, Uuid, Uuid, i32, String, bool)>(
         "WITH candidates AS ( \
            SELECT id, run_state = 'running' AS reclaimed FROM legacy_space_publication_bootstraps \
-           WHERE run_state = 'queued' OR (run_state = 'running' AND lease_expires_at <= now()) \
+           WHERE (run_state = 'queued' OR (run_state = 'running' AND lease_expires_at <= now())) \
+             AND ($4 OR checkpoint <> 'pending_snapshot') AND ($5 OR checkpoint <> 'verifying') \
            ORDER BY updated_at, id LIMIT $3 FOR UPDATE SKIP LOCKED) \
          UPDATE legacy_space_publication_bootstraps b SET \
            run_state = 'running', lease_token = gen_random_uuid(), worker_id = $1, \
@@ -61,6 +73,9 @@ pub async fn claim(
     .bind(worker_id)
     .bind(ttl_ms)
     .bind(limit)
+    // What the platform's tables do not let a worker do, it does not claim (see the shape).
+    .bind(shape.capture)
+    .bind(shape.publish)
     .fetch_all(&mut *tx)
     .await?;
     tx.commit().await?;
@@ -318,11 +333,16 @@ pub(crate) enum Completion {
 }
 
 /// Re-checks the frozen snapshot, publishes and completes (domain contract §1, complete).
-pub(crate) async fn complete(pool: &PgPool, claim: &mut Claim) -> Result<Completion, StepError> {
+pub(crate) async fn complete(
+    pool: &PgPool,
+    claim: &mut Claim,
+    check_drift: bool,
+) -> Result<Completion, StepError> {
     let mut tx = pool.begin().await?;
     lock_fenced(&mut tx, claim).await?;
-    let drifted: bool = crate::store::sql::query_scalar(
-        "SELECT EXISTS ( \
+    let drifted: bool = check_drift
+        && crate::store::sql::query_scalar(
+            "SELECT EXISTS ( \
            SELECT 1 FROM legacy_space_publication_bootstrap_items i \
            LEFT JOIN document_assets a ON a.id = i.document_asset_id \
              AND a.version = i.document_version AND a.sha256 = i.document_sha256 \
@@ -332,12 +352,12 @@ pub(crate) async fn complete(pool: &PgPool, claim: &mut Claim) -> Result<Complet
            WHERE a.tenant_id = $2 AND a.knowledge_space_id = $3 AND NOT EXISTS ( \
              SELECT 1 FROM legacy_space_publication_bootstrap_items i \
              WHERE i.bootstrap_id = $1 AND i.document_asset_id = a.id))",
-    )
-    .bind(claim.bootstrap_id)
-    .bind(&claim.tenant_id)
-    .bind(claim.knowledge_space_id)
-    .fetch_one(&mut *tx)
-    .await?;
+        )
+        .bind(claim.bootstrap_id)
+        .bind(&claim.tenant_id)
+        .bind(claim.knowledge_space_id)
+        .fetch_one(&mut *tx)
+        .await?;
     if drifted {
         let message = "documents changed after the snapshot was captured";
         fail_job(&mut tx, claim, "snapshot_drift", message).await?;

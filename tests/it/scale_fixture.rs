@@ -165,3 +165,86 @@ async fn time_ordered_ids_share_their_first_digits_like_real_uuidv7_ids() {
         "300 ids a millisecond apart share their first 8 digits"
     );
 }
+
+/// On platform tables shaped unlike the stand-in (documents without a hash, publications with
+/// a column the simulator does not write), `simulate --no-seed` says once what it cannot
+/// simulate and runs the rest on the ledger: captured jobs are rebuilt up to verifying, spaces
+/// still to capture are left queued.
+#[tokio::test]
+async fn simulate_on_tables_of_another_shape_says_what_it_leaves_out_and_runs_the_rest() {
+    use common::fixture::{self, JobSpec};
+    let db = TestDb::migrated().await;
+    let to_capture = fixture::job(&db.pool, &JobSpec::new("acme", "queued")).await;
+    let captured = fixture::job(
+        &db.pool,
+        &JobSpec {
+            checkpoint: "rebuilding",
+            items: vec!["pending", "pending"],
+            ..JobSpec::new("acme", "queued")
+        },
+    )
+    .await;
+    sqlx::raw_sql(
+        "ALTER TABLE document_assets DROP COLUMN sha256; \
+         ALTER TABLE projection_set_publications ADD COLUMN owner text NOT NULL DEFAULT 'x'; \
+         ALTER TABLE projection_set_publications ALTER COLUMN owner DROP DEFAULT",
+    )
+    .execute(&db.pool)
+    .await
+    .expect("another shape");
+    let simulated = run(
+        &db,
+        &[
+            "simulate",
+            "--no-seed",
+            "--duration-secs",
+            "3",
+            "--time-scale",
+            "0.05",
+            "--report-every",
+            "1",
+            "--no-faults",
+        ],
+    );
+    let stdout = assert_ok(&simulated);
+    let notices: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("the platform's tables differ"))
+        .collect();
+    assert_eq!(notices.len(), 1, "said once:\n{stdout}");
+    assert!(
+        notices[0].contains("document_assets has no sha256")
+            && notices[0].contains("projection_set_publications requires owner"),
+        "{}",
+        notices[0]
+    );
+    let state = |id| {
+        let pool = db.pool.clone();
+        async move {
+            sqlx::query_as::<_, (String, String, i32)>(
+                "SELECT checkpoint, run_state, completed_documents \
+                 FROM legacy_space_publication_bootstraps WHERE id = $1",
+            )
+            .bind(id)
+            .fetch_one(&pool)
+            .await
+            .expect("the job")
+        }
+    };
+    assert_eq!(
+        state(to_capture.bootstrap).await,
+        ("pending_snapshot".to_string(), "queued".to_string(), 0),
+        "nothing captured from documents of another shape"
+    );
+    assert_eq!(
+        state(captured.bootstrap).await,
+        ("verifying".to_string(), "queued".to_string(), 2),
+        "rebuilt, waiting at verifying"
+    );
+    let last = stdout
+        .lines()
+        .rev()
+        .find(|l| l.contains("errors workers"))
+        .expect("a report");
+    assert!(last.contains("errors workers 0"), "no worker error: {last}");
+}

@@ -66,6 +66,8 @@ pub struct RunConfig {
     pub writer_crash_rate: f64,
     /// Every duration above is multiplied by this (0.5 runs twice as fast).
     pub time_scale: f64,
+    /// What the platform's tables let the workers do (everything, on the stand-in).
+    pub shape: super::PlatformShape,
 }
 
 impl Default for RunConfig {
@@ -82,6 +84,7 @@ impl Default for RunConfig {
             writer_hold: Duration::from_secs(40),
             writer_crash_rate: 0.25,
             time_scale: 1.0,
+            shape: super::PlatformShape::default(),
         }
     }
 }

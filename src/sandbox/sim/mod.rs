@@ -17,6 +17,7 @@
 mod chance;
 mod config;
 mod seed;
+mod shape;
 mod worker;
 mod writer;
 
@@ -30,6 +31,7 @@ use tokio::task::JoinSet;
 
 pub use config::{RunConfig, SeedConfig};
 pub use seed::{SeedError, SeedReport, SeededWriter, seed};
+pub use shape::PlatformShape;
 
 /// Counters of what the simulated platform did.
 #[derive(Debug, Default)]

@@ -94,7 +94,15 @@ impl Worker {
         let mut failing = Failing::default();
         while !*self.shutdown.borrow() {
             let name = format!("worker-{}.{}", self.index, incarnation);
-            let claimed = match protocol::claim(&self.pool, &name, self.config.lease_ttl, 1).await {
+            let claimed = match protocol::claim_within(
+                &self.pool,
+                &name,
+                self.config.lease_ttl,
+                1,
+                &self.config.shape,
+            )
+            .await
+            {
                 Ok(claimed) => claimed,
                 Err(e) => {
                     tracing::warn!("simulated worker {name}: claim: {e}");
@@ -237,7 +245,12 @@ impl Worker {
             return Ok(JobEnd::Crashed);
         }
         if protocol::verify(&self.pool, claim).await? {
-            match protocol::complete(&self.pool, claim).await? {
+            // Where the platform's tables take no publication, the job waits at verifying.
+            if !self.config.shape.publish {
+                protocol::release(&self.pool, claim).await?;
+                return Ok(JobEnd::Done);
+            }
+            match protocol::complete(&self.pool, claim, self.config.shape.capture).await? {
                 Completion::Published => self.stats.published.fetch_add(1, Ordering::Relaxed),
                 Completion::Drifted => self.stats.failures.fetch_add(1, Ordering::Relaxed),
             };
