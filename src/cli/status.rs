@@ -303,17 +303,18 @@ impl TableOutput {
             ));
         } else {
             // Nothing frozen yet reads as the board writes it.
-            let docs = if row.total > 0 || row.checkpoint.index() > 0 {
+            let docs = if row.has_documents() {
                 format!("{docs:>9}")
             } else {
                 format!("{:>9}", "-")
             };
-            let holder = crate::tui::view::format::holder(row, now);
-            let last = match (&holder, error.is_empty()) {
-                (Some((text, _)), _) if s.blocked_by_lease => text.clone(),
-                (Some((text, _)), true) => text.clone(),
-                _ => error.clone(),
-            };
+            let holder = crate::tui::view::format::holder(row, now).map(|(text, _)| text);
+            let last = crate::tui::view::format::narrow_last(
+                row,
+                holder,
+                (!error.is_empty()).then(|| error.clone()),
+            )
+            .unwrap_or_default();
             // The pipeline the board draws: done, current, still to come.
             let checkpoint =
                 crate::tui::view::format::pipeline(row.checkpoint, super::ascii_output());

@@ -66,6 +66,11 @@ impl BoardRow {
         }
     }
 
+    /// Whether documents are frozen (or the snapshot is past): else its progress reads `-`.
+    pub(crate) fn has_documents(&self) -> bool {
+        self.total > 0 || self.checkpoint.index() > 0
+    }
+
     /// 0.0–1.0; a job with nothing to do is at 0 until it succeeds.
     pub(crate) fn fraction(&self) -> f64 {
         if self.total > 0 {
@@ -422,9 +427,30 @@ impl BoardQuery {
     /// Whether the query shows `row` (with `needle` built from it): for the few rows a caller
     /// holds, such as the marked ones — the board's own filter keeps its rows' search text.
     pub(crate) fn shows(&self, row: &BoardRow, needle: &Needle) -> bool {
-        self.quick.admits(row.signals.attention)
-            && self.tenant.as_ref().is_none_or(|t| **t == *row.tenant)
-            && needle.finds(row.search_text().as_bytes())
+        self.admits(
+            row.signals.attention,
+            &row.tenant,
+            row.search_text().as_bytes(),
+            needle,
+        )
+    }
+
+    /// The filter's one rule: a row of this class and tenant, with this search text, passes
+    /// (`needle` built from the query). The board's order and the marks both ask it.
+    pub(crate) fn admits(
+        &self,
+        attention: Attention,
+        tenant: &Name,
+        text: &[u8],
+        needle: &Needle,
+    ) -> bool {
+        self.quick.admits(attention)
+            && self
+                .tenant
+                .as_ref()
+                // Interned names are usually the very same allocation; compare text otherwise.
+                .is_none_or(|t| Arc::ptr_eq(t, tenant) || **t == **tenant)
+            && needle.finds(text)
     }
 
     /// The text filter, ready to search with (build it once per query, not per row).

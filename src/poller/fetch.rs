@@ -154,16 +154,32 @@ impl Fetcher {
             POLL_TIMEOUT
         };
         let spacing = self.cadence.spacing();
+        // The sync alone is bounded by the poll's limit: once it returns, the copy has learned
+        // its changes (the leases gone among them, said only once), so they are delivered
+        // whatever the focused view's read does — that read has its own bound.
         let outcome = tokio::time::timeout(limit, async {
-            let changes = match self.session.reads().sync(&mut self.sync, spacing).await {
-                Ok(changes) => changes,
-                Err(e) => return Err(self.said_of(e).await),
-            };
-            let reads = self.session.reads().as_of(&self.sync);
-            let focused = fetch_extra(&reads, &self.focus).await;
-            Ok::<_, (String, bool)>((changes, focused))
+            match self.session.reads().sync(&mut self.sync, spacing).await {
+                Ok(changes) => Ok(changes),
+                Err(e) => Err(self.said_of(e).await),
+            }
         })
         .await;
+        let outcome = match outcome {
+            Ok(Ok(changes)) => {
+                let reads = self.session.reads().as_of(&self.sync);
+                let focused = tokio::time::timeout(POLL_TIMEOUT, fetch_extra(&reads, &self.focus))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Some(Extra::Unavailable(format!(
+                            "no answer within {}s",
+                            POLL_TIMEOUT.as_secs()
+                        )))
+                    });
+                Ok(Ok((changes, focused)))
+            }
+            Ok(Err(e)) => Ok(Err(e)),
+            Err(elapsed) => Err(elapsed),
+        };
         let took = started.elapsed();
         match outcome {
             Ok(Ok((changes, extra))) => {

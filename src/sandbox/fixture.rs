@@ -175,6 +175,14 @@ SELECT p.id, md5($1 || ':d:' || p.i || ':' || o)::uuid, 1 + o % 3,
 FROM fixture_plan p, generate_series(0, $2::int - 1) AS o WHERE p.total > 0
 ORDER BY p.id, o";
 
+/// The running jobs' heartbeats and leases as of the end of the build (`clock_timestamp()`):
+/// 0–19 s since the last heartbeat, a 60-s lease from it.
+const RENEW: &str = "\
+UPDATE legacy_space_publication_bootstraps b SET
+  heartbeat_at = clock_timestamp() - (p.roll2 % 20) * interval '1 second',
+  lease_expires_at = clock_timestamp() + interval '60 seconds' - (p.roll2 % 20) * interval '1 second'
+FROM fixture_plan p WHERE b.id = p.id AND b.run_state = 'running'";
+
 const LEASES: &str = "\
 INSERT INTO knowledge_space_mutation_leases (id, tenant_id, knowledge_space_id, operation, acquired_at)
 SELECT md5($1 || ':l:' || i)::uuid, tenant, id, ($2::text[])[1 + roll2 % array_length($2::text[], 1)],
@@ -232,6 +240,9 @@ pub async fn build(
     done("frozen items", &mut step);
     query(LEASES).bind(&operations).execute(&mut *tx).await?;
     done("mutation leases", &mut step);
+    // The build takes minutes in one transaction, whose `now()` is its start: the workers'
+    // leases are renewed as of its end, so they are live when it commits.
+    crate::store::sql::query(RENEW).execute(&mut *tx).await?;
     tx.commit().await?;
     sqlx::raw_sql("ANALYZE").execute(&mut *conn).await?;
     done("analyzed", &mut step);

@@ -201,8 +201,21 @@ impl LeaseMirror {
             let leases = match fresh.remove(&bucket) {
                 Some(leases) => {
                     if let Some(old) = self.buckets.get(&bucket) {
-                        let ids: HashSet<Uuid> = leases.iter().map(|l| l.id).collect();
-                        gone.extend(old.leases.iter().filter(|l| !ids.contains(&l.id)).cloned());
+                        // Gone: a lease no longer there, or one now on another space (its
+                        // old place is freed).
+                        let now: HashMap<Uuid, (&str, Uuid)> = leases
+                            .iter()
+                            .map(|l| (l.id, (l.tenant_id.as_str(), l.knowledge_space_id)))
+                            .collect();
+                        gone.extend(
+                            old.leases
+                                .iter()
+                                .filter(|l| {
+                                    now.get(&l.id)
+                                        != Some(&(l.tenant_id.as_str(), l.knowledge_space_id))
+                                })
+                                .cloned(),
+                        );
                     }
                     read.extend(leases.iter().cloned());
                     leases
@@ -261,6 +274,8 @@ pub struct LedgerSync {
     /// The resync's pace: what reading a page costs (smoothed) and when the last slice ran.
     page_cost: Duration,
     last_slice: Option<std::time::Instant>,
+    /// How often polls run, as last told: the least and most a slice reads bound the pace.
+    period: Duration,
 }
 
 impl LedgerSync {
@@ -273,6 +288,7 @@ impl LedgerSync {
             behind: chrono::Duration::zero(),
             page_cost: FIRST_PAGE_COST,
             last_slice: None,
+            period: Duration::from_secs(2),
         }
     }
 
@@ -299,7 +315,8 @@ impl LedgerSync {
         self.behind
     }
 
-    /// One poll. `period` is how often polls happen, which sizes the resync slices. A failed
+    /// One poll. `period` is how often polls happen (the first slice's size, and the bounds
+    /// of the resync's pace). A failed
     /// poll changes nothing, so the next one covers its changes too. On a standby, `primary`
     /// is where the primary's WAL ended just before the poll: when the standby has replayed
     /// that far, its data is as of its own clock; otherwise as of its last replayed commit —
@@ -311,6 +328,7 @@ impl LedgerSync {
         primary: &Primary,
     ) -> Result<Changes, StoreError> {
         let layout = db.layout();
+        self.period = period;
         let started = std::time::Instant::now();
         let earned = self
             .last_slice
@@ -458,7 +476,11 @@ impl LedgerSync {
         let tenant = self.tenant.as_deref();
         let mut report = SyncReport::default();
         let mut learned = Learned::default();
+        // The clock's round trip is what any statement costs beyond its work: taken off the
+        // slice's time, so that a page's cost is the database's, not the network's.
+        let round_trip = std::time::Instant::now();
         let (db_now, pages, replication) = self.clock(conn, primary).await?;
+        let round_trip = round_trip.elapsed();
         report.statements += 1;
         let mut changes = Changes {
             db_now,
@@ -482,7 +504,7 @@ impl LedgerSync {
         let versions = fleet::versions(conn, tenant, from, to).await?;
         learned.slice = Some((
             to.unwrap_or(pages).saturating_sub(from).max(1),
-            timed.elapsed(),
+            timed.elapsed().saturating_sub(round_trip),
         ));
         report.statements += 1;
         report.rows_read += versions.len();
@@ -549,11 +571,18 @@ impl LedgerSync {
         self.page_cost = Duration::from_secs_f64(smoothed.clamp(1e-7, 1.0));
     }
 
-    /// How long a cycle over `table_pages` takes at the resync's pace.
+    /// How long a cycle over `table_pages` takes at the resync's pace: pages a second as the
+    /// budget buys them, within what the least and the most a slice reads allow at the poll
+    /// period.
     fn cycle_estimate(&self, table_pages: i64) -> Duration {
-        // Slices of the least size may walk it faster on a small table polled often.
-        let budget = self.settings.resync_budget.as_secs_f64().max(1e-6);
-        let seconds = table_pages.max(0) as f64 * self.page_cost.as_secs_f64() / budget;
+        let period = self.period.min(LONGEST_EARNING).as_secs_f64().max(0.001);
+        let budget = self.settings.resync_budget.as_secs_f64();
+        let least = self.settings.min_slice_pages.max(1) as f64 / period;
+        let most = self.settings.max_slice_pages.max(1) as f64 / period;
+        let per_second =
+            (budget / self.page_cost.as_secs_f64().max(1e-7)).clamp(least, most.max(least));
+        // A cycle takes one poll at least.
+        let seconds = (table_pages.max(0) as f64 / per_second).max(period);
         Duration::from_secs_f64(seconds.min(1e7))
     }
 }
@@ -707,5 +736,19 @@ mod tests {
             .flat_map(|b| b.leases.iter().cloned())
             .collect();
         assert_eq!(ids(&held), [1, 3, 5], "unchanged buckets keep their leases");
+        // Lease 1 updated in place onto another space: its old place is freed.
+        let mut moved = lease(1);
+        moved.knowledge_space_id = Uuid::from_u128(77);
+        let third = fleet::LeaseDelta {
+            digests: vec![(1, 2, 12), (2, 1, 20)],
+            leases: vec![(1, moved.clone()), (1, lease(5))],
+        };
+        let (_, read, gone) = mirror.after(third);
+        assert_eq!(gone.len(), 1);
+        assert_eq!(gone[0].knowledge_space_id, lease(1).knowledge_space_id);
+        assert!(
+            read.iter()
+                .any(|l| l.knowledge_space_id == moved.knowledge_space_id)
+        );
     }
 }

@@ -292,11 +292,11 @@ impl Fleet {
         gone: Vec<crate::store::rows::LeaseRow>,
     ) -> Vec<(Name, Uuid)> {
         let mut changed: Vec<(Name, Uuid)> = Vec::new();
-        if whole {
+        // A first load comes after `clear`: nothing to drop then; a later whole set (none is
+        // sent today) would replace what is held.
+        if whole && !self.leases.is_empty() {
             changed.extend(self.leases.keys().cloned());
-            if !self.leases.is_empty() {
-                self.leases_changed = true;
-            }
+            self.leases_changed = true;
             self.leases.clear();
         }
         for row in gone {

@@ -223,12 +223,6 @@ impl FilterKey {
 
     /// Whether `query` (with `needle` built from it) lets this row through.
     fn admits(&self, query: &BoardQuery, needle: &Needle) -> bool {
-        query.quick.admits(self.attention)
-            && query
-                .tenant
-                .as_ref()
-                // Interned names are usually the very same allocation; compare text otherwise.
-                .is_none_or(|t| Arc::ptr_eq(t, &self.tenant) || **t == *self.tenant)
-            && needle.finds(self.text.bytes())
+        query.admits(self.attention, &self.tenant, self.text.bytes(), needle)
     }
 }

@@ -80,6 +80,10 @@ pub(crate) struct IdPrefix {
     pub(crate) last: Uuid,
 }
 
+/// What an id argument may be, for the sentence that refuses one.
+const NOT_AN_ID: &str =
+    "not a UUID, its first hex digits, `..` and its last ones, or first and last around `..`";
+
 /// Reads an id argument; `Err` says why it is not one.
 pub(crate) fn parse_id_arg(text: &str) -> Result<IdArg, String> {
     let text = text.trim();
@@ -87,12 +91,20 @@ pub(crate) fn parse_id_arg(text: &str) -> Result<IdArg, String> {
     if let Some((lead, tail)) = text.split_once(SUFFIX_MARK)
         && !lead.is_empty()
     {
-        let Ok(IdArg::Prefix(prefix)) = parse_prefix(lead) else {
-            return Err("not a UUID, its first hex digits, or `..` and its last ones".into());
+        let bad = || {
+            format!(
+                "{NOT_AN_ID}; around `..`, first and last hex digits of one id, as `4..00000239`"
+            )
         };
-        return match parse_id_arg(&format!("{SUFFIX_MARK}{tail}"))? {
-            IdArg::Suffix(digits) => Ok(IdArg::Both(prefix, digits)),
-            _ => Err("not a UUID, its first hex digits, or `..` and its last ones".into()),
+        let Ok(IdArg::Prefix(prefix)) = parse_prefix(lead) else {
+            return Err(bad());
+        };
+        return match parse_id_arg(&format!("{SUFFIX_MARK}{tail}")) {
+            Ok(IdArg::Suffix(digits)) if prefix.digits.len() + digits.len() <= 32 => {
+                Ok(IdArg::Both(prefix, digits))
+            }
+            Ok(_) => Err(bad()),
+            Err(why) => Err(why),
         };
     }
     let (suffix, text) = match text.strip_prefix(SUFFIX_MARK) {
@@ -101,7 +113,7 @@ pub(crate) fn parse_id_arg(text: &str) -> Result<IdArg, String> {
     };
     let digits = hex_digits(text);
     if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_hexdigit()) || digits.len() > 32 {
-        return Err("not a UUID, its first hex digits, or `..` and its last ones".into());
+        return Err(NOT_AN_ID.into());
     }
     let range = |fill: char| {
         let mut whole = digits.clone();
@@ -119,11 +131,7 @@ pub(crate) fn parse_id_arg(text: &str) -> Result<IdArg, String> {
     if suffix {
         return Ok(IdArg::Suffix(digits));
     }
-    Ok(IdArg::Prefix(IdPrefix {
-        first: range('0'),
-        last: range('f'),
-        digits,
-    }))
+    Ok(IdArg::Prefix(IdPrefix::of(digits)))
 }
 
 /// The first digits before the mark of a both-ends form: any number of them (the last digits
@@ -131,18 +139,25 @@ pub(crate) fn parse_id_arg(text: &str) -> Result<IdArg, String> {
 fn parse_prefix(text: &str) -> Result<IdArg, String> {
     let digits = hex_digits(text);
     if digits.is_empty() || digits.len() >= 32 || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
-        return Err("not hex digits".into());
+        return Err(NOT_AN_ID.into());
     }
-    let range = |fill: char| {
-        let mut whole = digits.clone();
-        whole.extend(std::iter::repeat_n(fill, 32 - digits.len()));
-        Uuid::parse_str(&whole).expect("32 hex digits")
-    };
-    Ok(IdArg::Prefix(IdPrefix {
-        first: range('0'),
-        last: range('f'),
-        digits,
-    }))
+    Ok(IdArg::Prefix(IdPrefix::of(digits)))
+}
+
+impl IdPrefix {
+    /// The ids starting with `digits` (fewer than 32 hex digits, lower case).
+    fn of(digits: String) -> Self {
+        let range = |fill: char| {
+            let mut whole = digits.clone();
+            whole.extend(std::iter::repeat_n(fill, 32 - digits.len()));
+            Uuid::parse_str(&whole).expect("32 hex digits")
+        };
+        Self {
+            first: range('0'),
+            last: range('f'),
+            digits,
+        }
+    }
 }
 
 /// Whether `typed` is `expected` as an operator would type it: around spaces, case, hyphens
@@ -203,6 +218,17 @@ mod tests {
         assert_eq!((lead.digits.as_str(), tail.as_str()), ("4", "00000239"));
         assert!(parse_id_arg("4..023").is_err(), "too short an end");
         assert!(parse_id_arg("x..00000239").is_err());
+        let too_long = format!("4..{}", "0".repeat(32));
+        assert!(
+            parse_id_arg(&too_long).is_err(),
+            "more digits than an id has"
+        );
+        assert!(
+            parse_id_arg("4..0000023x")
+                .expect_err("not hex")
+                .contains("not a UUID"),
+            "a sentence that says what an id may be"
+        );
         assert!(parse_id_arg("01a").is_err(), "too short");
         assert!(parse_id_arg("not-hex").is_err());
         assert!(parse_id_arg("").is_err());

@@ -6,6 +6,9 @@ use uuid::Uuid;
 
 use super::{MAX_SHOWN_PREFIX, SHOWN_DIGITS, SUFFIX_MARK};
 
+/// The most ids sharing their last digits that a both-ends form tells apart.
+const BOTH_ENDS_MOST_ALIKE: usize = 64;
+
 /// How the ids in scope are shown: each by the shortest form no other id in scope shares.
 /// Built once per change of the set (sorting it), asked per id in O(log n), so the same id
 /// reads the same on every page of a report and every frame of the board.
@@ -37,6 +40,19 @@ impl Layer {
         let mut backward: Vec<u128> = forward.iter().map(|id| reverse_digits(*id)).collect();
         backward.sort_unstable();
         Self { forward, backward }
+    }
+
+    /// The ids sharing `id`'s last [`SHOWN_DIGITS`] digits (a few dozen at most are looked at:
+    /// past that, no both-ends form is shown).
+    fn alike_at_end(&self, id: u128) -> impl Iterator<Item = u128> + '_ {
+        let reversed = reverse_digits(id);
+        let high = u128::MAX << (128 - 4 * SHOWN_DIGITS);
+        let from = self.backward.partition_point(|r| *r < (reversed & high));
+        self.backward[from..]
+            .iter()
+            .take_while(move |r| **r & high == reversed & high)
+            .take(BOTH_ENDS_MOST_ALIKE + 1)
+            .map(|r| reverse_digits(*r))
     }
 
     /// The ids next to `id` in either order: the only ones whose forms `id` can lengthen.
@@ -118,14 +134,19 @@ impl IdNames {
             layers: self.layers.iter().cloned().chain([layer.clone()]).collect(),
             widest: self.widest,
         };
-        // The new ids, and the old ones they sit next to (whose forms they may lengthen).
+        // The new ids, and the old ones they sit next to (whose forms they may lengthen) or
+        // share their last digits with (whose first digits a both-ends form may need more of).
         let touched: Vec<u128> = layer
             .forward
             .iter()
             .flat_map(|id| {
                 self.layers
                     .iter()
-                    .flat_map(|old| old.neighbours(*id).collect::<Vec<_>>())
+                    .flat_map(|old| {
+                        let mut near = old.neighbours(*id).collect::<Vec<_>>();
+                        near.extend(old.alike_at_end(*id));
+                        near
+                    })
                     .chain([*id])
             })
             .collect();
@@ -193,22 +214,14 @@ impl IdNames {
     /// [`SHOWN_DIGITS`], `4..00000239`, when that fits [`MAX_SHOWN_WIDTH`]. Only the ids that
     /// share those last digits can share the first ones too; past a few dozen of them, none.
     fn both_ends(&self, id: u128) -> Option<Form> {
-        const MOST_ALIKE: usize = 64;
         let tail = SHOWN_DIGITS;
-        let reversed = reverse_digits(id);
-        let high = u128::MAX << (128 - 4 * tail);
         let mut lead = 0;
         for layer in &self.layers {
-            let from = layer.backward.partition_point(|r| *r < (reversed & high));
-            let alike = layer.backward[from..]
-                .iter()
-                .take_while(|r| **r & high == reversed & high)
-                .take(MOST_ALIKE + 1)
-                .collect::<Vec<_>>();
-            if alike.len() > MOST_ALIKE {
+            let alike: Vec<u128> = layer.alike_at_end(id).collect();
+            if alike.len() > BOTH_ENDS_MOST_ALIKE {
                 return None;
             }
-            for other in alike.into_iter().map(|r| reverse_digits(*r)) {
+            for other in alike {
                 if other != id {
                     lead = lead.max(shared_digits(id, other) + 1);
                 }
@@ -425,6 +438,28 @@ mod tests {
             let named: Vec<_> = all.iter().filter(|other| parsed.names(other)).collect();
             assert_eq!(named, vec![id], "{shown}");
         }
+    }
+
+    #[test]
+    fn an_added_id_lengthens_the_both_ends_forms_it_shares_an_end_with() {
+        // Spaces `0..N` and leases `40..N` minted from one counter, then leases `41..N`: the
+        // old `4..N` forms must grow to `40..N`, as if all had been named at once.
+        let minted = |lead: u128, n: u128| {
+            Uuid::from_u128((lead << 120) | 0x0000_0000_0000_4000_8000_0000_0000_0000 | n)
+        };
+        let old: Vec<Uuid> = (1..=2)
+            .flat_map(|n| [minted(0x00, n), minted(0x40, n)])
+            .collect();
+        let added: Vec<Uuid> = (1..=2).map(|n| minted(0x41, n)).collect();
+        let before = IdNames::new(old.iter().copied());
+        assert_eq!(before.short(&old[1]), "4..00000001");
+        let layered = before.with(added.iter().copied());
+        let whole = IdNames::new(old.iter().chain(&added).copied());
+        for id in old.iter().chain(&added) {
+            assert_eq!(layered.short(id), whole.short(id), "{id}");
+            assert!(layered.short(id).len() <= layered.widest(), "{id}");
+        }
+        assert_eq!(layered.short(&old[1]), "40..00000001");
     }
 
     #[test]

@@ -62,13 +62,14 @@ impl PlatformShape {
     /// What the platform's tables allow, read from the catalog.
     pub async fn probe(conn: &mut PgConnection) -> Result<Self, sqlx::Error> {
         let mut shape = Self::default();
-        let documents = fits(conn, DOCUMENTS).await?;
+        // Documents are only read; publications and heads are written.
+        let documents = fits(conn, DOCUMENTS, false).await?;
         if let Some(why) = documents {
             shape.capture = false;
             shape.missing.push(why);
         }
         for table in PUBLICATIONS {
-            if let Some(why) = fits(conn, table).await? {
+            if let Some(why) = fits(conn, table, true).await? {
                 shape.publish = false;
                 shape.missing.push(why);
             }
@@ -88,7 +89,7 @@ impl PlatformShape {
             );
         }
         if !self.publish {
-            left_out.push("publish (jobs stop at verifying, queued)");
+            left_out.push("publish (the jobs they run stop at verifying, queued)");
         }
         Some(format!(
             "the platform's tables differ from the stand-in ({}): simulated workers will not {}",
@@ -98,10 +99,12 @@ impl PlatformShape {
     }
 }
 
-/// `None` when `table` has `columns` and no other column that must be written; else why not.
+/// `None` when `table` has `columns` (and, when the simulator `writes` it, no other column
+/// that must be written); else why not.
 async fn fits(
     conn: &mut PgConnection,
     (table, columns): (&str, &[&str]),
+    writes: bool,
 ) -> Result<Option<String>, sqlx::Error> {
     let present: Vec<(String, bool)> = crate::store::sql::query_as(
         // Must be written: not null, with no default, not an identity (a generated column has
@@ -123,7 +126,7 @@ async fn fits(
         .collect();
     let required: Vec<&str> = present
         .iter()
-        .filter(|(name, must)| *must && !columns.contains(&name.as_str()))
+        .filter(|(name, must)| writes && *must && !columns.contains(&name.as_str()))
         .map(|(name, _)| name.as_str())
         .collect();
     Ok(match (lacking.is_empty(), required.is_empty()) {

@@ -512,7 +512,10 @@ fn switch_view(app: &mut App, view: View) -> Vec<Effect> {
     app.detail.scroll = 0;
     app.view = view;
     // A message speaks of the screen it was said on: it does not follow the operator away.
-    app.message = None;
+    // A warning (read-only, the primary moved, keys dropped) stays its time.
+    if app.message.as_ref().is_some_and(|m| !m.error) {
+        app.message = None;
+    }
     let mut effects = vec![Effect::Poller(poller::Instruction::Focus(app.view.focus()))];
     if app.view == View::Health {
         refresh_outliers(app);
@@ -573,8 +576,14 @@ fn on_command(app: &mut App, command: Command) -> Vec<Effect> {
     // and does nothing.
     if app.view != View::Board && BOARD_ONLY.contains(&command) {
         if let Some(binding) = keys::binding(Scope::View, command) {
+            // Esc goes to the board, but from a detail opened in a list first to that list.
+            let way = if matches!(app.view, View::Detail(_)) && app.detail_from.is_some() {
+                "Esc twice goes there"
+            } else {
+                "Esc goes there"
+            };
             let text = format!(
-                "{} ({}) works on the board: Esc goes there",
+                "{} ({}) works on the board: {way}",
                 binding.shown, binding.help
             );
             app.say(text, true);

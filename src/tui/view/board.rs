@@ -128,9 +128,9 @@ fn board_row(
     } else {
         " "
     };
-    let progress = if (b.total > 0 || b.checkpoint.index() > 0) && bar == 0 {
+    let progress = if row.has_documents() && bar == 0 {
         format!("{}/{}", b.completed, b.total)
-    } else if b.total > 0 || b.checkpoint.index() > 0 {
+    } else if row.has_documents() {
         format!(
             "{} {}/{}",
             format::bar(row.fraction(), bar, ascii),
@@ -169,14 +169,7 @@ fn board_row(
             .unwrap_or_default();
         values.push(Value::new(message, theme.dim()));
     } else {
-        // One column: the blocking lease of a blocked space (its age is what matters), else
-        // the error code when there is one (a failed job has no worker), else the worker.
-        let shown = if s.blocked_by_lease {
-            worker.or(error)
-        } else {
-            error.or(worker)
-        };
-        values.push(shown.unwrap_or_else(empty));
+        values.push(format::narrow_last(row, worker, error).unwrap_or_else(empty));
     }
     let style = if selected {
         theme.selected()

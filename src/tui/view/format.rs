@@ -95,6 +95,16 @@ pub(crate) fn holder(
     use crate::domain::{duration, text};
     let s = &row.signals;
     match (&row.worker, &row.lease) {
+        // A stuck job's worker holds a live lease without progress: how long it has been
+        // quiet matters, not the lease's time left.
+        (Some(w), _) if s.stuck && !s.lease_expired => Some((
+            format!(
+                "{} idle {}",
+                text::clean(&w.worker_id, 64),
+                duration::compact(row.idle_for(now))
+            ),
+            Cut::Start,
+        )),
         (Some(w), _) => {
             let left = row.lease_remaining(now).unwrap_or_default();
             let left = if s.lease_expired {
@@ -122,6 +132,21 @@ pub(crate) fn holder(
             Cut::End,
         )),
         (None, None) => None,
+    }
+}
+
+/// What the one narrow last column shows of a holder and an error: a blocked space's lease
+/// (its age is what matters), else the error code (a failed job has no worker), else the
+/// holder — on the board at 80 columns and in `status` alike.
+pub(crate) fn narrow_last<T>(
+    row: &crate::domain::board::BoardRow,
+    holder: Option<T>,
+    error: Option<T>,
+) -> Option<T> {
+    if row.signals.blocked_by_lease {
+        holder.or(error)
+    } else {
+        error.or(holder)
     }
 }
 

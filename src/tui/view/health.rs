@@ -101,7 +101,7 @@ fn resync_line(app: &App) -> String {
         duration::compact(chrono::Duration::from_std(c).unwrap_or(chrono::Duration::zero()))
     });
     format!(
-        " resync: {through:.0}% through the table's {} pages · a cycle about {cycle} · {} cycle(s) done",
+        " resync {through:.0}% of {} pages · a cycle about {cycle} · {} cycle(s) done",
         sync.table_pages, sync.cycles
     )
 }

@@ -58,9 +58,10 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             } else {
                 "oldest issue"
             },
-            // `blocked 2h00m` whole at 80 columns: the class and how long, the age never cut.
+            // How long first (`2h00m blocked`): where the column is narrow, the age stays whole
+            // and the class is cut, and the tenant keeps its room.
             Priority::Message,
-            13,
+            8,
             400,
         )
         .filling(),
@@ -102,7 +103,7 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 if wide {
                     format!("{} for {age}", class.label())
                 } else {
-                    format!("{} {age}", format::flag(class).to_lowercase())
+                    format!("{age} {}", format::flag(class).to_lowercase())
                 }
             });
             values.push(Value::plain(oldest));
