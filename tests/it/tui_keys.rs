@@ -1570,3 +1570,30 @@ fn opening_a_tenant_shows_every_space_of_it_whatever_the_filter_was() {
     assert_eq!(view.len(), of_tenant, "every space of the tenant");
     assert!(said(&console).starts_with("tenant "), "{}", said(&console));
 }
+
+#[test]
+fn at_80_columns_the_other_views_give_the_board_label_their_room() {
+    let mut console = Console::new((80, 24), Extra::None, Focus::Board);
+    press(&mut console, KeyCode::Char('f'));
+    press(&mut console, KeyCode::Char(' '));
+    press(&mut console, KeyCode::Char('s'));
+    let screen = screens::render(&console.app);
+    let tabs = screen
+        .lines()
+        .find(|l| l.contains("Board"))
+        .expect("the tab line");
+    assert!(tabs.contains("only needs an operator"), "{tabs}");
+    assert!(tabs.contains("1 marked"), "{tabs}");
+    assert!(
+        !tabs.contains("Tenants"),
+        "the other views by their initials: {tabs}"
+    );
+    // Wide enough, every view is named.
+    let wide = Console::new((160, 48), Extra::None, Focus::Board);
+    let screen = screens::render(&wide.app);
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.contains("Tenants") && l.contains("Health"))
+    );
+}

@@ -451,19 +451,30 @@ pub(crate) fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
         View::Audit => 3,
         View::Health => 4,
     };
-    let mut spans = vec![Span::raw(" ")];
-    for (i, name) in ["Board", "Tenants", "Leases", "Audit", "Health"]
-        .iter()
-        .enumerate()
-    {
-        let style = if i == current {
-            theme.active_tab()
-        } else {
-            theme.dim()
-        };
-        spans.push(Span::styled(format!(" {name} "), style));
-        spans.push(Span::raw(" "));
-    }
+    // The other views by their initials where the label needs the room (`B  T  Leases  A  H`):
+    // what the rows on screen are matters more than the names of the views not shown.
+    let tab_spans = |short: bool| {
+        let mut spans = vec![Span::raw(" ")];
+        for (i, name) in ["Board", "Tenants", "Leases", "Audit", "Health"]
+            .iter()
+            .enumerate()
+        {
+            let style = if i == current {
+                theme.active_tab()
+            } else {
+                theme.dim()
+            };
+            let name = if short && i != current {
+                &name[..1]
+            } else {
+                name
+            };
+            spans.push(Span::styled(format!(" {name} "), style));
+            spans.push(Span::raw(" "));
+        }
+        spans
+    };
+    let mut spans = tab_spans(false);
     if let View::Detail(id) = &app.view {
         // The whole id: the other tabs give it their room; the one it was opened from stays.
         let kept = spans
@@ -544,6 +555,12 @@ pub(crate) fn tabs(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
             format!("{} {count} tenants, attention first", g.bar),
             theme.dim(),
         ));
+    }
+    let width = |spans: &[Span]| spans.iter().map(Span::width).sum::<usize>();
+    if !matches!(app.view, View::Detail(_)) && width(&spans) > usize::from(area.width) {
+        let label = spans.split_off(tab_spans(false).len());
+        spans = tab_spans(true);
+        spans.extend(label);
     }
     frame.render_widget(
         Paragraph::new(super::grid::fit_line(spans, area.width)),
