@@ -187,62 +187,69 @@ impl LeaseMirror {
             .collect()
     }
 
-    /// The mirror after `delta`, and what changed: the leases of the changed buckets, and
-    /// those gone.
-    fn after(&self, delta: fleet::LeaseDelta) -> (Self, Vec<LeaseRow>, Vec<LeaseRow>) {
+    /// What `delta` changes (to [`Self::apply`] once the poll committed), and what it says:
+    /// the leases of the changed buckets, and those gone. Unchanged buckets are not copied.
+    fn after(&self, delta: fleet::LeaseDelta) -> (LeaseUpdate, Vec<LeaseRow>, Vec<LeaseRow>) {
         let mut fresh: HashMap<i32, Vec<LeaseRow>> = HashMap::new();
         for (bucket, lease) in delta.leases {
             fresh.entry(bucket).or_default().push(lease);
         }
-        let mut next = Self::default();
+        let listed: HashSet<i32> = delta.digests.iter().map(|(bucket, ..)| *bucket).collect();
         let mut gone = Vec::new();
         let mut read = Vec::new();
-        for (bucket, count, digest) in delta.digests {
-            let leases = match fresh.remove(&bucket) {
-                Some(leases) => {
-                    if let Some(old) = self.buckets.get(&bucket) {
-                        // Gone: a lease no longer there, or one now on another space (its
-                        // old place is freed).
-                        let now: HashMap<Uuid, (&str, Uuid)> = leases
-                            .iter()
-                            .map(|l| (l.id, (l.tenant_id.as_str(), l.knowledge_space_id)))
-                            .collect();
-                        gone.extend(
-                            old.leases
-                                .iter()
-                                .filter(|l| {
-                                    now.get(&l.id)
-                                        != Some(&(l.tenant_id.as_str(), l.knowledge_space_id))
-                                })
-                                .cloned(),
-                        );
-                    }
-                    read.extend(leases.iter().cloned());
-                    leases
-                }
-                None => self
-                    .buckets
-                    .get(&bucket)
-                    .map(|b| b.leases.clone())
-                    .unwrap_or_default(),
-            };
-            next.buckets.insert(
-                bucket,
-                LeaseBucket {
-                    count,
-                    digest,
-                    leases,
-                },
-            );
+        for (bucket, leases) in &fresh {
+            if let Some(old) = self.buckets.get(bucket) {
+                // Gone: a lease no longer there, or one now on another space (its old place
+                // is freed).
+                let now: HashMap<Uuid, (&str, Uuid)> = leases
+                    .iter()
+                    .map(|l| (l.id, (l.tenant_id.as_str(), l.knowledge_space_id)))
+                    .collect();
+                gone.extend(
+                    old.leases
+                        .iter()
+                        .filter(|l| {
+                            now.get(&l.id) != Some(&(l.tenant_id.as_str(), l.knowledge_space_id))
+                        })
+                        .cloned(),
+                );
+            }
+            read.extend(leases.iter().cloned());
         }
         // A bucket no longer listed holds no lease now.
         for (bucket, old) in &self.buckets {
-            if !next.buckets.contains_key(bucket) {
+            if !listed.contains(bucket) {
                 gone.extend(old.leases.iter().cloned());
             }
         }
-        (next, read, gone)
+        let update = LeaseUpdate {
+            digests: delta.digests,
+            fresh,
+        };
+        (update, read, gone)
     }
+
+    /// Takes what a committed poll read: every bucket's digest, the changed buckets' leases.
+    fn apply(&mut self, update: LeaseUpdate) {
+        let mut fresh = update.fresh;
+        let listed: HashSet<i32> = update.digests.iter().map(|(bucket, ..)| *bucket).collect();
+        self.buckets.retain(|bucket, _| listed.contains(bucket));
+        for (bucket, count, digest) in update.digests {
+            let held = self.buckets.entry(bucket).or_default();
+            held.count = count;
+            held.digest = digest;
+            if let Some(leases) = fresh.remove(&bucket) {
+                held.leases = leases;
+            }
+        }
+    }
+}
+
+/// What one poll's lease delta changes in the [`LeaseMirror`].
+#[derive(Debug, Default)]
+struct LeaseUpdate {
+    digests: Vec<(i32, i32, i64)>,
+    fresh: HashMap<i32, Vec<LeaseRow>>,
 }
 
 /// What a poll learned, applied to the [`Mirror`] only once its transaction committed (a
@@ -256,8 +263,8 @@ struct Learned {
     cursor: Option<i64>,
     /// The slice read: its pages and how long its statement took.
     slice: Option<(i64, Duration)>,
-    /// The leases as they are now.
-    leases: Option<LeaseMirror>,
+    /// What the leases' delta changes.
+    leases: Option<LeaseUpdate>,
 }
 
 /// Keeps a copy of the ledger in scope current.
@@ -435,7 +442,9 @@ impl LedgerSync {
             }
         };
         let delta = fleet::lease_delta(conn, layout, tenant, &[]).await?;
-        let (lease_mirror, leases, _) = LeaseMirror::default().after(delta);
+        let mut lease_mirror = LeaseMirror::default();
+        let (update, leases, _) = lease_mirror.after(delta);
+        lease_mirror.apply(update);
         report.statements += 1;
         report.rows_read = upserts.len() + leases.len();
         report.table_pages = pages;
@@ -545,10 +554,10 @@ impl LedgerSync {
         let delta = fleet::lease_delta(conn, layout, tenant, &mirror.leases.known()).await?;
         report.statements += 1;
         report.rows_read += delta.digests.len() + delta.leases.len();
-        let (leases, read, gone) = mirror.leases.after(delta);
+        let (update, read, gone) = mirror.leases.after(delta);
         changes.leases = read;
         changes.leases_gone = gone;
-        learned.leases = Some(leases);
+        learned.leases = Some(update);
         report.table_pages = pages;
         changes.report = report;
         Ok((changes, learned))
@@ -622,8 +631,8 @@ impl Mirror {
 
     /// Applies what a committed poll learned.
     fn learn(&mut self, mut learned: Learned, db_now: DateTime<Utc>) {
-        if let Some(leases) = learned.leases.take() {
-            self.leases = leases;
+        if let Some(update) = learned.leases.take() {
+            self.leases.apply(update);
         }
         for (id, version, page) in learned.read {
             self.remember(id, version, page);
@@ -715,7 +724,9 @@ mod tests {
             digests: vec![(1, 2, 10), (2, 1, 20), (3, 1, 30)],
             leases: vec![(1, lease(1)), (1, lease(2)), (2, lease(3)), (3, lease(4))],
         };
-        let (mirror, read, gone) = LeaseMirror::default().after(first);
+        let mut mirror = LeaseMirror::default();
+        let (update, read, gone) = mirror.after(first);
+        mirror.apply(update);
         assert_eq!(ids(&read), [1, 2, 3, 4]);
         assert!(gone.is_empty());
         // Lease 2 went and lease 5 came in bucket 1; bucket 2 is unchanged (not sent); bucket
@@ -724,7 +735,8 @@ mod tests {
             digests: vec![(1, 2, 11), (2, 1, 20)],
             leases: vec![(1, lease(1)), (1, lease(5))],
         };
-        let (mirror, read, gone) = mirror.after(second);
+        let (update, read, gone) = mirror.after(second);
+        mirror.apply(update);
         assert_eq!(ids(&read), [1, 5], "the changed bucket's leases");
         assert_eq!(ids(&gone), [2, 4]);
         let mut known = mirror.known();
