@@ -23,6 +23,24 @@ fn run(db: &TestDb, args: &[&str]) -> std::process::Output {
         .expect("run the binary")
 }
 
+/// Three seconds of `simulate --no-seed` without faults, its time scaled by `time_scale`.
+fn simulate(db: &TestDb, time_scale: &str) -> std::process::Output {
+    run(
+        db,
+        &[
+            "simulate",
+            "--no-seed",
+            "--duration-secs",
+            "3",
+            "--time-scale",
+            time_scale,
+            "--report-every",
+            "1",
+            "--no-faults",
+        ],
+    )
+}
+
 fn assert_ok(output: &std::process::Output) -> String {
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
     assert!(
@@ -109,20 +127,7 @@ async fn the_fixture_has_the_documented_proportions_and_simulate_works_on_it() {
     assert_eq!(again.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&again.stderr).contains("empty rehearsal database"));
 
-    let simulated = run(
-        &db,
-        &[
-            "simulate",
-            "--no-seed",
-            "--duration-secs",
-            "3",
-            "--time-scale",
-            "0.1",
-            "--report-every",
-            "1",
-            "--no-faults",
-        ],
-    );
+    let simulated = simulate(&db, "0.1");
     let stdout = assert_ok(&simulated);
     assert!(stdout.contains("readable"), "{stdout}");
     let after = report::summarize(&session, &Thresholds::default())
@@ -192,24 +197,7 @@ async fn simulate_on_tables_of_another_shape_says_what_it_leaves_out_and_runs_th
     .execute(&db.pool)
     .await
     .expect("another shape");
-    // Three seconds of fast simulated time, without faults.
-    let simulate = || {
-        run(
-            &db,
-            &[
-                "simulate",
-                "--no-seed",
-                "--duration-secs",
-                "3",
-                "--time-scale",
-                "0.05",
-                "--report-every",
-                "1",
-                "--no-faults",
-            ],
-        )
-    };
-    let simulated = simulate();
+    let simulated = simulate(&db, "0.05");
     let stdout = assert_ok(&simulated);
     let notices: Vec<&str> = stdout
         .lines()
@@ -246,7 +234,7 @@ async fn simulate_on_tables_of_another_shape_says_what_it_leaves_out_and_runs_th
         if state(captured.bootstrap).await.0 == "verifying" {
             break;
         }
-        assert_ok(&simulate());
+        assert_ok(&simulate(&db, "0.05"));
     }
     assert_eq!(
         state(captured.bootstrap).await,
