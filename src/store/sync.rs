@@ -30,8 +30,9 @@
 //! [`SyncSettings::max_slice_pages`] pages so its statement stays short. A poll that comes
 //! late therefore reads a larger slice only within that bound, never one that makes the next
 //! poll later still; and a cycle's length follows from the table's size: about
-//! `pages × cost per page ÷ budget` — one to two minutes for the 100,000-space fixture (4,435
-//! pages), 10 to 20 for a million spaces ([`SyncReport::cycle_estimate`], shown in the
+//! `pages × cost per page ÷ budget` — about a minute for the 100,000-space fixture (4,435
+//! pages, measured with `simulate` writing), so some ten minutes for a million spaces if a
+//! page costs the same there ([`SyncReport::cycle_estimate`], shown in the
 //! Health view). Under `--tenant` the slices still walk
 //! the whole table (keeping the tenant's rows), so a scoped console costs the database about
 //! what an unscoped one does. On a standby the watermark is the instant its data is known
