@@ -6,7 +6,6 @@
 //! immutable and shared through `Arc` between the model and every published view; a change
 //! makes a new row.
 
-use std::cmp::Ordering;
 use std::sync::Arc;
 
 use chrono::{DateTime, Duration, Utc};
@@ -39,8 +38,11 @@ pub struct BoardRow {
     pub completed: i32,
     pub worker: Option<WorkerClock>,
     pub error_code: Option<Name>,
-    /// The start of the last error message (the detail view reads it whole).
+    /// The start of the last error message, where it was read with the row (the board
+    /// fetches the messages of the rows on screen; the detail view reads it whole).
     pub error_message: Option<Box<str>>,
+    /// The row has an error message, read with it or not.
+    pub has_message: bool,
     pub row_version: i32,
     pub updated_at: DateTime<Utc>,
     pub completed_at: Option<DateTime<Utc>>,
@@ -127,28 +129,6 @@ impl BoardRow {
             self.completed_at,
             thresholds,
         )
-    }
-
-    /// What the `/` filter searches: tenant, space id (and bootstrap id when it differs) as 32
-    /// hex digits, worker and error code, lower-case, each field ended by a character nobody
-    /// types (so an id's start and end can be searched for).
-    pub(crate) fn search_text(&self) -> String {
-        let mut text = String::with_capacity(96);
-        text.push_str(&self.tenant.to_lowercase());
-        text.push('\u{1}');
-        let mut uuid = Uuid::encode_buffer();
-        text.push_str(self.space.simple().encode_lower(&mut uuid));
-        text.push('\u{1}');
-        if self.id != self.space {
-            text.push_str(self.id.simple().encode_lower(&mut uuid));
-            text.push('\u{1}');
-        }
-        let worker = self.worker.as_ref().map(|w| &*w.worker_id);
-        for extra in [worker, self.error_code.as_deref()].into_iter().flatten() {
-            text.push_str(&extra.to_lowercase());
-            text.push('\u{1}');
-        }
-        text
     }
 }
 
@@ -310,31 +290,6 @@ impl SortKey {
             (Self::Idle, true) => "idle, shortest first",
         }
     }
-
-    /// The order of two rows under this key. Every order ends in the bootstrap id, so no two
-    /// rows ever compare equal and a row's place is well defined.
-    pub(crate) fn compare(self, a: &BoardRow, b: &BoardRow) -> Ordering {
-        match self {
-            Self::Attention => attention_order(a, b),
-            // Each tenant's rows in attention order: its trouble first.
-            Self::Tenant => a.tenant.cmp(&b.tenant).then_with(|| attention_order(a, b)),
-            Self::Progress => a
-                .fraction()
-                .total_cmp(&b.fraction())
-                .then_with(|| attention_order(a, b)),
-            Self::Idle => a.updated_at.cmp(&b.updated_at).then(a.id.cmp(&b.id)),
-        }
-    }
-}
-
-/// The attention order of domain contract §2; within a class the longest-idle first, then by
-/// id, so the order is stable between polls and the same as `status` pages through.
-pub fn attention_order(a: &BoardRow, b: &BoardRow) -> Ordering {
-    a.signals
-        .attention
-        .cmp(&b.signals.attention)
-        .then(a.updated_at.cmp(&b.updated_at))
-        .then(a.id.cmp(&b.id))
 }
 
 /// Quick filters: by attention class, cycled with `f`.
@@ -406,51 +361,13 @@ impl BoardQuery {
     }
 
     /// Whether the rows in order are read backwards to show them.
-    fn read_backwards(&self) -> bool {
+    pub(crate) fn read_backwards(&self) -> bool {
         self.reverse && !self.reverses_inside()
-    }
-
-    /// The order of two rows under this query (before [`Self::read_backwards`]).
-    pub(crate) fn compare(&self, a: &BoardRow, b: &BoardRow) -> Ordering {
-        if self.reverses_inside() {
-            b.tenant.cmp(&a.tenant).then_with(|| attention_order(a, b))
-        } else {
-            self.sort.compare(a, b)
-        }
     }
 
     /// Whether any filter is set (otherwise every row is shown).
     pub(crate) fn filters(&self) -> bool {
         self.quick != Quick::All || !self.text.is_empty() || self.tenant.is_some()
-    }
-
-    /// Whether the query shows `row` (with `needle` built from it): for the few rows a caller
-    /// holds, such as the marked ones — the board's own filter keeps its rows' search text.
-    pub(crate) fn shows(&self, row: &BoardRow, needle: &Needle) -> bool {
-        self.admits(
-            row.signals.attention,
-            &row.tenant,
-            row.search_text().as_bytes(),
-            needle,
-        )
-    }
-
-    /// The filter's one rule: a row of this class and tenant, with this search text, passes
-    /// (`needle` built from the query). The board's order and the marks both ask it.
-    pub(crate) fn admits(
-        &self,
-        attention: Attention,
-        tenant: &Name,
-        text: &[u8],
-        needle: &Needle,
-    ) -> bool {
-        self.quick.admits(attention)
-            && self
-                .tenant
-                .as_ref()
-                // Interned names are usually the very same allocation; compare text otherwise.
-                .is_none_or(|t| Arc::ptr_eq(t, tenant) || **t == **tenant)
-            && needle.finds(text)
     }
 
     /// The text filter, ready to search with (build it once per query, not per row).
@@ -541,58 +458,7 @@ impl Needle {
     }
 }
 
-/// The rows a query shows, in its order, as one immutable value the UI can index cheaply.
-#[derive(Debug, Clone)]
-pub struct BoardView {
-    pub query: BoardQuery,
-    /// In the query's order (not yet read backwards).
-    rows: imbl::Vector<Arc<BoardRow>>,
-}
-
-impl BoardView {
-    pub fn new(query: BoardQuery, rows: imbl::Vector<Arc<BoardRow>>) -> Self {
-        Self { query, rows }
-    }
-
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
-    }
-
-    /// The row at `position` as shown (the query's direction applied).
-    pub fn get(&self, position: usize) -> Option<&Arc<BoardRow>> {
-        if position >= self.rows.len() {
-            return None;
-        }
-        let index = if self.query.read_backwards() {
-            self.rows.len() - 1 - position
-        } else {
-            position
-        };
-        self.rows.get(index)
-    }
-
-    /// Up to `count` rows from `position` on, as shown.
-    pub fn window(&self, position: usize, count: usize) -> impl Iterator<Item = &Arc<BoardRow>> {
-        (position..position.saturating_add(count).min(self.len())).filter_map(|p| self.get(p))
-    }
-
-    /// Where `row` (as currently known) is shown, if it is.
-    pub(crate) fn position_of(&self, row: &BoardRow) -> Option<usize> {
-        let index = self
-            .rows
-            .binary_search_by(|probe| self.query.compare(probe, row))
-            .ok()?;
-        Some(if self.query.read_backwards() {
-            self.rows.len() - 1 - index
-        } else {
-            index
-        })
-    }
-}
+pub use super::fleet::BoardView;
 
 #[cfg(test)]
 mod tests {

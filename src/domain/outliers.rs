@@ -135,6 +135,7 @@ mod tests {
             worker: None,
             error_code: None,
             error_message: None,
+            has_message: false,
             row_version: 1,
             updated_at: now,
             completed_at: None,

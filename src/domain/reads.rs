@@ -178,6 +178,14 @@ impl<'a> Reads<'a> {
         Ok((as_of, replication))
     }
 
+    /// The start of the error messages of these bootstraps (the board's rows on screen).
+    pub async fn messages(&self, ids: &[Uuid]) -> Result<Vec<fleet::MessageRow>, StoreError> {
+        let scope = self.scope();
+        read_retried!(self.topology.reads(), "the messages", |c| fleet::messages(
+            c, scope, ids
+        ))
+    }
+
     /// One bootstrap in depth; `None` when it does not exist in scope.
     pub async fn detail(&self, bootstrap_id: Uuid) -> Result<Option<Detail>, DetailError> {
         let (layout, scope) = (*self.topology.reads().layout(), self.scope());

@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
+use uuid::Uuid;
 
 use super::cadence::Cadence;
 use super::model::Input;
@@ -30,6 +31,7 @@ pub(super) enum Request {
     Interval(Duration),
     Focus(Focus),
     AwaitReplay(ReplayMark),
+    Messages(Vec<Uuid>),
 }
 
 struct Fetcher {
@@ -73,6 +75,7 @@ pub(super) async fn run(
     fetcher.note_servers(&fetcher.session.topology());
     let mut poll_now = false;
     let mut focus_changed = false;
+    let mut wanted_messages: Option<Vec<Uuid>> = None;
     // Waits for a standby to replay an action run beside the loop (pause and focus requests
     // are not held behind them); polls wait for them, and the poll after one shows the action.
     let (replayed, mut replay_answers) = mpsc::unbounded_channel::<(ReplayMark, bool)>();
@@ -115,6 +118,7 @@ pub(super) async fn run(
                         focus_changed |= focus != fetcher.focus;
                         fetcher.focus = focus;
                     }
+                    Request::Messages(ids) => wanted_messages = Some(ids),
                     Request::AwaitReplay(mark) => {
                         replays_awaited += 1;
                         let (topology, replayed) = (fetcher.session.topology(), replayed.clone());
@@ -123,6 +127,11 @@ pub(super) async fn run(
                             let _ = replayed.send((mark, held));
                         });
                     }
+                }
+            }
+            _ = std::future::ready(()), if wanted_messages.is_some() => {
+                if let Some(ids) = wanted_messages.take() {
+                    fetcher.fetch_messages(&ids).await;
                 }
             }
             _ = std::future::ready(()), if focus_changed => {
@@ -286,6 +295,19 @@ impl Fetcher {
                 "the standby holds the action's records ({}) now",
                 mark.position
             );
+        }
+    }
+
+    /// The messages of the board's rows on screen; a failure is logged, and the rows show
+    /// none until they are asked for again.
+    async fn fetch_messages(&mut self, ids: &[Uuid]) {
+        let reads = self.session.reads();
+        match tokio::time::timeout(POLL_TIMEOUT, reads.messages(ids)).await {
+            Ok(Ok(rows)) => {
+                let _ = self.model.send(Input::Messages(rows));
+            }
+            Ok(Err(error)) => tracing::warn!("the messages could not be read: {error}"),
+            Err(_) => tracing::warn!("the messages: no answer within {}s", POLL_TIMEOUT.as_secs()),
         }
     }
 

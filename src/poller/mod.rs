@@ -136,6 +136,8 @@ pub struct PollStatus {
     /// The local instant that corresponds to `fleet.db_now` (for ages between polls).
     pub fleet_at: Option<Instant>,
     pub focused: Option<Arc<Focused>>,
+    /// The last messages read for the board (see [`Instruction::Messages`]).
+    pub messages: Option<Arc<Vec<crate::store::fleet::MessageRow>>>,
     pub polling: PollHealth,
     /// Counts every published status, so the UI can tell a new one from the last.
     pub sequence: u64,
@@ -170,6 +172,9 @@ pub enum Instruction {
     Focus(Focus),
     /// Order and filter the board like this.
     Query(BoardQuery),
+    /// Read the error messages of these bootstraps (the board's rows on screen that have one
+    /// the UI does not hold at their row version).
+    Messages(Vec<Uuid>),
     /// Poll as soon as the standby holds what an action wrote, at most [`REPLAY_WAIT`] from
     /// now: the board then shows what the action did.
     AwaitReplay(ReplayMark),
@@ -208,6 +213,7 @@ impl PollerHandle {
             Instruction::Interval(interval) => fetch::Request::Interval(interval),
             Instruction::Focus(focus) => fetch::Request::Focus(focus),
             Instruction::AwaitReplay(mark) => fetch::Request::AwaitReplay(mark),
+            Instruction::Messages(ids) => fetch::Request::Messages(ids),
         };
         let _ = self.fetch.send(request);
     }

@@ -26,6 +26,7 @@ pub(super) enum Input {
         polling: PollHealth,
     },
     Focused(Focused),
+    Messages(Vec<crate::store::fleet::MessageRow>),
     Polling(PollHealth),
 }
 
@@ -101,6 +102,10 @@ impl Model {
             }
             Input::Focused(focused) => {
                 self.status.focused = Some(Arc::new(focused));
+                false
+            }
+            Input::Messages(rows) => {
+                self.status.messages = Some(Arc::new(rows));
                 false
             }
             Input::Polling(polling) => {

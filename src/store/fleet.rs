@@ -33,7 +33,8 @@ pub(crate) const BOARD_MESSAGE_CHARS: usize = 240;
 /// Which of the board's columns a statement reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Columns {
-    /// For the sync: messages clipped, with each row's version and page.
+    /// For the sync: whether there is a message, but not its text (the board fetches the
+    /// messages of the rows on screen, [`messages`]), with each row's version and page.
     Sync,
     /// For a report: whole messages; no version or page (read as 0).
     Report,
@@ -43,7 +44,8 @@ pub(crate) enum Columns {
 pub(crate) fn board_columns(columns: Columns) -> String {
     let (message, version, page) = match columns {
         Columns::Sync => (
-            format!("left(b.last_error_message, {BOARD_MESSAGE_CHARS})"),
+            // `left(m, 0)` is '' for a message and NULL for none: its presence, no bytes.
+            "left(b.last_error_message, 0)".to_string(),
             "b.xmin::text::bigint",
             PAGE,
         ),
@@ -338,6 +340,38 @@ pub(crate) async fn by_ids(
 ) -> Result<Vec<BoardRecord>, StoreError> {
     Ok(
         crate::store::sql::query_as(sqlx::AssertSqlSafe(by_ids_sql()))
+            .bind(tenant)
+            .bind(ids)
+            .fetch_all(conn)
+            .await?,
+    )
+}
+
+/// The start of the error messages of bootstraps `$2` (the rows on screen), with the row
+/// version each was read at.
+pub fn messages_sql() -> String {
+    format!(
+        "SELECT b.id, b.row_version, left(b.last_error_message, {BOARD_MESSAGE_CHARS}) AS message \
+         FROM legacy_space_publication_bootstraps b \
+         WHERE b.id = ANY($2) AND b.last_error_message IS NOT NULL AND {TENANT}"
+    )
+}
+
+/// A message of a row on screen.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct MessageRow {
+    pub id: Uuid,
+    pub row_version: i32,
+    pub message: String,
+}
+
+pub(crate) async fn messages(
+    conn: &mut PgConnection,
+    tenant: Option<&str>,
+    ids: &[Uuid],
+) -> Result<Vec<MessageRow>, StoreError> {
+    Ok(
+        crate::store::sql::query_as(sqlx::AssertSqlSafe(messages_sql()))
             .bind(tenant)
             .bind(ids)
             .fetch_all(conn)

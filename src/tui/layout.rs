@@ -49,3 +49,7 @@ pub(crate) fn table_rows(size: (u16, u16)) -> usize {
     let fixed = TITLE + SUMMARY + TABS + FOOTER + TABLE_HEADER;
     usize::from(size.1.saturating_sub(fixed).max(1))
 }
+
+/// From this width the board has its worker, error and message columns (the rows' messages
+/// are then fetched).
+pub(crate) const WIDE_BOARD: u16 = 110;

@@ -165,6 +165,7 @@ fn app_with(n: usize) -> App {
         fleet: fleet.snapshot().map(Arc::new),
         fleet_at: Some(at),
         focused: None,
+        messages: None,
         polling: PollHealth {
             interval: Duration::from_secs(2),
             poll_time: Some(Duration::from_millis(3)),

@@ -506,6 +506,7 @@ async fn run(args: Args) {
             fleet: Some(Arc::new(fleet)),
             fleet_at: Some(at),
             focused: None,
+            messages: None,
             polling: poller::PollHealth {
                 interval: Duration::from_secs(2),
                 period: Some(Duration::from_secs(2)),

@@ -105,7 +105,7 @@ fn board(snapshot: &FleetSnapshot, except: &HashMap<Uuid, (u32, i64)>) -> Vec<Ju
     let view = &snapshot.board;
     view.window(0, view.len())
         .filter(|r| !except.contains_key(&r.id))
-        .map(|r| judged(r))
+        .map(|r| judged(&r))
         .collect()
 }
 

@@ -111,7 +111,7 @@ async fn signals_and_attention_order_follow_the_database_clock() {
         "the database clock really is ahead"
     );
     let now = board.db_now;
-    let shown: Vec<_> = board.board.window(0, board.board.len()).cloned().collect();
+    let shown: Vec<_> = board.board.window(0, board.board.len()).collect();
 
     let order: Vec<_> = shown.iter().map(|r| r.id).collect();
     let expected = [

@@ -149,7 +149,7 @@ async fn with_faults_jobs_fail_and_are_reclaimed_and_operator_retries_finish_the
             "the rollout never recovered"
         );
         for row in b.rows.values().filter(|r| r.run_state == RunState::Failed) {
-            let action = Action::retry(SeenBootstrap::from(&**row), RequestId::new());
+            let action = Action::retry(SeenBootstrap::from(&row), RequestId::new());
             if let Outcome::Applied(_) = actions::apply(&session, &action, "transient failure")
                 .await
                 .expect("retry")

@@ -41,7 +41,7 @@ fn confirm_one(console: &mut Console) {
 /// The rows the board shows, in order.
 fn visible(console: &Console) -> Vec<BoardRow> {
     let view = console.app.board_view().expect("a view");
-    view.window(0, view.len()).map(|r| (**r).clone()).collect()
+    view.window(0, view.len()).collect()
 }
 
 fn visible_tenants(console: &Console) -> Vec<String> {

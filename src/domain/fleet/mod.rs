@@ -8,12 +8,15 @@
 //! summary, the tenants' tallies and the board's order are adjusted row by row, so no step
 //! walks all rows (except a change of sort key or filter, and a first load).
 //!
-//! [`Fleet::snapshot`] publishes the state as immutable values that share their rows with the
-//! model: cheap to hand to the UI after every poll.
+//! Rows are kept as compact records in a [`Table`] (see [`table`]), and [`Fleet::snapshot`]
+//! publishes the state as immutable values that share the table with the model: cheap to hand
+//! to the UI after every poll.
 
+mod filter;
 mod names;
 mod order;
 mod parse;
+mod table;
 mod tenants;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -23,12 +26,15 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 pub(crate) use names::Names;
+pub use order::BoardView;
 pub(crate) use parse::board_row;
+pub use table::Table;
 pub use tenants::TenantRow;
 
 use self::order::Order;
+use self::table::{Compact, Dict, Slot};
 use self::tenants::Tenants;
-use super::board::{BoardQuery, BoardRow, BoardView, Name, Summary};
+use super::board::{BoardQuery, BoardRow, Summary};
 use super::ids::IdNames;
 use super::model::{MutationLease, RowError, RunState};
 use super::progress::Series;
@@ -43,8 +49,8 @@ pub struct FleetSnapshot {
     pub summary: Summary,
     /// The rows the board's query shows, in its order.
     pub board: BoardView,
-    /// Every row in scope by bootstrap id.
-    pub rows: imbl::HashMap<Uuid, Arc<BoardRow>>,
+    /// Every row in scope.
+    pub rows: Table,
     pub tenants: Arc<Vec<TenantRow>>,
     /// Rows that could not be read, shown rather than hidden.
     pub problems: Arc<Vec<RowError>>,
@@ -53,7 +59,7 @@ pub struct FleetSnapshot {
 }
 
 impl FleetSnapshot {
-    pub fn row(&self, id: &Uuid) -> Option<&Arc<BoardRow>> {
+    pub fn row(&self, id: &Uuid) -> Option<BoardRow> {
         self.rows.get(id)
     }
 
@@ -68,13 +74,18 @@ impl FleetSnapshot {
 pub struct Fleet {
     thresholds: Thresholds,
     names: Names,
-    rows: imbl::HashMap<Uuid, Arc<BoardRow>>,
-    /// (tenant, space) → bootstrap id, to find the row a lease belongs to.
-    by_space: HashMap<(Name, Uuid), Uuid>,
-    leases: HashMap<(Name, Uuid), Arc<MutationLease>>,
+    dict: Dict,
+    table: Table,
+    /// Slots emptied by rows that went, for the next rows that come.
+    free: Vec<Slot>,
+    /// (tenant, space) → slot, to find the row a lease belongs to.
+    by_space: HashMap<(u32, Uuid), Slot>,
+    /// Rows counted out before their space's lease changed (they were counted in with the
+    /// old one), to be counted in again with the new one.
+    detached: HashSet<Slot>,
     /// Rows whose signals change at a known instant, by that instant.
-    due: BTreeSet<(DateTime<Utc>, Uuid)>,
-    due_of: HashMap<Uuid, DateTime<Utc>>,
+    due: BTreeSet<(DateTime<Utc>, Slot)>,
+    due_of: HashMap<Slot, DateTime<Utc>>,
     /// Progress history of running jobs.
     history: HashMap<Uuid, Series>,
     rollout: Series,
@@ -103,9 +114,11 @@ impl Fleet {
         Self {
             thresholds,
             names: Names::default(),
-            rows: imbl::HashMap::new(),
+            dict: Dict::default(),
+            table: Table::default(),
+            free: Vec::new(),
             by_space: HashMap::new(),
-            leases: HashMap::new(),
+            detached: HashSet::new(),
             due: BTreeSet::new(),
             due_of: HashMap::new(),
             history: HashMap::new(),
@@ -120,7 +133,7 @@ impl Fleet {
             names_shown: Arc::default(),
             rows_changed: false,
             leases_changed: false,
-            order: Order::default(),
+            order: Order::new(BoardQuery::default()),
             loading: false,
             now: None,
         }
@@ -132,15 +145,15 @@ impl Fleet {
     }
 
     pub fn len(&self) -> usize {
-        self.rows.len()
+        self.table.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
+        self.table.is_empty()
     }
 
-    pub fn row(&self, id: &Uuid) -> Option<&Arc<BoardRow>> {
-        self.rows.get(id)
+    pub fn row(&self, id: &Uuid) -> Option<BoardRow> {
+        self.table.get(id)
     }
 
     pub fn summary(&self) -> &Summary {
@@ -190,20 +203,20 @@ impl Fleet {
             }
             touched += 1;
         }
-        for space in stale_spaces {
-            let Some(id) = self.by_space.get(&space).copied() else {
-                continue;
-            };
-            if !rebuilt.contains(&id)
-                && let Some(row) = self.rows.get(&id)
+        for slot in stale_spaces {
+            if let Some(row) = self.table.at(slot)
+                && !rebuilt.contains(&row.id)
             {
-                let row = BoardRow::clone(row);
                 self.put(row, now, watched);
                 touched += 1;
             }
         }
+        debug_assert!(
+            self.detached.is_empty(),
+            "every detached row is counted in again"
+        );
         if std::mem::take(&mut self.loading) {
-            self.order.rebuild(self.rows.values());
+            self.order.rebuild(&self.table);
         }
         if std::mem::take(&mut self.problems_changed) {
             self.problems_shown = Arc::new(self.problems.values().cloned().collect());
@@ -222,23 +235,25 @@ impl Fleet {
             self.now = Some(now);
         }
         let mut changed = 0;
-        while let Some(&(at, id)) = self.due.first() {
+        while let Some(&(at, slot)) = self.due.first() {
             if at > now {
                 break;
             }
             self.due.pop_first();
-            self.due_of.remove(&id);
-            let Some(old) = self.rows.get(&id).cloned() else {
+            self.due_of.remove(&slot);
+            let Some(old) = self.table.at(slot) else {
                 continue;
             };
             let signals = signals::assess(&old.facts(), now, &self.thresholds);
             if signals == old.signals {
-                self.schedule(&old, now);
+                self.schedule(slot, &old, now);
                 continue;
             }
-            let mut row = BoardRow::clone(&old);
+            let mut row = old.clone();
             row.signals = signals;
-            self.replace(&old, Arc::new(row), now);
+            self.unplace(slot, &old);
+            self.store(&row);
+            self.place(slot, &row, now);
             changed += 1;
         }
         changed
@@ -246,28 +261,31 @@ impl Fleet {
 
     /// Orders and filters the board as `query` says.
     pub fn set_query(&mut self, query: BoardQuery) {
-        self.order.set_query(query, self.rows.values());
+        self.order.set_query(query, &self.table);
     }
 
     /// The state to publish.
     pub fn snapshot(&mut self) -> Option<FleetSnapshot> {
         if std::mem::take(&mut self.rows_changed) {
-            let ids = self.rows.values().flat_map(|row| [row.id, row.space]);
+            let ids = self
+                .table
+                .records()
+                .flat_map(|(_, record)| [record.id, record.space]);
             self.row_names = Arc::new(IdNames::new(ids));
             self.leases_changed = true;
         }
         if std::mem::take(&mut self.leases_changed) {
             let ids = self
-                .leases
-                .values()
+                .table
+                .leases()
                 .flat_map(|lease| [lease.id, lease.knowledge_space_id]);
             self.names_shown = Arc::new(self.row_names.with(ids));
         }
         Some(FleetSnapshot {
             db_now: self.now?,
             summary: self.summary.clone(),
-            board: self.order.view(),
-            rows: self.rows.clone(),
+            board: self.order.view(&self.table),
+            rows: self.table.clone(),
             tenants: self.tenants.rows(),
             problems: self.problems_shown.clone(),
             names: self.names_shown.clone(),
@@ -284,52 +302,93 @@ impl Fleet {
     }
 
     /// Takes a poll's leases: on a first load all of them, else those read again and those
-    /// gone; returns the spaces whose lease changed.
+    /// gone; returns the slots of the rows whose space's lease changed, counted out (see
+    /// [`Self::detach`]) until they are put again.
     fn take_leases(
         &mut self,
         whole: bool,
         rows: Vec<crate::store::rows::LeaseRow>,
         gone: Vec<crate::store::rows::LeaseRow>,
-    ) -> Vec<(Name, Uuid)> {
-        let mut changed: Vec<(Name, Uuid)> = Vec::new();
+    ) -> Vec<Slot> {
+        let mut changed: Vec<Slot> = Vec::new();
         // A first load comes after `clear`: nothing to drop then; a later whole set (none is
         // sent today) would replace what is held.
-        if whole && !self.leases.is_empty() {
-            changed.extend(self.leases.keys().cloned());
+        if whole && self.table.leases().next().is_some() {
+            let held: Vec<(u32, Uuid)> = self
+                .table
+                .leases()
+                .map(|l| {
+                    (
+                        self.dict.number(&self.names.get(&l.tenant_id)),
+                        l.knowledge_space_id,
+                    )
+                })
+                .collect();
+            for key in held {
+                changed.extend(self.detach(key));
+            }
+            self.table.clear_leases();
             self.leases_changed = true;
-            self.leases.clear();
         }
         for row in gone {
-            let key = (self.names.get(&row.tenant_id), row.knowledge_space_id);
+            let key = (
+                self.dict.number(&self.names.get(&row.tenant_id)),
+                row.knowledge_space_id,
+            );
             // Only the lease that went: another may hold the space already.
-            if self.leases.get(&key).is_some_and(|l| l.id == row.id) {
-                self.leases.remove(&key);
+            if self
+                .table
+                .lease(key.0, &key.1)
+                .is_some_and(|l| l.id == row.id)
+            {
+                changed.extend(self.detach(key));
+                self.table.set_lease(key, None);
                 self.leases_changed = true;
-                changed.push(key);
             }
         }
         for row in rows {
-            let key = (self.names.get(&row.tenant_id), row.knowledge_space_id);
+            let key = (
+                self.dict.number(&self.names.get(&row.tenant_id)),
+                row.knowledge_space_id,
+            );
             let lease = MutationLease::from(row);
-            match self.leases.get(&key) {
+            match self.table.lease(key.0, &key.1) {
                 Some(old) if **old == lease => {}
                 old => {
                     if old.is_none_or(|old| old.id != lease.id) {
                         self.leases_changed = true;
                     }
-                    self.leases.insert(key.clone(), Arc::new(lease));
-                    changed.push(key);
+                    changed.extend(self.detach(key));
+                    self.table.set_lease(key, Some(Arc::new(lease)));
                 }
             }
         }
+        self.table.set_names(&self.dict);
         changed
+    }
+
+    /// Counts out the row of the space `key`, if any, while it still reads the lease it was
+    /// counted in with: a row shows its space's lease as the table holds it now.
+    fn detach(&mut self, key: (u32, Uuid)) -> Option<Slot> {
+        let slot = *self.by_space.get(&key)?;
+        if self.detached.contains(&slot) {
+            return None;
+        }
+        let row = self.table.at(slot)?;
+        self.unplace(slot, &row);
+        self.detached.insert(slot);
+        Some(slot)
     }
 
     /// Adds or replaces a row built from fresh columns, with its space's lease, its progress
     /// history and its signals at `now`.
     fn put(&mut self, mut row: BoardRow, now: DateTime<Utc>, watched: bool) {
-        row.lease = self.leases.get(&(row.tenant.clone(), row.space)).cloned();
-        let old = self.rows.get(&row.id).cloned();
+        let tenant = self.dict.number(&row.tenant);
+        row.lease = self.table.lease(tenant, &row.space).cloned();
+        let old = self
+            .table
+            .slot(&row.id)
+            .and_then(|slot| Some((slot, self.table.at(slot)?)));
         row.progress_anchor = if row.run_state == RunState::Running {
             let series = self.history.entry(row.id).or_default();
             series.observe(now, i64::from(row.completed), self.thresholds.rate_window);
@@ -339,18 +398,30 @@ impl Fleet {
             None
         };
         row.state_changed_at = match &old {
-            Some(old) if (old.run_state, old.checkpoint) != (row.run_state, row.checkpoint) => {
+            Some((_, old))
+                if (old.run_state, old.checkpoint) != (row.run_state, row.checkpoint) =>
+            {
                 watched.then_some(now)
             }
-            Some(old) => old.state_changed_at,
+            Some((_, old)) => old.state_changed_at,
             None => None,
         };
         row.signals = signals::assess(&row.facts(), now, &self.thresholds);
-        let row = Arc::new(row);
-        match old {
-            Some(old) => self.replace(&old, row, now),
-            None => self.place(row, now),
+        if let Some((slot, old)) = &old
+            && !self.detached.remove(slot)
+        {
+            self.unplace(*slot, old);
         }
+        let slot = self.store(&row);
+        self.rows_changed |= old.is_none();
+        self.place(slot, &row, now);
+    }
+
+    /// Writes `row`'s record into the table; returns its slot.
+    fn store(&mut self, row: &BoardRow) -> Slot {
+        let record = Compact::of(row, &mut self.dict);
+        self.table.set_names(&self.dict);
+        self.table.put(record, &mut self.free)
     }
 
     fn forget_problem(&mut self, id: &Uuid) {
@@ -360,58 +431,61 @@ impl Fleet {
     }
 
     fn remove(&mut self, id: &Uuid) -> bool {
-        let Some(old) = self.rows.get(id).cloned() else {
+        let Some(slot) = self.table.slot(id) else {
             return false;
         };
-        self.unplace(&old);
-        self.rows.remove(id);
+        if let Some(old) = self.table.at(slot)
+            && !self.detached.remove(&slot)
+        {
+            self.unplace(slot, &old);
+        }
+        if let Some(slot) = self.table.take(id) {
+            self.free.push(slot);
+        }
         self.rows_changed = true;
         self.history.remove(id);
         true
     }
 
-    fn replace(&mut self, old: &Arc<BoardRow>, new: Arc<BoardRow>, now: DateTime<Utc>) {
-        self.unplace(old);
-        self.place(new, now);
-    }
-
-    /// Counts a row in everywhere: the map, the order, the summary, the tallies, the queue.
-    fn place(&mut self, row: Arc<BoardRow>, now: DateTime<Utc>) {
-        self.summary.count_row(&row, true);
-        self.tenants.count_row(&row, true, &self.thresholds);
+    /// Counts the row now stored in `slot` in everywhere: the order, the summary, the
+    /// tallies, the queue.
+    fn place(&mut self, slot: Slot, row: &BoardRow, now: DateTime<Utc>) {
+        self.summary.count_row(row, true);
+        self.tenants.count_row(row, true, &self.thresholds);
         if !self.loading {
-            self.order.insert(&row);
+            self.order.insert(slot, &self.table);
         }
         self.completed_total += i64::from(row.completed);
-        self.by_space
-            .insert((row.tenant.clone(), row.space), row.id);
-        self.schedule(&row, now);
-        self.rows_changed |= self.rows.insert(row.id, row).is_none();
+        let tenant = self.dict.number(&row.tenant);
+        self.by_space.insert((tenant, row.space), slot);
+        self.schedule(slot, row, now);
     }
 
-    /// Counts a row out of everything but the map.
-    fn unplace(&mut self, row: &Arc<BoardRow>) {
+    /// Counts the row in `slot` (still stored there) out of everything but the table.
+    fn unplace(&mut self, slot: Slot, row: &BoardRow) {
         self.summary.count_row(row, false);
         self.tenants.count_row(row, false, &self.thresholds);
-        self.order.remove(row);
+        if !self.loading {
+            self.order.remove(slot, &self.table);
+        }
         self.completed_total -= i64::from(row.completed);
-        let key = (row.tenant.clone(), row.space);
-        if self.by_space.get(&key) == Some(&row.id) {
+        let key = (self.dict.number(&row.tenant), row.space);
+        if self.by_space.get(&key) == Some(&slot) {
             self.by_space.remove(&key);
         }
-        if let Some(at) = self.due_of.remove(&row.id) {
-            self.due.remove(&(at, row.id));
+        if let Some(at) = self.due_of.remove(&slot) {
+            self.due.remove(&(at, slot));
         }
     }
 
     /// Queues the row for the next instant its signals change, if there is one.
-    fn schedule(&mut self, row: &BoardRow, now: DateTime<Utc>) {
-        if let Some(at) = self.due_of.remove(&row.id) {
-            self.due.remove(&(at, row.id));
+    fn schedule(&mut self, slot: Slot, row: &BoardRow, now: DateTime<Utc>) {
+        if let Some(at) = self.due_of.remove(&slot) {
+            self.due.remove(&(at, slot));
         }
         if let Some(at) = signals::next_change(&row.facts(), now, &self.thresholds) {
-            self.due.insert((at, row.id));
-            self.due_of.insert(row.id, at);
+            self.due.insert((at, slot));
+            self.due_of.insert(slot, at);
         }
     }
 }

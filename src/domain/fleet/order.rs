@@ -1,228 +1,321 @@
 //! The board's rows in the operator's order, kept sorted as rows change.
 //!
-//! The sequences are persistent vectors (`imbl`): a changed row is moved with two binary
-//! searches, a remove and an insert, all logarithmic, and publishing the result to the UI is a
-//! constant-time clone. Nothing here walks all rows except a change of sort key or filter, and
-//! that walk reads a compact filter key per row, stored by value in a vector beside the rows
-//! (chunks of keys one after another), instead of following a pointer to each row.
+//! An order is a persistent vector of slots (`imbl`, 4 bytes a row): a changed row is moved
+//! with two binary searches, a remove and an insert, all logarithmic, and publishing the
+//! result to the UI is a constant-time clone. A row's place is a [`Place`], a few numbers made
+//! from its record, so a change of sort key sorts those numbers rather than rows. Nothing here
+//! walks all rows except a change of sort key or filter, and a first load; a filter walks the
+//! records in slot order (see [`Order::refilter`]).
 
 use std::sync::Arc;
 
 use imbl::Vector;
+use uuid::Uuid;
 
-use crate::domain::board::{BoardQuery, BoardRow, BoardView, Name, Needle};
+use super::filter::Filter;
+use super::table::{Compact, Slot, Table};
+use crate::domain::board::{BoardQuery, SortKey};
 use crate::domain::signals::Attention;
+
+/// A row's place under a query: two rows compare as the query orders them. Every order ends
+/// in the bootstrap id, so no two rows ever share a place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Place(u64, u64, u64, Uuid);
+
+/// Microseconds as an unsigned number of the same order.
+fn biased(micros: i64) -> u64 {
+    (micros as u64) ^ (1 << 63)
+}
+
+/// The attention order of domain contract §2: the class, then the longest idle, then the id,
+/// so the order is stable between polls and the same as `status` pages through.
+pub(crate) fn attention_place(attention: Attention, updated_micros: i64, id: Uuid) -> Place {
+    Place(attention.index() as u64, biased(updated_micros), 0, id)
+}
+
+/// Where `record` goes under `query`; `ranks` gives each tenant's place in name order.
+pub(crate) fn place(query: &BoardQuery, record: &Compact, ranks: &[u32]) -> Place {
+    let attention = record.signals.attention.index() as u64;
+    let updated = biased(record.updated_micros());
+    let rank = u64::from(
+        ranks
+            .get(record.tenant as usize)
+            .copied()
+            .unwrap_or(u32::MAX),
+    );
+    match query.sort {
+        // By tenant, reversed is tenants Z-A with each tenant's trouble still first.
+        SortKey::Tenant if query.reverses_inside() => {
+            Place(u64::MAX - rank, attention, updated, record.id)
+        }
+        SortKey::Tenant => Place(rank, attention, updated, record.id),
+        SortKey::Attention => {
+            attention_place(record.signals.attention, record.updated_micros(), record.id)
+        }
+        // A fraction is never negative: its bits order as it does.
+        SortKey::Progress => Place(record.fraction().to_bits(), attention, updated, record.id),
+        SortKey::Idle => Place(updated, 0, 0, record.id),
+    }
+}
+
+/// Each tenant's place in name order, by dictionary number.
+fn ranks(table: &Table) -> Vec<u32> {
+    let names = table.names();
+    let mut order: Vec<u32> = (0..names.len() as u32).collect();
+    order.sort_by(|a, b| names[*a as usize].cmp(&names[*b as usize]));
+    let mut ranks = vec![0; names.len()];
+    for (rank, number) in order.into_iter().enumerate() {
+        ranks[number as usize] = rank as u32;
+    }
+    ranks
+}
 
 /// The ordered rows and the query that ordered them.
 #[derive(Debug, Clone)]
 pub(crate) struct Order {
-    query: BoardQuery,
-    /// [`BoardQuery::needle`], built once per query.
-    needle: Needle,
-    /// Every row, in `query.sort` order.
-    all: Seq,
+    filter: Arc<Filter>,
+    ranks: Arc<Vec<u32>>,
+    /// Every row, in the query's order.
+    all: Vector<Slot>,
     /// The rows the filters let through, when any filter is set.
-    shown: Option<Seq>,
-}
-
-impl Default for Order {
-    fn default() -> Self {
-        Self::new(BoardQuery::default())
-    }
+    shown: Option<Vector<Slot>>,
 }
 
 impl Order {
     pub fn new(query: BoardQuery) -> Self {
         Self {
-            needle: query.needle(),
-            query,
-            all: Seq::default(),
+            filter: Arc::new(Filter::new(&query, &Table::default())),
+            ranks: Arc::default(),
+            all: Vector::new(),
             shown: None,
         }
     }
 
     pub(crate) fn query(&self) -> &BoardQuery {
-        &self.query
+        self.filter.query()
     }
 
     /// What the UI shows: the filtered rows (or all of them) with the query.
-    pub(crate) fn view(&self) -> BoardView {
-        let seq = self.shown.as_ref().unwrap_or(&self.all);
-        BoardView::new(self.query.clone(), seq.rows.clone())
+    pub(crate) fn view(&self, table: &Table) -> BoardView {
+        BoardView {
+            seq: self.shown.as_ref().unwrap_or(&self.all).clone(),
+            table: table.clone(),
+            filter: self.filter.clone(),
+            ranks: self.ranks.clone(),
+        }
     }
 
-    /// Replaces every row (a first load or a change of sort key).
-    pub(crate) fn rebuild<'a>(&mut self, rows: impl Iterator<Item = &'a Arc<BoardRow>>) {
-        let query = &self.query;
-        let mut sorted: Vec<Arc<BoardRow>> = rows.cloned().collect();
-        sorted.sort_unstable_by(|a, b| query.compare(a, b));
-        self.all = Seq {
-            keys: sorted.iter().map(|row| FilterKey::of(row)).collect(),
-            rows: sorted.into_iter().collect(),
-        };
-        self.refilter(false);
+    /// Keeps the tenants' ranks current when the table has new names (a name's rank moves
+    /// when one sorts before it, but never past another name, so the order stays sorted).
+    pub(crate) fn learn_names(&mut self, table: &Table) {
+        if self.ranks.len() != table.names().len() {
+            self.ranks = Arc::new(ranks(table));
+            // The filter's judgement of each name, and its tenant's number, for the new ones.
+            self.filter = Arc::new(Filter::new(self.filter.query(), table));
+        }
+    }
+
+    /// Orders every row again (a first load or a change of sort key).
+    pub(crate) fn rebuild(&mut self, table: &Table) {
+        self.learn_names(table);
+        let query = self.filter.query();
+        let mut places: Vec<(Place, Slot)> = table
+            .records()
+            .map(|(slot, record)| (place(query, record, &self.ranks), slot))
+            .collect();
+        places.sort_unstable();
+        self.all = places.into_iter().map(|(_, slot)| slot).collect();
+        self.refilter(table, false);
     }
 
     /// Takes a new query; only what it changes is recomputed.
-    pub(crate) fn set_query<'a>(
-        &mut self,
-        query: BoardQuery,
-        rows: impl Iterator<Item = &'a Arc<BoardRow>>,
-    ) {
-        if query == self.query {
+    pub(crate) fn set_query(&mut self, query: BoardQuery, table: &Table) {
+        let before = self.filter.query().clone();
+        if query == before {
             return;
         }
-        let before = std::mem::replace(&mut self.query, query);
-        self.needle = self.query.needle();
-        if (self.query.sort, self.query.reverses_inside())
-            != (before.sort, before.reverses_inside())
-        {
-            self.rebuild(rows);
-        } else if (&self.query.quick, &self.query.tenant, &self.query.text)
+        self.filter = Arc::new(Filter::new(&query, table));
+        if (query.sort, query.reverses_inside()) != (before.sort, before.reverses_inside()) {
+            self.rebuild(table);
+        } else if (&query.quick, &query.tenant, &query.text)
             != (&before.quick, &before.tenant, &before.text)
         {
-            let narrowing = self.shown.is_some() && self.query.narrows(&before);
-            self.refilter(narrowing);
+            let narrowing = self.shown.is_some() && query.narrows(&before);
+            self.refilter(table, narrowing);
         }
     }
 
-    /// Recomputes the filtered rows, from the previous ones when the query only narrowed.
-    fn refilter(&mut self, narrowing: bool) {
-        if !self.query.filters() {
+    /// Recomputes the filtered rows, from the previous ones when the query only narrowed
+    /// and they are few; else the records are judged in slot order (one pass over memory in
+    /// sequence) and the order keeps those that passed.
+    fn refilter(&mut self, table: &Table, narrowing: bool) {
+        if !self.filter.filters() {
             self.shown = None;
             return;
         }
-        let source = match (&self.shown, narrowing) {
-            (Some(shown), true) => shown,
-            _ => &self.all,
+        let filter = &self.filter;
+        let admits = |slot: &Slot| {
+            table
+                .compact(*slot)
+                .is_some_and(|record| filter.admits(record, table))
         };
-        self.shown = Some(source.filter(&self.query, &self.needle));
-    }
-
-    pub(crate) fn insert(&mut self, row: &Arc<BoardRow>) {
-        let key = FilterKey::of(row);
-        if let Some(shown) = &mut self.shown
-            && key.admits(&self.query, &self.needle)
+        if let Some(shown) = self
+            .shown
+            .as_ref()
+            .filter(|s| narrowing && s.len() * 8 < self.all.len())
         {
-            shown.insert(row, key.clone(), &self.query);
+            self.shown = Some(shown.iter().copied().filter(|s| admits(s)).collect());
+            return;
         }
-        self.all.insert(row, key, &self.query);
+        let mut passed = vec![false; table.capacity()];
+        for (slot, record) in table.records() {
+            passed[slot as usize] = filter.admits(record, table);
+        }
+        self.shown = Some(
+            self.all
+                .iter()
+                .copied()
+                .filter(|slot| passed[*slot as usize])
+                .collect(),
+        );
     }
 
-    pub(crate) fn remove(&mut self, row: &BoardRow) {
-        self.all.remove(row, &self.query);
+    /// Places the row now in `slot` of `table`.
+    pub(crate) fn insert(&mut self, slot: Slot, table: &Table) {
+        self.learn_names(table);
+        let Some(record) = table.compact(slot) else {
+            return;
+        };
+        let at = place(self.filter.query(), record, &self.ranks);
+        if self.filter.filters()
+            && self.filter.admits(record, table)
+            && let Some(shown) = &mut self.shown
+        {
+            insert(shown, slot, at, table, self.filter.query(), &self.ranks);
+        }
+        insert(
+            &mut self.all,
+            slot,
+            at,
+            table,
+            self.filter.query(),
+            &self.ranks,
+        );
+    }
+
+    /// Takes out the row in `slot`, whose record is still the one it was placed with.
+    pub(crate) fn remove(&mut self, slot: Slot, table: &Table) {
+        let Some(record) = table.compact(slot) else {
+            return;
+        };
+        let at = place(self.filter.query(), record, &self.ranks);
+        let query = self.filter.query();
+        remove(&mut self.all, at, table, query, &self.ranks);
         if let Some(shown) = &mut self.shown {
-            shown.remove(row, &self.query);
+            remove(shown, at, table, query, &self.ranks);
         }
     }
 }
 
-/// Rows in order, and the filter key of each at the same position.
-#[derive(Debug, Clone, Default)]
-struct Seq {
-    rows: Vector<Arc<BoardRow>>,
-    keys: Vector<FilterKey>,
+fn search(
+    seq: &Vector<Slot>,
+    at: Place,
+    table: &Table,
+    query: &BoardQuery,
+    ranks: &[u32],
+) -> Result<usize, usize> {
+    seq.binary_search_by(|probe| {
+        table
+            .compact(*probe)
+            .map(|record| place(query, record, ranks))
+            .cmp(&Some(at))
+    })
 }
 
-impl Seq {
-    fn insert(&mut self, row: &Arc<BoardRow>, key: FilterKey, order: &BoardQuery) {
-        match self
-            .rows
-            .binary_search_by(|probe| order.compare(probe, row))
-        {
-            // The same place: the row was not removed first (cannot happen; keep the newer one).
-            Ok(at) => {
-                self.rows.set(at, row.clone());
-                self.keys.set(at, key);
-            }
-            Err(at) => {
-                self.rows.insert(at, row.clone());
-                self.keys.insert(at, key);
-            }
+fn insert(
+    seq: &mut Vector<Slot>,
+    slot: Slot,
+    at: Place,
+    table: &Table,
+    query: &BoardQuery,
+    ranks: &[u32],
+) {
+    match search(seq, at, table, query, ranks) {
+        Ok(index) => {
+            seq.set(index, slot);
         }
-    }
-
-    fn remove(&mut self, row: &BoardRow, order: &BoardQuery) {
-        if let Ok(at) = self
-            .rows
-            .binary_search_by(|probe| order.compare(probe, row))
-        {
-            self.rows.remove(at);
-            self.keys.remove(at);
-        }
-    }
-
-    /// The rows `query` admits. Rows are copied only from the first one that fails on: a key
-    /// that keeps every row (the first letters of a common prefix) shares this sequence as is.
-    fn filter(&self, query: &BoardQuery, needle: &Needle) -> Seq {
-        let mut kept: Option<Seq> = None;
-        for (index, (row, key)) in self.rows.iter().zip(self.keys.iter()).enumerate() {
-            let admitted = key.admits(query, needle);
-            match (&mut kept, admitted) {
-                (Some(kept), true) => {
-                    kept.rows.push_back(row.clone());
-                    kept.keys.push_back(key.clone());
-                }
-                (None, false) => {
-                    kept = Some(Seq {
-                        rows: self.rows.clone().slice(..index),
-                        keys: self.keys.clone().slice(..index),
-                    })
-                }
-                _ => {}
-            }
-        }
-        kept.unwrap_or_else(|| self.clone())
+        Err(index) => seq.insert(index, slot),
     }
 }
 
-/// What the filters look at, copied out of a row.
+fn remove(seq: &mut Vector<Slot>, at: Place, table: &Table, query: &BoardQuery, ranks: &[u32]) {
+    if let Ok(index) = search(seq, at, table, query, ranks) {
+        seq.remove(index);
+    }
+}
+
+/// The rows a query shows, in its order, as one immutable value the UI can index cheaply.
 #[derive(Debug, Clone)]
-struct FilterKey {
-    text: Text,
-    attention: Attention,
-    tenant: Name,
+pub struct BoardView {
+    /// In the query's order (not yet read backwards).
+    seq: Vector<Slot>,
+    table: Table,
+    filter: Arc<Filter>,
+    ranks: Arc<Vec<u32>>,
 }
 
-/// Search text up to this many bytes lives inside the key; longer text on the heap.
-const INLINE: usize = 94;
+impl BoardView {
+    pub fn query(&self) -> &BoardQuery {
+        self.filter.query()
+    }
 
-#[derive(Debug, Clone)]
-enum Text {
-    Inline(u8, [u8; INLINE]),
-    Heap(Box<[u8]>),
-}
+    pub fn len(&self) -> usize {
+        self.seq.len()
+    }
 
-impl Text {
-    fn new(text: &[u8]) -> Self {
-        if text.len() <= INLINE {
-            let mut bytes = [0; INLINE];
-            bytes[..text.len()].copy_from_slice(text);
-            Self::Inline(text.len() as u8, bytes)
+    pub fn is_empty(&self) -> bool {
+        self.seq.is_empty()
+    }
+
+    fn index(&self, position: usize) -> usize {
+        if self.query().read_backwards() {
+            self.seq.len() - 1 - position
         } else {
-            Self::Heap(text.into())
+            position
         }
     }
 
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Self::Inline(len, bytes) => &bytes[..usize::from(*len)],
-            Self::Heap(bytes) => bytes,
+    /// The row at `position` as shown (the query's direction applied).
+    pub fn get(&self, position: usize) -> Option<crate::domain::board::BoardRow> {
+        if position >= self.seq.len() {
+            return None;
         }
-    }
-}
-
-impl FilterKey {
-    fn of(row: &BoardRow) -> Self {
-        Self {
-            text: Text::new(row.search_text().as_bytes()),
-            attention: row.signals.attention,
-            tenant: row.tenant.clone(),
-        }
+        self.table.at(*self.seq.get(self.index(position))?)
     }
 
-    /// Whether `query` (with `needle` built from it) lets this row through.
-    fn admits(&self, query: &BoardQuery, needle: &Needle) -> bool {
-        query.admits(self.attention, &self.tenant, self.text.bytes(), needle)
+    /// Up to `count` rows from `position` on, as shown.
+    pub fn window(
+        &self,
+        position: usize,
+        count: usize,
+    ) -> impl Iterator<Item = crate::domain::board::BoardRow> + '_ {
+        (position..position.saturating_add(count).min(self.len())).filter_map(|p| self.get(p))
+    }
+
+    /// Where the row of bootstrap `id` (as currently known) is shown, if it is.
+    pub(crate) fn position_of(&self, id: &Uuid) -> Option<usize> {
+        let slot = self.table.slot(id)?;
+        let at = place(self.query(), self.table.compact(slot)?, &self.ranks);
+        let index = search(&self.seq, at, &self.table, self.query(), &self.ranks).ok()?;
+        Some(self.index(index))
+    }
+
+    /// Whether the query shows the row of bootstrap `id`: for the few rows a caller holds,
+    /// such as the marked ones, by the board's own rule.
+    pub(crate) fn shows(&self, id: &Uuid) -> bool {
+        self.table
+            .slot(id)
+            .and_then(|slot| self.table.compact(slot))
+            .is_some_and(|record| self.filter.admits(record, &self.table))
     }
 }

@@ -66,7 +66,12 @@ pub(crate) fn board_row(record: BoardRecord, names: &mut Names) -> Result<BoardR
             .last_error_code
             .as_deref()
             .map(|code| names.get(code)),
-        error_message: record.last_error_message.map(String::into_boxed_str),
+        has_message: record.last_error_message.is_some(),
+        // The sync reads only whether there is one (an empty text, see `board_columns`).
+        error_message: record
+            .last_error_message
+            .filter(|m| !m.is_empty())
+            .map(String::into_boxed_str),
         row_version: record.row_version,
         updated_at: record.updated_at,
         completed_at: record.completed_at,

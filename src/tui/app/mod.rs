@@ -6,8 +6,7 @@ mod dialog;
 
 pub use dialog::{Dialog, Field, REPLAN_EVERY, Stage};
 
-use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -102,6 +101,40 @@ pub struct BoardState {
     /// the operator moves (then it follows the chosen space); `g` follows the top again.
     pub following_top: bool,
     pub marked: BTreeSet<Uuid>,
+    /// Error messages of rows that were on screen, by bootstrap id, with the row version
+    /// they were read at (the model keeps no messages: a million of them would not fit).
+    pub messages: HashMap<Uuid, (i32, Box<str>)>,
+    /// The ids last asked for, asked again only after the next poll.
+    pub messages_asked: Vec<Uuid>,
+}
+
+/// Messages held at most (about a megabyte); past it the cache starts again from the
+/// rows on screen.
+pub(crate) const MESSAGES_HELD: usize = 4096;
+
+impl BoardState {
+    /// The message of `row` as read at its row version, if held.
+    pub fn message<'a>(&'a self, row: &'a BoardRow) -> Option<&'a str> {
+        row.error_message.as_deref().or_else(|| {
+            self.messages
+                .get(&row.id)
+                .filter(|(version, _)| *version == row.row_version)
+                .map(|(_, text)| &**text)
+        })
+    }
+
+    /// Takes the messages the poller read.
+    pub(crate) fn learn_messages(&mut self, rows: &[crate::store::fleet::MessageRow]) {
+        if self.messages.len() + rows.len() > MESSAGES_HELD {
+            self.messages.clear();
+        }
+        for row in rows {
+            self.messages.insert(
+                row.id,
+                (row.row_version, row.message.clone().into_boxed_str()),
+            );
+        }
+    }
 }
 
 /// A cursor over a list (tenants, leases, audit records).
@@ -413,26 +446,26 @@ impl App {
     /// filter or order is being computed): keys that act on rows wait for them.
     pub fn board_pending(&self) -> bool {
         self.board_view()
-            .is_some_and(|view| view.query != self.board.query)
+            .is_some_and(|view| *view.query() != self.board.query)
     }
 
     /// The query of the rows on screen (the label says what the rows are, not what is asked).
     pub fn shown_query(&self) -> &BoardQuery {
         self.board_view()
-            .map_or(&self.board.query, |view| &view.query)
+            .map_or(&self.board.query, |view| view.query())
     }
 
     /// The board row at `position` of the board as shown.
-    pub(crate) fn row_at(&self, position: usize) -> Option<&Arc<BoardRow>> {
+    pub(crate) fn row_at(&self, position: usize) -> Option<BoardRow> {
         self.board_view()?.get(position)
     }
 
     /// A row by bootstrap id, whether the board shows it or not.
-    pub fn row(&self, id: &Uuid) -> Option<&Arc<BoardRow>> {
+    pub fn row(&self, id: &Uuid) -> Option<BoardRow> {
         self.fleet()?.row(id)
     }
 
-    pub(crate) fn selected_row(&self) -> Option<&Arc<BoardRow>> {
+    pub(crate) fn selected_row(&self) -> Option<BoardRow> {
         self.row(&self.board.selected?)
     }
 

@@ -16,7 +16,7 @@ pub(super) fn follow_selection(app: &mut App) {
         app.board.selected = app.row_at(0).map(|r| r.id);
         return;
     }
-    let position = app.selected_row().and_then(|row| view.position_of(row));
+    let position = app.board.selected.and_then(|id| view.position_of(&id));
     let len = view.len();
     match position {
         Some(position) => app.board.cursor = position,

@@ -27,11 +27,11 @@ fn action_targets(app: &App) -> Vec<SeenBootstrap> {
             .marked
             .iter()
             .filter_map(|id| app.row(id))
-            .map(|r| SeenBootstrap::from(&**r))
+            .map(|r| SeenBootstrap::from(&r))
             .collect(),
         View::Board => app
             .selected_row()
-            .map(|r| vec![SeenBootstrap::from(&**r)])
+            .map(|r| vec![SeenBootstrap::from(&r)])
             .unwrap_or_default(),
         View::Detail(id) => match app.extra_for(&Focus::Detail(*id)) {
             Some(Extra::Detail(detail)) => detail
@@ -41,7 +41,7 @@ fn action_targets(app: &App) -> Vec<SeenBootstrap> {
                 .unwrap_or_default(),
             _ => app
                 .row(id)
-                .map(|r| vec![SeenBootstrap::from(&**r)])
+                .map(|r| vec![SeenBootstrap::from(&r)])
                 .unwrap_or_default(),
         },
         _ => Vec::new(),

@@ -95,6 +95,32 @@ pub enum Effect {
 }
 
 pub fn update(app: &mut App, event: Event) -> Vec<Effect> {
+    let mut effects = handle(app, event);
+    effects.extend(want_messages(app));
+    effects
+}
+
+/// Asks for the messages of the board's rows on screen that have one not yet held (only the
+/// wide board shows them).
+fn want_messages(app: &mut App) -> Option<Effect> {
+    if app.view != View::Board || app.size.0 < crate::tui::layout::WIDE_BOARD {
+        return None;
+    }
+    let view = app.board_view()?;
+    let page = crate::tui::layout::table_rows(app.size);
+    let wanted: Vec<Uuid> = view
+        .window(app.board.offset, page)
+        .filter(|row| row.has_message && app.board.message(row).is_none())
+        .map(|row| row.id)
+        .collect();
+    if wanted.is_empty() || wanted == app.board.messages_asked {
+        return None;
+    }
+    app.board.messages_asked = wanted.clone();
+    Some(Effect::Poller(poller::Instruction::Messages(wanted)))
+}
+
+fn handle(app: &mut App, event: Event) -> Vec<Effect> {
     match event {
         Event::Tick(now) => {
             app.now = now;
@@ -280,6 +306,15 @@ fn absorb_poll(app: &mut App, mut status: PollStatus) {
     }
     let fresh = status.fleet.as_ref().map(std::sync::Arc::as_ptr)
         != app.status.fleet.as_ref().map(std::sync::Arc::as_ptr);
+    if let Some(messages) = &status.messages
+        && status.messages.as_ref().map(std::sync::Arc::as_ptr)
+            != app.status.messages.as_ref().map(std::sync::Arc::as_ptr)
+    {
+        app.board.learn_messages(messages);
+    }
+    if fresh {
+        app.board.messages_asked.clear();
+    }
     // Only a poll begun after the standby was seen holding the action shows it.
     if let Some(waiting) = app.awaiting_replica
         && fresh
@@ -360,18 +395,11 @@ fn unmark_what_left(app: &mut App) {
     let Some(fleet) = app.fleet() else {
         return;
     };
-    let query = &fleet.board.query;
-    let needle = query.needle();
     let left: Vec<Uuid> = app
         .board
         .marked
         .iter()
-        .filter(|id| {
-            fleet
-                .rows
-                .get(*id)
-                .is_none_or(|row| !query.shows(row, &needle))
-        })
+        .filter(|id| !fleet.board.shows(id))
         .copied()
         .collect();
     if left.is_empty() {
@@ -543,7 +571,7 @@ fn check_health(app: &mut App) -> Vec<Effect> {
 fn refresh_outliers(app: &mut App) {
     app.health_view.outliers = match app.fleet() {
         Some(fleet) => crate::domain::outliers::stall_outliers(
-            fleet.rows.values().map(|row| row.as_ref()),
+            &fleet.rows.running().collect::<Vec<_>>(),
             fleet.db_now,
         ),
         None => Vec::new(),

@@ -19,7 +19,7 @@ use crate::tui::theme::Theme;
 /// How wide a terminal must be for the board's wide form: a worker/lease column, an error
 /// column and the message beside them (below it one column holds the worker, the lease or the
 /// error code, which rows never have together).
-const WIDE: u16 = 110;
+const WIDE: u16 = layout::WIDE_BOARD;
 
 /// The progress bar's cells by terminal width (none at 80 columns: the figures fit instead).
 fn bar_width(width: u16) -> usize {
@@ -96,7 +96,7 @@ pub(crate) fn draw(frame: &mut Frame, area: Rect, app: &App, theme: &Theme) {
                 app,
                 theme,
                 area.width,
-                row,
+                &row,
                 now,
                 offset + i == app.board.cursor,
             )
@@ -162,9 +162,9 @@ fn board_row(
     if wide {
         values.push(worker.unwrap_or_else(empty));
         values.push(error.unwrap_or_else(empty));
-        let message = b
-            .error_message
-            .as_deref()
+        let message = app
+            .board
+            .message(b)
             .map(|m| text::clean(m, 400))
             .unwrap_or_default();
         values.push(Value::new(message, theme.dim()));

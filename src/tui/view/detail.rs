@@ -137,6 +137,7 @@ pub(crate) fn detail_lines<'a>(d: &'a Detail, app: &App, theme: &Theme) -> Vec<L
     let now = d.db_now;
     let ascii = app.display.ascii;
     let row = app.row(&b.id);
+    let row = row.as_ref();
     let mut lines = vec![section("bootstrap", theme)];
     lines.push(field("bootstrap id", b.id.to_string(), theme));
     lines.push(field("tenant", text::clean(&b.tenant_id, 120), theme));

@@ -222,7 +222,7 @@ pub async fn type_filter(
             if current
                 .fleet
                 .as_ref()
-                .is_some_and(|f| f.board.query == query)
+                .is_some_and(|f| *f.board.query() == query)
             {
                 break current;
             }

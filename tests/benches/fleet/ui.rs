@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use bootstrap_console::domain::board::{BoardRow, attention_order};
+use bootstrap_console::domain::board::BoardRow;
 use bootstrap_console::domain::fleet::FleetSnapshot;
 use bootstrap_console::poller::PollStatus;
 use bootstrap_console::topology::Access;
@@ -65,7 +65,7 @@ fn old_filter_matches(row: &BoardRow, needle: &str) -> bool {
 /// row's state for the change highlight, every row filtered, the survivors sorted.
 pub fn old_refresh(snapshot: &FleetSnapshot, needle: &str) -> Duration {
     let started = Instant::now();
-    let rows: Vec<&Arc<BoardRow>> = snapshot.rows.values().collect();
+    let rows: Vec<BoardRow> = snapshot.rows.values().collect();
     let previous: HashMap<Uuid, (u8, u8, i32)> = rows
         .iter()
         .map(|r| {
@@ -85,7 +85,9 @@ pub fn old_refresh(snapshot: &FleetSnapshot, needle: &str) -> Duration {
         .filter(|(_, r)| needle.is_empty() || old_filter_matches(r, needle))
         .map(|(i, _)| i)
         .collect();
-    visible.sort_by(|a, b| attention_order(rows[*a], rows[*b]));
+    // The first release's order: attention class, longest idle, id.
+    let key = |r: &BoardRow| (r.signals.attention, r.updated_at, r.id);
+    visible.sort_by(|a, b| key(&rows[*a]).cmp(&key(&rows[*b])));
     std::hint::black_box((previous.len(), visible.len()));
     started.elapsed()
 }

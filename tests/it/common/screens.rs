@@ -306,7 +306,7 @@ pub fn audits() -> Vec<AuditRecord> {
 
 pub fn leases() -> LeaseBoard {
     let b = board();
-    let mut rows: Vec<_> = b.rows.values().cloned().collect();
+    let mut rows: Vec<_> = b.rows.values().collect();
     rows.sort_by_key(|r| r.id);
     let lines = rows
         .iter()
@@ -346,6 +346,7 @@ pub fn status(snapshot: FleetSnapshot, extra: Extra, focus: Focus, at: Instant) 
         fleet: Some(Arc::new(snapshot)),
         fleet_at: Some(at),
         focused: Some(Arc::new(Focused { focus, extra })),
+        messages: None,
         polling: PollHealth {
             interval: Duration::from_secs(2),
             period: Some(Duration::from_secs(2)),
@@ -396,11 +397,13 @@ impl Console {
         app.now = now;
         let mut fleet = fleet();
         let snapshot = fleet.snapshot().expect("a snapshot");
-        update::update(
+        let effects = update::update(
             &mut app,
             Event::Poll(Box::new(status(snapshot, extra, focus, now))),
         );
-        Self { app, fleet }
+        let mut console = Self { app, fleet };
+        console.answer(&effects);
+        console
     }
 
     /// Runs one event through `update`, answering the board's queries like the model task.
@@ -425,9 +428,33 @@ impl Console {
 
     fn answer(&mut self, effects: &[Effect]) {
         for effect in effects {
-            if let Effect::Poller(poller::Instruction::Query(query)) = effect {
-                self.fleet.set_query(query.clone());
-                self.deliver();
+            match effect {
+                Effect::Poller(poller::Instruction::Query(query)) => {
+                    self.fleet.set_query(query.clone());
+                    self.deliver();
+                }
+                // The messages of the rows on screen, read from the fixture's rows as the
+                // poller reads them from the table (their first 240 characters).
+                Effect::Poller(poller::Instruction::Messages(ids)) => {
+                    let rows = changes(db_now(), 0)
+                        .upserts
+                        .into_iter()
+                        .filter(|r| ids.contains(&r.id))
+                        .filter_map(|r| {
+                            Some(bootstrap_console::store::fleet::MessageRow {
+                                id: r.id,
+                                row_version: r.row_version,
+                                message: r.last_error_message?.chars().take(240).collect(),
+                            })
+                        })
+                        .collect();
+                    let mut status = self.app.status.clone();
+                    status.messages = Some(Arc::new(rows));
+                    status.sequence += 1;
+                    let effects = update::update(&mut self.app, Event::Poll(Box::new(status)));
+                    self.answer(&effects);
+                }
+                _ => {}
             }
         }
     }
