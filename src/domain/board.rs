@@ -75,11 +75,7 @@ impl BoardRow {
 
     /// 0.0–1.0; a job with nothing to do is at 0 until it succeeds.
     pub(crate) fn fraction(&self) -> f64 {
-        if self.total > 0 {
-            f64::from(self.completed) / f64::from(self.total)
-        } else {
-            0.0
-        }
+        fraction(self.completed, self.total)
     }
 
     pub(crate) fn idle_for(&self, now: DateTime<Utc>) -> Duration {
@@ -129,6 +125,15 @@ impl BoardRow {
             self.completed_at,
             thresholds,
         )
+    }
+}
+
+/// A job's share done, 0.0–1.0; a job with nothing to do is at 0 until it succeeds.
+pub(crate) fn fraction(completed: i32, total: i32) -> f64 {
+    if total > 0 {
+        f64::from(completed) / f64::from(total)
+    } else {
+        0.0
     }
 }
 

@@ -314,16 +314,7 @@ impl Fleet {
         // A first load comes after `clear`: nothing to drop then; a later whole set (none is
         // sent today) would replace what is held.
         if whole && self.table.leases().next().is_some() {
-            let held: Vec<(u32, Uuid)> = self
-                .table
-                .leases()
-                .map(|l| {
-                    (
-                        self.dict.number(&self.names.get(&l.tenant_id)),
-                        l.knowledge_space_id,
-                    )
-                })
-                .collect();
+            let held: Vec<(u32, Uuid)> = self.table.lease_keys().collect();
             for key in held {
                 changed.extend(self.detach(key));
             }

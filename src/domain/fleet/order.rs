@@ -15,7 +15,6 @@ use uuid::Uuid;
 use super::filter::Filter;
 use super::table::{Compact, Slot, Table};
 use crate::domain::board::{BoardQuery, SortKey};
-use crate::domain::signals::Attention;
 
 /// A row's place under a query: two rows compare as the query orders them. Every order ends
 /// in the bootstrap id, so no two rows ever share a place.
@@ -27,16 +26,10 @@ fn biased(micros: i64) -> u64 {
     (micros as u64) ^ (1 << 63)
 }
 
-/// The attention order of domain contract §2: the class, then the longest idle, then the id,
-/// so the order is stable between polls and the same as `status` pages through.
-pub(crate) fn attention_place(attention: Attention, updated_micros: i64, id: Uuid) -> Place {
-    Place(attention.index() as u64, biased(updated_micros), 0, id)
-}
-
 /// Where `record` goes under `query`; `ranks` gives each tenant's place in name order.
 pub(crate) fn place(query: &BoardQuery, record: &Compact, ranks: &[u32]) -> Place {
     let attention = record.signals.attention.index() as u64;
-    let updated = biased(record.updated_micros());
+    let updated = biased(record.updated_at);
     let rank = u64::from(
         ranks
             .get(record.tenant as usize)
@@ -49,9 +42,9 @@ pub(crate) fn place(query: &BoardQuery, record: &Compact, ranks: &[u32]) -> Plac
             Place(u64::MAX - rank, attention, updated, record.id)
         }
         SortKey::Tenant => Place(rank, attention, updated, record.id),
-        SortKey::Attention => {
-            attention_place(record.signals.attention, record.updated_micros(), record.id)
-        }
+        // The attention order of domain contract §2: the class, then the longest idle, then
+        // the id, so the order is stable between polls and the same as `status` pages through.
+        SortKey::Attention => Place(attention, updated, 0, record.id),
         // A fraction is never negative: its bits order as it does.
         SortKey::Progress => Place(record.fraction().to_bits(), attention, updated, record.id),
         SortKey::Idle => Place(updated, 0, 0, record.id),

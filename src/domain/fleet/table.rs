@@ -114,22 +114,14 @@ impl Compact {
                 .map_or(0, |s| i32::try_from(s.completed).unwrap_or(i32::MAX)),
             checkpoint: row.checkpoint,
             run_state: row.run_state,
-            has_message: row.error_message.is_some() || row.has_message,
+            has_message: row.has_message,
             signals: row.signals,
         }
     }
 
-    pub(crate) fn updated_micros(&self) -> i64 {
-        self.updated_at
-    }
-
-    /// 0.0–1.0, as [`BoardRow::fraction`].
+    /// 0.0–1.0, by [`BoardRow::fraction`]'s rule.
     pub(crate) fn fraction(&self) -> f64 {
-        if self.total > 0 {
-            f64::from(self.completed) / f64::from(self.total)
-        } else {
-            0.0
-        }
+        crate::domain::board::fraction(self.completed, self.total)
     }
 }
 
@@ -289,9 +281,12 @@ impl Table {
         self.leases.values()
     }
 
-    pub(crate) fn clear_leases(&mut self) -> Vec<(u32, Uuid)> {
-        let keys = self.leases.keys().copied().collect();
+    /// The spaces that hold a lease, as (tenant number, space).
+    pub(crate) fn lease_keys(&self) -> impl Iterator<Item = (u32, Uuid)> + '_ {
+        self.leases.keys().copied()
+    }
+
+    pub(crate) fn clear_leases(&mut self) {
         self.leases = imbl::HashMap::new();
-        keys
     }
 }
