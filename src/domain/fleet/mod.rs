@@ -13,6 +13,7 @@
 //! to the UI after every poll.
 
 mod filter;
+mod index;
 mod names;
 mod order;
 mod parse;
@@ -31,8 +32,9 @@ pub(crate) use parse::board_row;
 pub use table::Table;
 pub use tenants::TenantRow;
 
+use self::index::Index;
 use self::order::Order;
-use self::table::{Compact, Dict, Slot};
+use self::table::{Clock, Compact, Dict, Slot};
 use self::tenants::Tenants;
 use super::board::{BoardQuery, BoardRow, Summary};
 use super::ids::IdNames;
@@ -79,7 +81,7 @@ pub struct Fleet {
     /// Slots emptied by rows that went, for the next rows that come.
     free: Vec<Slot>,
     /// (tenant, space) → slot, to find the row a lease belongs to.
-    by_space: HashMap<(u32, Uuid), Slot>,
+    by_space: Index<(u32, Uuid)>,
     /// Rows counted out before their space's lease changed (they were counted in with the
     /// old one), to be counted in again with the new one.
     detached: HashSet<Slot>,
@@ -117,7 +119,7 @@ impl Fleet {
             dict: Dict::default(),
             table: Table::default(),
             free: Vec::new(),
-            by_space: HashMap::new(),
+            by_space: Index::default(),
             detached: HashSet::new(),
             due: BTreeSet::new(),
             due_of: HashMap::new(),
@@ -252,7 +254,7 @@ impl Fleet {
             let mut row = old.clone();
             row.signals = signals;
             self.unplace(slot, &old);
-            self.store(&row);
+            self.store(&row, Some(slot));
             self.place(slot, &row, now);
             changed += 1;
         }
@@ -361,7 +363,7 @@ impl Fleet {
     /// Counts out the row of the space `key`, if any, while it still reads the lease it was
     /// counted in with: a row shows its space's lease as the table holds it now.
     fn detach(&mut self, key: (u32, Uuid)) -> Option<Slot> {
-        let slot = *self.by_space.get(&key)?;
+        let slot = self.by_space.get(&key)?;
         if self.detached.contains(&slot) {
             return None;
         }
@@ -403,16 +405,16 @@ impl Fleet {
         {
             self.unplace(*slot, old);
         }
-        let slot = self.store(&row);
+        let slot = self.store(&row, old.as_ref().map(|(slot, _)| *slot));
         self.rows_changed |= old.is_none();
         self.place(slot, &row, now);
     }
 
-    /// Writes `row`'s record into the table; returns its slot.
-    fn store(&mut self, row: &BoardRow) -> Slot {
+    /// Writes `row`'s record into the table, in `held` if it has a slot; returns its slot.
+    fn store(&mut self, row: &BoardRow, held: Option<Slot>) -> Slot {
         let record = Compact::of(row, &mut self.dict);
         self.table.set_names(&self.dict);
-        self.table.put(record, &mut self.free)
+        self.table.put(record, Clock::of(row), held, &mut self.free)
     }
 
     fn forget_problem(&mut self, id: &Uuid) {
@@ -461,7 +463,7 @@ impl Fleet {
         }
         self.completed_total -= i64::from(row.completed);
         let key = (self.dict.number(&row.tenant), row.space);
-        if self.by_space.get(&key) == Some(&slot) {
+        if self.by_space.get(&key) == Some(slot) {
             self.by_space.remove(&key);
         }
         if let Some(at) = self.due_of.remove(&slot) {

@@ -1,8 +1,10 @@
 //! The resident rows as fixed-size records in a persistent array: what a million spaces cost.
 //!
-//! A [`Compact`] row is about 120 bytes by value: ids as they are, timestamps as microseconds,
+//! A [`Compact`] row is 96 bytes by value: ids as they are, timestamps as microseconds,
 //! tenant, worker and error code as numbers into a [`Dict`], no message (the board fetches
-//! the messages of the rows on screen) and no lease (looked up by space when a row is shown).
+//! the messages of the rows on screen), no lease (looked up by space when a row is shown) and
+//! no worker clocks (kept beside the rows for the few that have them: see [`Clock`]). The slot
+//! of an id is found in an [`Index`] of sorted arrays, about 20 bytes a row.
 //! Rows live in slots of an `imbl` vector, in chunks that are copied only when written after
 //! a snapshot shared them, so publishing the table to the UI after a poll costs nothing per
 //! row and a poll that changes a hundred rows copies a hundred chunks at most.
@@ -15,6 +17,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
+use super::index::Index;
 use crate::domain::board::{BoardRow, Name, WorkerClock};
 use crate::domain::model::{Checkpoint, MutationLease, RunState};
 use crate::domain::progress::Sample;
@@ -57,22 +60,52 @@ pub(crate) struct Compact {
     pub(crate) space: Uuid,
     pub(crate) updated_at: i64,
     pub(crate) completed_at: i64,
-    pub(crate) expires_at: i64,
-    pub(crate) heartbeat_at: i64,
     pub(crate) state_changed_at: i64,
-    pub(crate) anchor_at: i64,
     pub(crate) tenant: u32,
     pub(crate) worker: u32,
     pub(crate) code: u32,
     pub(crate) total: i32,
     pub(crate) completed: i32,
     pub(crate) row_version: i32,
-    pub(crate) anchor_completed: i32,
     pub(crate) checkpoint: Checkpoint,
     pub(crate) run_state: RunState,
     /// The row has an error message (fetched when it is on screen).
     pub(crate) has_message: bool,
     pub(crate) signals: Signals,
+}
+
+/// The clocks of a row that has a worker or a progress anchor: a few hundred running jobs
+/// among a million rows, so they are kept beside the records rather than in each.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Clock {
+    expires_at: i64,
+    heartbeat_at: i64,
+    anchor_at: i64,
+    anchor_completed: i32,
+}
+
+impl Clock {
+    const NONE: Clock = Clock {
+        expires_at: i64::MIN,
+        heartbeat_at: i64::MIN,
+        anchor_at: i64::MIN,
+        anchor_completed: 0,
+    };
+
+    /// The clocks of `row`, if it has any.
+    pub(crate) fn of(row: &BoardRow) -> Option<Self> {
+        let worker = row.worker.as_ref();
+        let clock = Self {
+            expires_at: micros_of(worker.map(|w| w.expires_at)),
+            heartbeat_at: micros_of(worker.map(|w| w.heartbeat_at)),
+            anchor_at: micros_of(row.progress_anchor.map(|s| s.at)),
+            // A sample's count is a job's completed documents: an i32 in the ledger.
+            anchor_completed: row
+                .progress_anchor
+                .map_or(0, |s| i32::try_from(s.completed).unwrap_or(i32::MAX)),
+        };
+        (clock != Self::NONE).then_some(clock)
+    }
 }
 
 fn micros(at: DateTime<Utc>) -> i64 {
@@ -90,7 +123,8 @@ fn instant(micros: i64) -> Option<DateTime<Utc>> {
 }
 
 impl Compact {
-    /// The record of `row` (its lease and message are not kept: see the module docs).
+    /// The record of `row` (its lease and message are not kept: see the module docs; its
+    /// clocks are kept apart: see [`Clock`]).
     pub(crate) fn of(row: &BoardRow, dict: &mut Dict) -> Self {
         let worker = row.worker.as_ref();
         Self {
@@ -98,20 +132,13 @@ impl Compact {
             space: row.space,
             updated_at: micros(row.updated_at),
             completed_at: micros_of(row.completed_at),
-            expires_at: micros_of(worker.map(|w| w.expires_at)),
-            heartbeat_at: micros_of(worker.map(|w| w.heartbeat_at)),
             state_changed_at: micros_of(row.state_changed_at),
-            anchor_at: micros_of(row.progress_anchor.map(|s| s.at)),
             tenant: dict.number(&row.tenant),
             worker: worker.map_or(NONE, |w| dict.number(&w.worker_id)),
             code: row.error_code.as_ref().map_or(NONE, |c| dict.number(c)),
             total: row.total,
             completed: row.completed,
             row_version: row.row_version,
-            // A sample's count is a job's completed documents: an i32 in the ledger.
-            anchor_completed: row
-                .progress_anchor
-                .map_or(0, |s| i32::try_from(s.completed).unwrap_or(i32::MAX)),
             checkpoint: row.checkpoint,
             run_state: row.run_state,
             has_message: row.has_message,
@@ -125,12 +152,25 @@ impl Compact {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A million records cost a million of these: the clocks and the message stay out.
+    #[test]
+    fn a_stored_row_stays_small() {
+        let size = std::mem::size_of::<Option<Compact>>();
+        assert!(size <= 96, "a stored row takes {size} bytes");
+    }
+}
+
 /// The rows by slot, the slot of each id, the names and the leases: everything a row needs
 /// to be shown, shared between the model and every snapshot.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
     slots: imbl::Vector<Option<Compact>>,
-    index: imbl::HashMap<Uuid, Slot>,
+    index: Index<Uuid>,
+    clocks: imbl::HashMap<Slot, Clock>,
     dict: imbl::Vector<Name>,
     leases: imbl::HashMap<(u32, Uuid), Arc<MutationLease>>,
 }
@@ -146,7 +186,7 @@ impl Table {
     }
 
     pub(crate) fn slot(&self, id: &Uuid) -> Option<Slot> {
-        self.index.get(id).copied()
+        self.index.get(id)
     }
 
     pub(crate) fn compact(&self, slot: Slot) -> Option<&Compact> {
@@ -159,19 +199,19 @@ impl Table {
     }
 
     pub(crate) fn at(&self, slot: Slot) -> Option<BoardRow> {
-        self.compact(slot).map(|c| self.row(c))
+        self.compact(slot).map(|c| self.row(slot, c))
     }
 
     /// Every row, in no particular order.
     pub fn values(&self) -> impl Iterator<Item = BoardRow> + '_ {
-        self.records().map(|(_, c)| self.row(c))
+        self.records().map(|(slot, c)| self.row(slot, c))
     }
 
     /// The rows of running jobs (a few hundred among a million), without showing the rest.
     pub(crate) fn running(&self) -> impl Iterator<Item = BoardRow> + '_ {
         self.records()
             .filter(|(_, c)| c.run_state == RunState::Running)
-            .map(|(_, c)| self.row(c))
+            .map(|(slot, c)| self.row(slot, c))
     }
 
     /// Every record with its slot, in slot order.
@@ -201,12 +241,13 @@ impl Table {
     }
 
     /// The board row of a record.
-    pub(crate) fn row(&self, c: &Compact) -> BoardRow {
+    pub(crate) fn row(&self, slot: Slot, c: &Compact) -> BoardRow {
         let name = |n: u32| (n != NONE).then(|| self.name(n).cloned()).flatten();
+        let clock = self.clocks.get(&slot).unwrap_or(&Clock::NONE);
         let worker = match (
             name(c.worker),
-            instant(c.expires_at),
-            instant(c.heartbeat_at),
+            instant(clock.expires_at),
+            instant(clock.heartbeat_at),
         ) {
             (Some(worker_id), Some(expires_at), Some(heartbeat_at)) => Some(WorkerClock {
                 worker_id,
@@ -232,18 +273,26 @@ impl Table {
             completed_at: instant(c.completed_at),
             lease: self.lease(c.tenant, &c.space).cloned(),
             signals: c.signals,
-            progress_anchor: instant(c.anchor_at).map(|at| Sample {
+            progress_anchor: instant(clock.anchor_at).map(|at| Sample {
                 at,
-                completed: i64::from(c.anchor_completed),
+                completed: i64::from(clock.anchor_completed),
             }),
             state_changed_at: instant(c.state_changed_at),
         }
     }
 
-    /// Stores `record` under its id, in its old slot or a free one; returns the slot.
-    pub(crate) fn put(&mut self, record: Compact, free: &mut Vec<Slot>) -> Slot {
-        let slot = match self.index.get(&record.id) {
-            Some(slot) => *slot,
+    /// Stores `record` and its clocks under its id, in `held` (the slot the id has, which the
+    /// caller has looked up already) or a free one; returns the slot.
+    pub(crate) fn put(
+        &mut self,
+        record: Compact,
+        clock: Option<Clock>,
+        held: Option<Slot>,
+        free: &mut Vec<Slot>,
+    ) -> Slot {
+        debug_assert_eq!(held, self.index.get(&record.id), "the slot the id has");
+        let slot = match held {
+            Some(slot) => slot,
             None => {
                 let slot = free.pop().unwrap_or_else(|| {
                     self.slots.push_back(None);
@@ -254,6 +303,10 @@ impl Table {
             }
         };
         self.slots.set(slot as usize, Some(record));
+        match clock {
+            Some(clock) => self.clocks.insert(slot, clock),
+            None => self.clocks.remove(&slot),
+        };
         slot
     }
 
@@ -261,6 +314,7 @@ impl Table {
     pub(crate) fn take(&mut self, id: &Uuid) -> Option<Slot> {
         let slot = self.index.remove(id)?;
         self.slots.set(slot as usize, None);
+        self.clocks.remove(&slot);
         Some(slot)
     }
 
