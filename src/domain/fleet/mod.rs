@@ -43,6 +43,9 @@ use super::progress::Series;
 use super::signals::{self, Thresholds};
 use crate::store::sync::Changes;
 
+/// Records of a poll taken between two returns of the emptied part of their list.
+const RELEASE_RECORDS_EVERY: usize = 65_536;
+
 /// The model's state as the UI sees it after a poll.
 #[derive(Debug, Clone)]
 pub struct FleetSnapshot {
@@ -188,14 +191,27 @@ impl Fleet {
             touched += usize::from(self.remove(id));
             self.forget_problem(id);
         }
-        let mut rebuilt = HashSet::with_capacity(changes.upserts.len());
-        for record in changes.upserts {
+        // The rows put again for their lease's sake, unless a poll's columns rebuild them.
+        let mut rebuilt = HashSet::new();
+        // Records are taken from the back of a reversed list, which is given back to the
+        // allocator as it empties: a first load of a million records (about 290 MB) then
+        // shrinks while the table it fills grows, rather than the two adding up.
+        let mut upserts = changes.upserts;
+        upserts.reverse();
+        let mut taken = 0usize;
+        while let Some(record) = upserts.pop() {
+            taken += 1;
+            if taken.is_multiple_of(RELEASE_RECORDS_EVERY) {
+                upserts.shrink_to_fit();
+            }
             let id = record.id;
             match parse::board_row(record, &mut self.names) {
                 Ok(row) => {
                     self.forget_problem(&id);
                     self.put(row, now, watched);
-                    rebuilt.insert(id);
+                    if !stale_spaces.is_empty() {
+                        rebuilt.insert(id);
+                    }
                 }
                 Err(problem) => {
                     self.remove(&id);
