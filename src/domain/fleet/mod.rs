@@ -191,7 +191,8 @@ impl Fleet {
             touched += usize::from(self.remove(id));
             self.forget_problem(id);
         }
-        // The rows put again for their lease's sake, unless a poll's columns rebuild them.
+        // The ids this poll's columns rebuilt: rows whose lease changed are put again below
+        // only if they are not among them.
         let mut rebuilt = HashSet::new();
         // Records are taken from the back of a reversed list, which is given back to the
         // allocator as it empties: a first load of a million records (about 290 MB) then

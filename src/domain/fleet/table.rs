@@ -164,8 +164,9 @@ mod tests {
     }
 }
 
-/// The rows by slot, the slot of each id, the names and the leases: everything a row needs
-/// to be shown, shared between the model and every snapshot.
+/// The rows by slot, the slot of each id, the clocks of the rows that have them, the names
+/// and the leases: everything a row needs to be shown, shared between the model and every
+/// snapshot.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
     slots: imbl::Vector<Option<Compact>>,
