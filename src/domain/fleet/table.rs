@@ -152,18 +152,6 @@ impl Compact {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A million records cost a million of these: the clocks and the message stay out.
-    #[test]
-    fn a_stored_row_stays_small() {
-        let size = std::mem::size_of::<Option<Compact>>();
-        assert!(size <= 96, "a stored row takes {size} bytes");
-    }
-}
-
 /// The rows by slot, the slot of each id, the clocks of the rows that have them, the names
 /// and the leases: everything a row needs to be shown, shared between the model and every
 /// snapshot.
@@ -343,5 +331,17 @@ impl Table {
 
     pub(crate) fn clear_leases(&mut self) {
         self.leases = imbl::HashMap::new();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A million records cost a million of these: the clocks and the message stay out.
+    #[test]
+    fn a_stored_row_stays_small() {
+        let size = std::mem::size_of::<Option<Compact>>();
+        assert!(size <= 96, "a stored row takes {size} bytes");
     }
 }
